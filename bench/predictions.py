@@ -1,0 +1,66 @@
+"""Contract 2: predictions, one row per (query, candidate) with S relevance-probability draws."""
+
+import numpy as np
+import pyarrow as pa
+
+from bench.errors import RankuqError
+
+PREDICTION_SCHEMA = pa.schema(
+    [
+        ("qid", pa.string()),
+        ("cid", pa.string()),
+        ("label", pa.int8()),
+        ("samples", pa.list_(pa.float32())),  # S draws; S = 1 for a deterministic ranker
+        ("prob_mean", pa.float64()),
+    ]
+)
+# Schema metadata key: "false" when scores are not probabilities (BM25, an imported TREC run).
+PROBABILISTIC_KEY = b"rankuq.probabilistic"
+
+
+def predictions_table(
+    qid: list[str], cid: list[str], label: np.ndarray, samples: np.ndarray, probabilistic: bool = True
+) -> pa.Table:
+    """Build a contract-2 table from a [n, S] sample matrix; prob_mean is the sample mean."""
+    samples = np.asarray(samples, dtype=np.float32)
+    if samples.ndim != 2 or samples.shape[0] != len(qid):
+        raise ValueError(f"samples must be [n={len(qid)}, S], got shape {samples.shape}")
+    flat = pa.array(samples.reshape(-1))
+    offsets = pa.array(np.arange(0, samples.size + 1, samples.shape[1], dtype=np.int32))
+    table = pa.table(
+        {
+            "qid": pa.array(qid, pa.string()),
+            "cid": pa.array(cid, pa.string()),
+            "label": pa.array(np.asarray(label, dtype=np.int8)),
+            "samples": pa.ListArray.from_arrays(offsets, flat),
+            "prob_mean": pa.array(samples.mean(axis=1, dtype=np.float64)),
+        },
+        schema=PREDICTION_SCHEMA,
+    )
+    return table.replace_schema_metadata({PROBABILISTIC_KEY: b"true" if probabilistic else b"false"})
+
+
+def is_probabilistic(table: pa.Table) -> bool:
+    """Scores are probabilities when flagged so, or (unflagged) when every prob_mean is in [0, 1]."""
+    flag = (table.schema.metadata or {}).get(PROBABILISTIC_KEY)
+    if flag is not None:
+        return flag == b"true"
+    values = table.column("prob_mean").to_numpy()
+    return bool(np.all((values >= 0) & (values <= 1)))
+
+
+def validate_predictions(table: pa.Table, source: str) -> pa.Table:
+    """Check the columns a probe needs and that no score is NaN or infinite."""
+    required = ["qid", "cid", "label", "prob_mean"]
+    missing = [name for name in required if name not in table.column_names]
+    if missing:
+        raise RankuqError(f"{source}: missing prediction columns {missing}; expected at least {required}")
+    scores = table.column("prob_mean").to_numpy(zero_copy_only=False).astype(np.float64)
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if bad.size:
+        row = int(bad[0])
+        raise RankuqError(
+            f"{source}: row {row} (qid {table.column('qid')[row]}, cid {table.column('cid')[row]}): "
+            f"score is {scores[row]}; {bad.size} non-finite scores in all, fix the scorer or drop them"
+        )
+    return table
