@@ -1,5 +1,6 @@
 """Contract 1: candidate lists, one row per (query, candidate), rows of a query contiguous."""
 
+import numpy as np
 import pyarrow as pa
 
 from bench.errors import RankuqError
@@ -20,15 +21,35 @@ CANDIDATE_SCHEMA = pa.schema(
 
 
 def validate_candidates(table: pa.Table, source: str) -> pa.Table:
-    """Check columns, types and contiguity; return the table cast to the contract schema."""
-    missing = [name for name in CANDIDATE_SCHEMA.names if name not in table.column_names]
+    """Check columns, types, nulls and contiguity; return the table cast to the contract schema."""
+    expected = CANDIDATE_SCHEMA.names
+    missing = [name for name in expected if name not in table.column_names]
     if missing:
-        raise RankuqError(f"{source}: missing candidate columns {missing}; expected {CANDIDATE_SCHEMA.names}")
-    table = table.select(CANDIDATE_SCHEMA.names).cast(CANDIDATE_SCHEMA)
-    qids = table.column("qid").to_pylist()
-    seen: set[str] = set()
-    for row, qid in enumerate(qids):
-        if qid in seen and qids[row - 1] != qid:
-            raise RankuqError(f"{source}: row {row}: rows of query '{qid}' are not contiguous; sort by qid")
-        seen.add(qid)
+        raise RankuqError(f"{source}: missing candidate columns {missing}; expected {expected}")
+    try:
+        table = table.select(expected).cast(CANDIDATE_SCHEMA)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise RankuqError(
+            f"{source}: columns do not cast to contract 1 ({exc}); fix their types"
+        ) from exc
+    for name in expected:
+        column = table.column(name)
+        if column.null_count:
+            row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+            raise RankuqError(f"{source}: row {row}: '{name}' is null; every field must be set")
+    _check_contiguous(table.column("qid").to_numpy(zero_copy_only=False), source)
     return table
+
+
+def _check_contiguous(qids: np.ndarray, source: str) -> None:
+    """Each qid must form one run of rows: a qid that starts two runs is split."""
+    if not qids.size:
+        return
+    seen: set[str] = set()
+    for row in np.flatnonzero(np.r_[True, qids[1:] != qids[:-1]]):
+        qid = qids[row]
+        if qid in seen:
+            raise RankuqError(
+                f"{source}: row {row}: rows of query '{qid}' are not contiguous; group them by qid"
+            )
+        seen.add(qid)

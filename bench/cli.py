@@ -1,0 +1,124 @@
+"""The `rankuq` command: run a grid, list the registries, evaluate a black-box run."""
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from bench.errors import RankuqError
+
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rankuq", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="run a method × task × seed grid (default: the built-in grid)")
+    run.add_argument("grid", nargs="?", type=Path, help="grid YAML file (default: built-in WikiQA grid)")
+    run.add_argument("--run-dir", type=Path, help="where models, predictions, MLflow and the leaderboard go")
+    run.add_argument("--data-dir", help="the shared data folder (default: $RANKUQ_DATA or ../shared/data)")
+    run.add_argument("--address", help="Ray cluster address, e.g. 'auto' on a cluster head")
+    run.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite file in the run dir)")
+
+    commands.add_parser("tasks", help="list the registered tasks")
+    commands.add_parser("methods", help="list the registered methods")
+
+    evaluate = commands.add_parser("evaluate", help="score a TREC run or a predictions Parquet file")
+    evaluate.add_argument("--run", type=Path, help="TREC run file (qid Q0 docno rank score tag)")
+    evaluate.add_argument("--qrels", type=Path, help="TREC qrels file (qid 0 docno relevance)")
+    evaluate.add_argument("--predictions", type=Path, help="predictions Parquet file (contract 2)")
+    evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def _print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    table = Table(title=title)
+    for column in header:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    Console().print(table)
+
+
+def _run(args: argparse.Namespace) -> None:
+    import ray
+
+    from bench.grid import load_grid
+    from bench.leaderboard import formatted
+    from bench.runner import GridRun
+
+    spec, params = load_grid(args.grid)
+    if args.data_dir:
+        spec = spec.model_copy(update={"data_dir": args.data_dir})
+    run_dir = args.run_dir or Path("runs") / spec.name
+    os.environ.setdefault("RAY_DEDUP_LOGS", "1")
+    ray.init(address=args.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    try:
+        board = GridRun(spec, params, run_dir, args.tracking_uri).run()
+    finally:
+        ray.shutdown()
+    shown = formatted(board)
+    _print_table(f"leaderboard: {spec.name}", list(shown.columns), shown.astype(str).values.tolist())
+    print(f"leaderboard written to {run_dir / 'leaderboard.md'} and .csv; MLflow store in {run_dir}")
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    from bench.evaluate import evaluate_file
+
+    values = evaluate_file(run=args.run, qrels=args.qrels, predictions=args.predictions)
+    if args.json:
+        print(json.dumps(values))
+    else:
+        _print_table("evaluation", ["metric", "value"], [[k, f"{v:.4f}"] for k, v in values.items()])
+
+
+def _list_tasks() -> None:
+    import tasks
+
+    rows = [[name, task.description, ", ".join(task.files)] for name, task in _entries(tasks)]
+    _print_table("tasks", ["name", "description", "files (under the data folder)"], rows)
+
+
+def _list_methods() -> None:
+    import methods
+
+    rows = [
+        [
+            name,
+            method.description,
+            ", ".join(f"{k}={f.default}" for k, f in method.Params.model_fields.items()),
+        ]
+        for name, method in _entries(methods)
+    ]
+    _print_table("methods", ["name", "description", "parameters (defaults)"], rows)
+
+
+def _entries(package) -> list[tuple[str, object]]:
+    return [(name, package.get(name)) for name in package.names()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    actions = {"run": _run, "evaluate": _evaluate, "tasks": _list_tasks, "methods": _list_methods}
+    try:
+        action = actions[args.command]
+        action(args) if args.command in ("run", "evaluate") else action()
+    except RankuqError as error:
+        print(f"rankuq: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
+def cli() -> None:
+    """Console entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    cli()

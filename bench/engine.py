@@ -1,0 +1,158 @@
+"""Ray parts of a grid: members trained as Tune trials (each a Ray Train TorchTrainer), inference
+with Ray Data ``map_batches`` and a stateful scorer over the Parquet shards."""
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import ray
+import torch
+from ray import train, tune
+from ray.train.torch import TorchTrainer
+
+import methods
+from bench.errors import RankuqError
+from bench.predictions import predictions_table
+from bench.train import TrainConfig, balanced_pairs, fit
+from methods.backbone import ModelConfig, build_cross_encoder, load_tokenizer
+from tasks.shards import read_shards
+
+MODEL_FILE = "model.pt"
+
+
+def train_member(job: dict[str, Any]) -> None:
+    """Ray Train worker loop: fine-tune one cross-encoder and report it as a checkpoint."""
+    model_config, train_config = ModelConfig(**job["model"]), TrainConfig(**job["train"])
+    pairs = balanced_pairs(read_shards(Path(job["shards"])), job["seed"], train_config.max_queries)
+    model = build_cross_encoder(model_config, job["seed"])
+    losses = fit(model, load_tokenizer(model_config), pairs, model_config, train_config, job["seed"])
+    with tempfile.TemporaryDirectory() as folder:
+        torch.save(model.state_dict(), Path(folder) / MODEL_FILE)
+        metrics = {"loss": float(np.mean(losses[-50:])), "steps": len(losses), "pairs": len(pairs)}
+        train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder))
+
+
+def train_trial(config: dict[str, Any]) -> None:
+    """One Tune trial = one member: a single-worker TorchTrainer (fractional GPU allowed)."""
+    job = config["job"]
+    gpus = job["gpus"]
+    trainer = TorchTrainer(
+        train_member,
+        train_loop_config=job,
+        scaling_config=train.ScalingConfig(
+            num_workers=1, use_gpu=gpus > 0, resources_per_worker={"CPU": job["cpus"], "GPU": gpus}
+        ),
+        run_config=train.RunConfig(
+            name=job["key"], storage_path=job["storage"], failure_config=train.FailureConfig(max_failures=2)
+        ),
+    )
+    result = trainer.fit()
+    tune.report({**result.metrics, "checkpoint_dir": result.checkpoint.path})
+
+
+class _TrialProgress(tune.Callback):
+    def __init__(self, advance: Callable[[str], None]) -> None:
+        self.advance = advance
+
+    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self.advance(trial.config["job"]["key"])
+
+
+def train_members(
+    jobs: Sequence[dict[str, Any]],
+    models_dir: Path,
+    storage: Path,
+    max_concurrent: int | None,
+    advance: Callable[[str], None],
+) -> None:
+    """Train every job as a parallel Tune trial; each model lands in ``models_dir/<key>/``."""
+    if not jobs:
+        return
+    storage.mkdir(parents=True, exist_ok=True)
+    tuner = tune.Tuner(
+        tune.with_resources(train_trial, {"CPU": 0}),  # the trial only drives; its worker holds the CPUs
+        param_space={"job": tune.grid_search([{**job, "storage": str(storage)} for job in jobs])},
+        tune_config=tune.TuneConfig(max_concurrent_trials=max_concurrent),
+        run_config=tune.RunConfig(
+            storage_path=str(storage), name="tune", verbose=0, callbacks=[_TrialProgress(advance)]
+        ),
+    )
+    results = tuner.fit()
+    for result in results:
+        key = result.config["job"]["key"]
+        if result.error is not None:
+            raise RankuqError(f"training member {key} failed: {result.error}")
+        target = models_dir / key
+        staging = models_dir / f".{key}.tmp"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        shutil.copy2(Path(result.metrics["checkpoint_dir"]) / MODEL_FILE, staging / MODEL_FILE)
+        os.replace(staging, target)
+
+
+class ShardScorer:
+    """Stateful Ray Data scorer: loads the method's models once per actor, then scores batches."""
+
+    def __init__(
+        self,
+        method: str,
+        params: dict[str, Any],
+        model: dict[str, Any],
+        checkpoints: list[str],
+        shards: str,
+        threads: int,
+    ) -> None:
+        torch.set_num_threads(threads)
+        ranker = methods.get(method)
+        self.score = ranker.make_scorer(
+            ranker.Params(**params), ModelConfig(**model), [Path(p) for p in checkpoints], Path(shards)
+        )
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        samples = self.score(batch)
+        return pd.DataFrame(
+            {"qid": batch["qid"], "cid": batch["cid"], "label": batch["label"], "samples": list(samples)}
+        )
+
+
+def score_shards(
+    method: str,
+    params: dict[str, Any],
+    model: dict[str, Any],
+    checkpoints: Sequence[Path],
+    shards: Path,
+    batch_size: int,
+    threads: int,
+) -> pa.Table:
+    """Predictions (contract 2) for every candidate row of ``shards``, in shard order."""
+    ray.data.DataContext.get_current().execution_options.preserve_order = True
+    dataset = ray.data.read_parquet(str(shards), columns=["qid", "context", "cid", "text", "label"])
+    scored = dataset.map_batches(
+        ShardScorer,
+        fn_constructor_kwargs={
+            "method": method,
+            "params": params,
+            "model": model,
+            "checkpoints": [str(p) for p in checkpoints],
+            "shards": str(shards),
+            "threads": threads,
+        },
+        batch_size=batch_size,
+        batch_format="pandas",
+        concurrency=1,
+        num_cpus=1,  # leaves the other CPUs to the read tasks on a small machine
+    ).to_pandas()
+    samples = np.stack(scored["samples"].to_numpy())
+    return predictions_table(
+        scored["qid"].tolist(),
+        scored["cid"].tolist(),
+        scored["label"].to_numpy(),
+        samples,
+        probabilistic=methods.get(method).probabilistic,
+    )

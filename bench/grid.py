@@ -1,0 +1,127 @@
+"""The grid spec: YAML → validated settings; unknown keys and names are rejected with the valid ones."""
+
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+import methods
+import tasks
+from bench.errors import RankuqError
+from bench.train import TrainConfig
+from methods.backbone import ModelConfig
+from methods.base import MethodParams
+
+DEFAULT_GRID = "default.yaml"
+
+
+class EvalConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    split: str = "test"
+    batch_size: Annotated[int, Field(ge=1)] = 64
+    # Standard practice scores ranking metrics only on queries with a relevant candidate.
+    include_nota: bool = False
+
+
+class ResourcesConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cpus_per_trial: Annotated[float, Field(gt=0)] = 1.0
+    gpus_per_trial: Annotated[float, Field(ge=0)] = 0.0
+    max_concurrent_trials: Annotated[int, Field(ge=1)] | None = None
+
+
+class GridSpec(BaseModel):
+    """A method × task × seed grid."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(pattern=r"^[\w.-]+$")] = "default"
+    data_dir: str | None = None
+    tasks: Annotated[list[str], Field(min_length=1)]
+    methods: Annotated[dict[str, dict[str, Any] | None], Field(min_length=1)]
+    seeds: Annotated[list[int], Field(min_length=1)] = [0]
+    baseline: str = "bert"
+    model: ModelConfig = ModelConfig()
+    train: TrainConfig = TrainConfig()
+    eval: EvalConfig = EvalConfig()
+    resources: ResourcesConfig = ResourcesConfig()
+
+    @field_validator("tasks")
+    @classmethod
+    def _known_tasks(cls, value: list[str]) -> list[str]:
+        for name in value:
+            tasks.get(name)
+        return value
+
+    @field_validator("methods")
+    @classmethod
+    def _known_methods(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name in value:
+            methods.get(name)
+        return value
+
+    @field_validator("seeds")
+    @classmethod
+    def _unique_seeds(cls, value: list[int]) -> list[int]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"seeds must be unique, got {value}")
+        return value
+
+    def method_params(self, source: str) -> dict[str, MethodParams]:
+        """Each method's validated parameters; errors name ``source`` and the key."""
+        return {
+            name: methods.get(name).parse(raw, where=f"{source}: methods.{name}")
+            for name, raw in self.methods.items()
+        }
+
+
+def parse_grid(raw: Any, source: str) -> tuple[GridSpec, dict[str, MethodParams]]:
+    """Validate a loaded YAML document; one RankuqError naming ``source`` and the key on failure."""
+    if not isinstance(raw, dict):
+        raise RankuqError(f"{source}: a grid is a YAML mapping with keys {sorted(GridSpec.model_fields)}")
+    try:
+        spec = GridSpec(**raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "grid"
+        message = first["msg"].removeprefix("Value error, ")
+        if first["type"] == "extra_forbidden":
+            message = f"unknown key; valid keys here: {_valid_keys(first['loc'])}"
+        raise RankuqError(f"{source}: {key}: {message}") from None
+    except RankuqError as error:  # unknown task or method name, raised inside a validator
+        raise RankuqError(f"{source}: {error}") from None
+    if spec.baseline not in spec.methods:
+        raise RankuqError(
+            f"{source}: baseline '{spec.baseline}' is not one of the grid's methods {list(spec.methods)}"
+        )
+    return spec, spec.method_params(source)
+
+
+def _valid_keys(location: tuple[Any, ...]) -> str:
+    model: type[BaseModel] = GridSpec
+    for part in location[:-1]:
+        annotation = model.model_fields[str(part)].annotation
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            break
+        model = annotation
+    return ", ".join(sorted(model.model_fields))
+
+
+def load_grid(path: Path | None = None) -> tuple[GridSpec, dict[str, MethodParams]]:
+    """Read a grid YAML file, or the built-in default grid when ``path`` is None."""
+    if path is None:
+        text = resources.files("bench.grids").joinpath(DEFAULT_GRID).read_text()
+        source = f"built-in grid {DEFAULT_GRID}"
+    else:
+        if not path.is_file():
+            raise RankuqError(f"grid file not found: {path}")
+        text, source = path.read_text(), str(path)
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise RankuqError(f"{source}: not valid YAML ({error})".replace("\n", " ")) from None
+    return parse_grid(raw, source)

@@ -1,0 +1,50 @@
+"""The leaderboard: one row per (task, method), mean ± std over seeds, as Markdown and CSV."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+LEADERBOARD_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10", "ECE")
+
+
+def leaderboard(results: pd.DataFrame) -> pd.DataFrame:
+    """``results`` has one row per (task, method, seed) and a column per metric (NaN = not defined).
+
+    Returns one row per (task, method) with ``<metric>`` = mean and ``<metric> std`` over seeds
+    (sample standard deviation; 0 for a single seed).
+    """
+    metrics = [m for m in LEADERBOARD_METRICS if m in results.columns]
+    grouped = results.groupby(["task", "method"], sort=False)[metrics]
+    means = grouped.mean()
+    stds = grouped.std(ddof=1).fillna(0.0).where(means.notna())
+    table = means.join(stds.add_suffix(" std"))
+    table.insert(0, "seeds", grouped.size())
+    return table[["seeds", *[c for m in metrics for c in (m, f"{m} std")]]].reset_index()
+
+
+def formatted(board: pd.DataFrame) -> pd.DataFrame:
+    """Mean ± std strings; '—' where a metric does not apply (ECE of a non-probabilistic ranker)."""
+    out = board[["task", "method", "seeds"]].copy()
+    for metric in LEADERBOARD_METRICS:
+        if metric in board:
+            out[metric] = [
+                "—" if np.isnan(m) else f"{m:.3f} ± {s:.3f}"
+                for m, s in zip(board[metric], board[f"{metric} std"], strict=True)
+            ]
+    return out
+
+
+def write_leaderboard(board: pd.DataFrame, folder: Path) -> tuple[Path, Path]:
+    """Write leaderboard.md (formatted) and leaderboard.csv (raw numbers), each atomically."""
+    markdown, csv = folder / "leaderboard.md", folder / "leaderboard.csv"
+    _atomic_write(markdown, formatted(board).to_markdown(index=False) + "\n")
+    _atomic_write(csv, board.to_csv(index=False))
+    return markdown, csv
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    staging = path.with_name(f".{path.name}.tmp")
+    staging.write_text(text)
+    os.replace(staging, path)

@@ -1,0 +1,248 @@
+"""Run a grid end to end: shards → trained members (Tune/Train) → predictions (Ray Data) → metrics
+→ MLflow → leaderboard. Every stage is cached by a content hash, so a rerun only does what is new."""
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import ray
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+import methods
+from bench import metrics
+from bench.engine import MODEL_FILE, score_shards, train_members
+from bench.grid import GridSpec
+from bench.leaderboard import LEADERBOARD_METRICS, leaderboard, write_leaderboard
+from bench.plots import reliability_diagram
+from bench.predictions import is_probabilistic
+from bench.tracking import Tracker, default_tracking_uri
+from methods.base import MethodParams
+from tasks.base import data_root
+from tasks.shards import build_shards
+
+RANKING_METRICS = tuple(m for m in LEADERBOARD_METRICS if m != "ECE")
+
+
+def content_key(*parts: object) -> str:
+    """A short stable hash of JSON-able parts: the cache and MLflow identity of a stage's output."""
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def member_seed(seed: int, member: int) -> int:
+    """Training seed of ensemble member ``member`` of grid seed ``seed``; member 0 is `bert`'s model."""
+    return seed + 1000 * member
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (task, method, seed) of the grid and the trained members it scores with."""
+
+    task: str
+    method: str
+    seed: int
+    members: tuple[str, ...]
+    key: str
+
+
+class GridRun:
+    def __init__(
+        self,
+        spec: GridSpec,
+        params: dict[str, MethodParams],
+        run_dir: Path,
+        tracking_uri: str | None = None,
+        console: Console | None = None,
+    ) -> None:
+        self.spec, self.params = spec, params
+        self.run_dir = run_dir.resolve()
+        self.tracking_uri = tracking_uri or default_tracking_uri(self.run_dir)
+        self.console = console or Console(stderr=True)
+
+    def run(self) -> pd.DataFrame:
+        """Run (or resume) the grid; return the leaderboard."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        root = data_root(self.spec.data_dir)
+        cache = self.run_dir / "cache"
+        train_shards, eval_shards = {}, {}
+        for task in self.spec.tasks:
+            train_shards[task] = build_shards(task, "train", root=root, cache_dir=cache)
+            eval_shards[task] = build_shards(
+                task,
+                self.spec.eval.split,
+                root=root,
+                cache_dir=cache,
+                include_nota=self.spec.eval.include_nota,
+            )
+        jobs, cells = self._plan(train_shards, eval_shards)
+        self._train(jobs)
+        predictions = {
+            cell: self._predict(cell, eval_shards[cell.task]) for cell in self._progress_over(cells)
+        }
+        results = pd.DataFrame([self._evaluate(cell, table) for cell, table in predictions.items()])
+        board = leaderboard(results)
+        files = write_leaderboard(board, self.run_dir)
+        self._track(predictions, results, board, files)
+        return board
+
+    def _plan(self, train_shards: dict[str, Path], eval_shards: dict[str, Path]) -> tuple[dict, list[Cell]]:
+        spec = self.spec
+        model, train = spec.model.model_dump(), spec.train.model_dump()
+        jobs: dict[str, dict] = {}
+        cells = []
+        for task in spec.tasks:
+            for name, params in self.params.items():
+                method = methods.get(name)
+                for seed in spec.seeds:
+                    members = []
+                    for member in range(method.members(params) if method.trains else 0):
+                        job_seed = member_seed(seed, member)
+                        key = content_key("member", task, train_shards[task].name, job_seed, model, train)
+                        jobs[key] = {
+                            "key": key,
+                            "shards": str(train_shards[task]),
+                            "seed": job_seed,
+                            "model": model,
+                            "train": train,
+                            "cpus": spec.resources.cpus_per_trial,
+                            "gpus": spec.resources.gpus_per_trial,
+                        }
+                        members.append(key)
+                    key = content_key(
+                        "predictions", name, params.model_dump(), task, eval_shards[task].name, model, members
+                    )
+                    cells.append(Cell(task, name, seed, tuple(members), key))
+        return jobs, cells
+
+    @property
+    def models_dir(self) -> Path:
+        return self.run_dir / "models"
+
+    def _train(self, jobs: dict[str, dict]) -> None:
+        pending = [job for key, job in jobs.items() if not (self.models_dir / key / MODEL_FILE).exists()]
+        self.console.print(f"[bold]training[/] {len(pending)} members ({len(jobs) - len(pending)} cached)")
+        if not pending:
+            return
+        cpus = ray.cluster_resources().get("CPU", 1)
+        concurrent = self.spec.resources.max_concurrent_trials or max(
+            1, int(cpus // self.spec.resources.cpus_per_trial)
+        )
+        with self._progress("training members", len(pending)) as advance:
+            train_members(pending, self.models_dir, self.run_dir / "ray", concurrent, advance)
+
+    def _prediction_path(self, cell: Cell) -> Path:
+        return self.run_dir / "predictions" / cell.task / cell.method / f"seed-{cell.seed}-{cell.key}.parquet"
+
+    def _predict(self, cell: Cell, shards: Path) -> pa.Table:
+        path = self._prediction_path(cell)
+        if path.exists():
+            return pq.read_table(path)
+        threads = max(1, min(os.cpu_count() or 1, int(ray.available_resources().get("CPU", 1))))
+        table = score_shards(
+            cell.method,
+            self.params[cell.method].model_dump(),
+            self.spec.model.model_dump(),
+            [self.models_dir / key / MODEL_FILE for key in cell.members],
+            shards,
+            self.spec.eval.batch_size,
+            threads,
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = path.with_name(f".{path.name}.tmp")
+        pq.write_table(table, staging)
+        os.replace(staging, path)
+        return table
+
+    def _evaluate(self, cell: Cell, table: pa.Table) -> dict[str, object]:
+        names = list(RANKING_METRICS) + (["ECE"] if is_probabilistic(table) else [])
+        values = metrics.compute(table, names, drop_queries_without_relevant=True)
+        return {"task": cell.task, "method": cell.method, "seed": cell.seed, "ECE": np.nan, **values}
+
+    def _track(
+        self,
+        predictions: dict[Cell, pa.Table],
+        results: pd.DataFrame,
+        board: pd.DataFrame,
+        files: tuple[Path, ...],
+    ) -> None:
+        """Log what MLflow does not hold yet; a rerun of finished cells logs nothing."""
+        tracker = Tracker(self.tracking_uri)
+        spec = self.spec
+        grid_key = content_key("grid", spec.model_dump(mode="json"))
+        parent = tracker.open(grid_key, spec.name, tags={"rankuq.level": "grid"})
+        changed = False
+        for (task, method), group in results.groupby(["task", "method"], sort=False):
+            cells = [cell for cell in predictions if (cell.task, cell.method) == (task, method)]
+            cell_key = content_key("cell", grid_key, task, method, [cell.key for cell in cells])
+            if tracker.find(cell_key):
+                continue
+            changed = True
+            tags = {"rankuq.level": "cell", "method": method, "task": task, "shift": "none"}
+            child = tracker.open(cell_key, f"{method} × {task}", parent, tags)
+            for cell, row in zip(cells, group.to_dict("records"), strict=True):
+                seed_run = tracker.open(
+                    cell.key, f"{method} × {task} seed {cell.seed}", child, {**tags, "seed": str(cell.seed)}
+                )
+                params = {
+                    "method": method,
+                    "task": task,
+                    "seed": cell.seed,
+                    **self.params[method].model_dump(),
+                }
+                tracker.log(seed_run, metrics=_finite(row, LEADERBOARD_METRICS), params=params)
+                tracker.finish(seed_run)
+            summary = board[(board.task == task) & (board.method == method)].iloc[0]
+            columns = [c for m in LEADERBOARD_METRICS for c in (m, f"{m} std")]
+            artifacts = self._reliability(method, task, cells, predictions)
+            tracker.log(
+                child,
+                metrics=_finite(summary, columns, rename=lambda c: c.replace(" std", "_std")),
+                params={"method": method, "task": task, "seeds": len(cells)},
+                artifacts=artifacts,
+            )
+            tracker.finish(child)
+        if changed:
+            tracker.log(parent, artifacts=files)
+        tracker.finish(parent)
+
+    def _reliability(
+        self, method: str, task: str, cells: list[Cell], predictions: dict[Cell, pa.Table]
+    ) -> tuple[Path, ...]:
+        if not methods.get(method).probabilistic:
+            return ()
+        curves = {
+            f"seed {cell.seed}": (
+                predictions[cell].column("prob_mean").to_numpy(),
+                (predictions[cell].column("label").to_numpy() > 0).astype(float),
+            )
+            for cell in cells
+        }
+        folder = self.run_dir / "plots"
+        folder.mkdir(exist_ok=True)
+        return (reliability_diagram(curves, folder / f"reliability-{task}-{method}.png"),)
+
+    def _progress_over(self, cells: list[Cell]) -> Iterator[Cell]:
+        with self._progress("scoring cells", len(cells)) as advance:
+            for cell in cells:
+                yield cell
+                advance(f"{cell.method} × {cell.task} seed {cell.seed}")
+
+    @contextmanager
+    def _progress(self, what: str, total: int) -> Iterator:
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=self.console, transient=False) as progress:
+            bar = progress.add_task(what, total=total)
+            yield lambda done: progress.update(bar, advance=1, description=f"{what} (last: {done})")
+
+
+def _finite(row: dict | pd.Series, names, rename=lambda name: name) -> dict[str, float]:
+    return {rename(n): float(row[n]) for n in names if n in row and np.isfinite(row[n])}

@@ -1,0 +1,70 @@
+"""MLflow leaderboard store: one parent run per grid, a child per cell, a grandchild per seed.
+
+Runs carry a ``rankuq.key`` content-hash tag, so a rerun finds them instead of adding new ones.
+Only the driver writes (a single SQLite writer avoids "database is locked").
+"""
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import mlflow
+from mlflow.entities import Metric, Param, RunTag
+from mlflow.tracking import MlflowClient
+
+KEY_TAG = "rankuq.key"
+EXPERIMENT = "rankuq"
+
+
+def mlflow_name(metric: str) -> str:
+    """MLflow metric names cannot hold '@': R@1 → R_at_1."""
+    return metric.replace("@", "_at_")
+
+
+def default_tracking_uri(run_dir: Path) -> str:
+    return f"sqlite:///{(run_dir / 'mlflow.db').resolve()}"
+
+
+class Tracker:
+    def __init__(self, tracking_uri: str, experiment: str = EXPERIMENT) -> None:
+        mlflow.set_tracking_uri(tracking_uri)
+        self.client = MlflowClient(tracking_uri)
+        found = self.client.get_experiment_by_name(experiment)
+        self.experiment_id = found.experiment_id if found else self.client.create_experiment(experiment)
+
+    def find(self, key: str) -> str | None:
+        runs = self.client.search_runs(
+            [self.experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'", max_results=1
+        )
+        return runs[0].info.run_id if runs else None
+
+    def open(self, key: str, name: str, parent: str | None = None, tags: Mapping[str, str] = {}) -> str:
+        """The run tagged ``key``, created (under ``parent``) if it does not exist yet."""
+        found = self.find(key)
+        if found:
+            return found
+        all_tags = {KEY_TAG: key, "mlflow.runName": name, **tags}
+        if parent:
+            all_tags["mlflow.parentRunId"] = parent
+        return self.client.create_run(self.experiment_id, tags=all_tags, run_name=name).info.run_id
+
+    def log(
+        self,
+        run_id: str,
+        metrics: Mapping[str, float] = {},
+        params: Mapping[str, object] = {},
+        tags: Mapping[str, str] = {},
+        artifacts: tuple[Path, ...] = (),
+    ) -> None:
+        now = int(time.time() * 1000)
+        self.client.log_batch(
+            run_id,
+            metrics=[Metric(mlflow_name(k), float(v), now, 0) for k, v in metrics.items()],
+            params=[Param(k, str(v)) for k, v in params.items()],
+            tags=[RunTag(k, v) for k, v in tags.items()],
+        )
+        for path in artifacts:
+            self.client.log_artifact(run_id, str(path))
+
+    def finish(self, run_id: str) -> None:
+        self.client.set_terminated(run_id)

@@ -1,0 +1,93 @@
+"""The method interface: every ranker turns a batch of candidate rows into [n, S] relevance draws."""
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import torch
+from pydantic import BaseModel, ConfigDict, ValidationError
+from torch import nn
+
+from bench.errors import RankuqError
+from bench.registry import Registry
+from methods.backbone import ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
+
+# Scores one batch of candidate rows (contract-1 columns) → float array [n, S].
+BatchScorer = Callable[[pd.DataFrame], np.ndarray]
+
+
+class MethodParams(BaseModel):
+    """Per-method grid parameters; unknown keys are rejected."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Method(ABC):
+    """A ranker registered by name. Neural methods fine-tune ``members()`` cross-encoders."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Params: ClassVar[type[MethodParams]] = MethodParams
+    trains: ClassVar[bool] = True  # fine-tunes cross-encoders (False for lexical baselines)
+    probabilistic: ClassVar[bool] = True  # outputs relevance probabilities (ECE applies)
+
+    def parse(self, raw: dict[str, Any] | None, where: str) -> MethodParams:
+        """Validate grid parameters; errors name ``where`` (e.g. "grid.yaml: methods.ensemble")."""
+        try:
+            return self.Params(**(raw or {}))
+        except ValidationError as error:
+            first = error.errors()[0]
+            key = ".".join(str(part) for part in first["loc"])
+            raise RankuqError(f"{where}.{key}: {first['msg']}") from None
+
+    def members(self, params: MethodParams) -> int:
+        """How many independently trained cross-encoders the method combines."""
+        return 1
+
+    @abstractmethod
+    def make_scorer(
+        self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
+    ) -> BatchScorer:
+        """Build the (stateful) scorer used by inference; ``shards`` is the split being scored."""
+
+
+class NeuralMethod(Method):
+    """Cross-encoder methods: load the members once, then draw samples per batch."""
+
+    @abstractmethod
+    def sample(
+        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: MethodParams
+    ) -> torch.Tensor:
+        """Relevance-probability draws [n, S] for one tokenised batch."""
+
+    def make_scorer(
+        self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
+    ) -> BatchScorer:
+        tokenizer = load_tokenizer(model)
+        models = [load_member(model, path) for path in checkpoints]
+
+        @torch.inference_mode()
+        def score(batch: pd.DataFrame) -> np.ndarray:
+            contexts = [list(turns) for turns in batch["context"]]
+            inputs = encode_pairs(tokenizer, contexts, batch["text"].tolist(), model.max_length)
+            return self.sample(models, inputs, params).float().numpy()
+
+        return score
+
+
+def load_member(model: ModelConfig, checkpoint: Path) -> nn.Module:
+    """A trained cross-encoder from its saved state dict."""
+    member = build_cross_encoder(model, seed=0)
+    member.load_state_dict(torch.load(checkpoint, map_location="cpu", weights_only=True))
+    return member
+
+
+def relevance_probability(logits: torch.Tensor) -> torch.Tensor:
+    """P(relevant) from the 2-way head's logits."""
+    return torch.softmax(logits.float(), dim=-1)[..., 1]
+
+
+REGISTRY: Registry[Method] = Registry("method")

@@ -1,0 +1,21 @@
+"""`bert`: the deterministic cross-encoder, [CLS] → FFN → softmax over {non-rel, rel} (paper 000)."""
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_probability
+
+
+@REGISTRY.register("bert")
+class Bert(NeuralMethod):
+    name = "bert"
+    description = "deterministic cross-encoder, pointwise cross-entropy (S = 1) [000]"
+
+    def sample(
+        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: MethodParams
+    ) -> torch.Tensor:
+        (model,) = models
+        model.eval()
+        return relevance_probability(model(**inputs).logits)[:, None]

@@ -1,0 +1,33 @@
+"""`mc_dropout`: dropout kept on at test time, T stochastic passes (S-BERT^D, paper 000 §3.2.2)."""
+
+from collections.abc import Sequence
+from typing import Annotated
+
+import torch
+from pydantic import Field
+from torch import nn
+
+from methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_probability
+
+
+class MCDropoutParams(MethodParams):
+    T: Annotated[int, Field(gt=0, description="stochastic forward passes")] = 10
+
+
+@REGISTRY.register("mc_dropout")
+class MCDropout(NeuralMethod):
+    name = "mc_dropout"
+    description = "MC Dropout: dropout on at test time, T stochastic passes (T = 10) [000]"
+    Params = MCDropoutParams
+
+    def sample(
+        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: MCDropoutParams
+    ) -> torch.Tensor:
+        (model,) = models
+        model.train()  # dropout on; no gradients are taken (inference mode)
+        passes = params.T
+        n = next(iter(inputs.values())).shape[0]
+        # One forward over the batch repeated T times, not T loops over the data.
+        repeated = {key: value.repeat(passes, 1) for key, value in inputs.items()}
+        probabilities = relevance_probability(model(**repeated).logits)
+        return probabilities.view(passes, n).T

@@ -1,0 +1,166 @@
+"""Parquet shard cache: content-hashed, atomic, cut at query boundaries."""
+
+import gzip
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+import tasks
+from bench.errors import RankuqError
+from tasks import shards
+from tasks.shards import build_shards, read_shards
+from tasks.wikiqa import WikiQA
+
+
+@pytest.fixture(scope="module")
+def dev() -> pa.Table:
+    return WikiQA().load("dev", tasks.data_root())
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A private copy of the real dev split, free to modify."""
+    folder = tmp_path / "data" / "wikiqa"
+    folder.mkdir(parents=True)
+    shutil.copy(tasks.data_root() / "wikiqa" / "WikiQA-dev.tsv.gz", folder)
+    return folder.parent
+
+
+def temp_folders(cache: Path) -> list[Path]:
+    return [path for path in cache.iterdir() if path.name.startswith(".")]
+
+
+def test_round_trip_on_real_data(tmp_path: Path, dev: pa.Table) -> None:
+    path = build_shards("wikiqa", "dev", root=tasks.data_root(), cache_dir=tmp_path)
+    assert path.parent == tmp_path
+    assert path.name.startswith("wikiqa-dev-") and len(path.name) == len("wikiqa-dev-") + 12
+    assert read_shards(path).equals(dev)
+    assert not temp_folders(tmp_path)
+
+
+def test_queries_not_split_across_shards(tmp_path: Path, dev: pa.Table) -> None:
+    path = build_shards(
+        "wikiqa", "dev", root=tasks.data_root(), cache_dir=tmp_path, rows_per_shard=100
+    )
+    assert read_shards(path).equals(dev)
+    parts = sorted(path.glob("part-*.parquet"))
+    tables = [pq.read_table(part) for part in parts]
+    assert len(parts) > 20  # 2,733 rows in shards of about 100
+    qid_sets = [set(table.column("qid").to_pylist()) for table in tables]
+    assert sum(map(len, qid_sets)) == len(set().union(*qid_sets)) == 296
+    longest = max(pc.value_counts(dev.column("qid")).field("counts").to_pylist())
+    assert all(table.num_rows <= max(100, longest) for table in tables)
+
+
+def test_cache_hit_does_not_rewrite(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    path = build_shards("wikiqa", "dev", root=root, cache_dir=cache)
+    stamps = {part: part.stat().st_mtime_ns for part in path.iterdir()}
+
+    def no_reload(*_: object) -> None:
+        raise AssertionError("a cache hit must not reload the source data")
+
+    monkeypatch.setattr(WikiQA, "load", no_reload)
+    assert build_shards("wikiqa", "dev", root=root, cache_dir=cache) == path
+    assert {part: part.stat().st_mtime_ns for part in path.iterdir()} == stamps
+
+
+def test_changed_source_or_setting_changes_hash(root: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = build_shards("wikiqa", "dev", root=root, cache_dir=cache)
+    assert build_shards("wikiqa", "dev", root=root, cache_dir=cache, rows_per_shard=512) != first
+    source = root / "wikiqa" / "WikiQA-dev.tsv.gz"
+    text = gzip.decompress(source.read_bytes()).replace(b"\t1\r\n", b"\t0\r\n", 1)
+    source.write_bytes(gzip.compress(text))
+    second = build_shards("wikiqa", "dev", root=root, cache_dir=cache)
+    assert second != first
+    assert pc.sum(read_shards(second).column("label")).as_py() == 139  # one positive fewer
+    assert not temp_folders(cache)
+
+
+def test_include_nota_false_drops_exactly_nota_queries(tmp_path: Path, dev: pa.Table) -> None:
+    path = build_shards(
+        "wikiqa", "dev", root=tasks.data_root(), cache_dir=tmp_path, include_nota=False
+    )
+    kept = read_shards(path)
+    assert kept.equals(dev.filter(pc.invert(dev.column("nota"))))
+    assert len(pc.unique(kept.column("qid"))) == 126
+
+
+def test_interrupted_build_leaves_nothing(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    write_table = shards.pq.write_table
+    calls = []
+
+    def fail_second(*args: object, **kwargs: object) -> None:
+        calls.append(args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        write_table(*args, **kwargs)
+
+    monkeypatch.setattr(shards.pq, "write_table", fail_second)
+    with pytest.raises(KeyboardInterrupt):
+        build_shards("wikiqa", "dev", root=root, cache_dir=cache, rows_per_shard=100)
+    assert list(cache.iterdir()) == []
+
+
+def test_leftover_temp_folder_is_ignored(root: Path, tmp_path: Path, dev: pa.Table) -> None:
+    cache = tmp_path / "cache"
+    expected = build_shards("wikiqa", "dev", root=root, cache_dir=cache)
+    shutil.rmtree(expected)
+    leftover = cache / f".{expected.name}.tmp-crashed"
+    leftover.mkdir()
+    (leftover / "part-00000.parquet").write_bytes(b"half written")
+    assert build_shards("wikiqa", "dev", root=root, cache_dir=cache) == expected
+    assert read_shards(expected).equals(dev)
+
+
+def test_concurrent_publish_is_a_hit(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    replace = shards.os.replace
+
+    def other_writer_first(source: Path, target: Path) -> None:
+        shutil.copytree(source, target)  # another process published the same entry meanwhile
+        replace(source, target)
+
+    monkeypatch.setattr(shards.os, "replace", other_writer_first)
+    path = build_shards("wikiqa", "dev", root=root, cache_dir=cache)
+    assert read_shards(path).num_rows == 2733
+    assert not temp_folders(cache)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"task": "nope"}, r"unknown task 'nope'; valid tasks: .*wikiqa"),
+        ({"split": "validation"}, r"unknown split 'validation'.*train, dev, test"),
+        ({"rows_per_shard": 0}, r"rows_per_shard is 0"),
+    ],
+)
+def test_bad_arguments(tmp_path: Path, kwargs: dict[str, object], message: str) -> None:
+    arguments = {"task": "wikiqa", "split": "dev", "rows_per_shard": 2048} | kwargs
+    with pytest.raises(RankuqError, match=message):
+        build_shards(**arguments, root=tasks.data_root(), cache_dir=tmp_path)  # type: ignore[arg-type]
+
+
+def test_missing_source(tmp_path: Path) -> None:
+    with pytest.raises(RankuqError, match=r"WikiQA-dev\.tsv\.gz.*RANKUQ_DATA"):
+        build_shards("wikiqa", "dev", root=tmp_path, cache_dir=tmp_path / "cache")
+
+
+def test_read_shards_errors(tmp_path: Path) -> None:
+    with pytest.raises(RankuqError, match="no shard folder"):
+        read_shards(tmp_path / "absent")
+    (tmp_path / "part-00000.parquet").write_bytes(b"not parquet")
+    with pytest.raises(RankuqError, match=r"unreadable shards.*delete the folder"):
+        read_shards(tmp_path)
