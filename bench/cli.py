@@ -2,7 +2,7 @@
 
 import argparse
 import json
-import os
+import logging
 import sys
 from pathlib import Path
 
@@ -51,12 +51,15 @@ def _run(args: argparse.Namespace) -> None:
     from bench.grid import load_grid
     from bench.leaderboard import formatted
     from bench.runner import GridRun
+    from tasks.base import data_root
 
     spec, params = load_grid(args.grid)
     if args.data_dir:
         spec = spec.model_copy(update={"data_dir": args.data_dir})
+    data_root(spec.data_dir)  # a missing data folder fails before Ray starts or anything is written
     run_dir = args.run_dir or Path("runs") / spec.name
-    os.environ.setdefault("RAY_DEDUP_LOGS", "1")
+    for noisy in ("ray", "ray.data", "ray.tune", "ray.train", "mlflow"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     ray.init(address=args.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     ray.data.DataContext.get_current().enable_progress_bars = False
     try:

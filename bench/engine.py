@@ -63,6 +63,12 @@ class _TrialProgress(tune.Callback):
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self.advance(trial.config["job"]["key"])
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {}  # Tune pickles its callbacks with the experiment; the progress bar stays behind
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.advance = lambda key: None
+
 
 def train_members(
     jobs: Sequence[dict[str, Any]],
@@ -76,7 +82,8 @@ def train_members(
         return
     storage.mkdir(parents=True, exist_ok=True)
     tuner = tune.Tuner(
-        tune.with_resources(train_trial, {"CPU": 0}),  # the trial only drives; its worker holds the CPUs
+        # The trial only drives its Train worker, which holds the CPUs; a bundle cannot be empty.
+        tune.with_resources(train_trial, {"CPU": 0, "memory": 1 << 20}),
         param_space={"job": tune.grid_search([{**job, "storage": str(storage)} for job in jobs])},
         tune_config=tune.TuneConfig(max_concurrent_trials=max_concurrent),
         run_config=tune.RunConfig(
@@ -109,7 +116,7 @@ class ShardScorer:
         threads: int,
     ) -> None:
         torch.set_num_threads(threads)
-        ranker = methods.get(method)
+        ranker = methods.get(method)()
         self.score = ranker.make_scorer(
             ranker.Params(**params), ModelConfig(**model), [Path(p) for p in checkpoints], Path(shards)
         )
@@ -145,7 +152,7 @@ def score_shards(
         },
         batch_size=batch_size,
         batch_format="pandas",
-        concurrency=1,
+        compute=ray.data.ActorPoolStrategy(size=1),
         num_cpus=1,  # leaves the other CPUs to the read tasks on a small machine
     ).to_pandas()
     samples = np.stack(scored["samples"].to_numpy())

@@ -44,7 +44,7 @@ class GridSpec(BaseModel):
     tasks: Annotated[list[str], Field(min_length=1)]
     methods: Annotated[dict[str, dict[str, Any] | None], Field(min_length=1)]
     seeds: Annotated[list[int], Field(min_length=1)] = [0]
-    baseline: str = "bert"
+    baseline: str | None = Field(None, description="method the others are compared with")
     model: ModelConfig = ModelConfig()
     train: TrainConfig = TrainConfig()
     eval: EvalConfig = EvalConfig()
@@ -74,7 +74,7 @@ class GridSpec(BaseModel):
     def method_params(self, source: str) -> dict[str, MethodParams]:
         """Each method's validated parameters; errors name ``source`` and the key."""
         return {
-            name: methods.get(name).parse(raw, where=f"{source}: methods.{name}")
+            name: methods.get(name)().parse(raw, where=f"{source}: methods.{name}")
             for name, raw in self.methods.items()
         }
 
@@ -94,11 +94,12 @@ def parse_grid(raw: Any, source: str) -> tuple[GridSpec, dict[str, MethodParams]
         raise RankuqError(f"{source}: {key}: {message}") from None
     except RankuqError as error:  # unknown task or method name, raised inside a validator
         raise RankuqError(f"{source}: {error}") from None
-    if spec.baseline not in spec.methods:
+    params = spec.method_params(source)
+    if spec.baseline is not None and spec.baseline not in spec.methods:
         raise RankuqError(
             f"{source}: baseline '{spec.baseline}' is not one of the grid's methods {list(spec.methods)}"
         )
-    return spec, spec.method_params(source)
+    return spec, params
 
 
 def _valid_keys(location: tuple[Any, ...]) -> str:

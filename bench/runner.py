@@ -70,8 +70,8 @@ class GridRun:
 
     def run(self) -> pd.DataFrame:
         """Run (or resume) the grid; return the leaderboard."""
+        root = data_root(self.spec.data_dir)  # fails before anything is written
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        root = data_root(self.spec.data_dir)
         cache = self.run_dir / "cache"
         train_shards, eval_shards = {}, {}
         for task in self.spec.tasks:
@@ -101,7 +101,7 @@ class GridRun:
         cells = []
         for task in spec.tasks:
             for name, params in self.params.items():
-                method = methods.get(name)
+                method = methods.get(name)()
                 for seed in spec.seeds:
                     members = []
                     for member in range(method.members(params) if method.trains else 0):
@@ -118,7 +118,14 @@ class GridRun:
                         }
                         members.append(key)
                     key = content_key(
-                        "predictions", name, params.model_dump(), task, eval_shards[task].name, model, members
+                        "predictions",
+                        name,
+                        params.model_dump(),
+                        task,
+                        eval_shards[task].name,
+                        model,
+                        members,
+                        seed,
                     )
                     cells.append(Cell(task, name, seed, tuple(members), key))
         return jobs, cells
@@ -190,7 +197,10 @@ class GridRun:
             child = tracker.open(cell_key, f"{method} × {task}", parent, tags)
             for cell, row in zip(cells, group.to_dict("records"), strict=True):
                 seed_run = tracker.open(
-                    cell.key, f"{method} × {task} seed {cell.seed}", child, {**tags, "seed": str(cell.seed)}
+                    cell.key,
+                    f"{method} × {task} seed {cell.seed}",
+                    child,
+                    {**tags, "rankuq.level": "seed", "seed": str(cell.seed)},
                 )
                 params = {
                     "method": method,

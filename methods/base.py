@@ -90,4 +90,4 @@ def relevance_probability(logits: torch.Tensor) -> torch.Tensor:
     return torch.softmax(logits.float(), dim=-1)[..., 1]
 
 
-REGISTRY: Registry[Method] = Registry("method")
+REGISTRY: Registry[type[Method]] = Registry("method")

@@ -1,0 +1,60 @@
+from pathlib import Path
+
+import pytest
+
+from bench.errors import RankuqError
+from bench.grid import load_grid
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "grid.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_builtin_default_grid_is_valid():
+    spec, params = load_grid()
+    assert spec.tasks == ["wikiqa"]
+    assert {"bert", "mc_dropout", "ensemble", "bm25"} == set(params)
+    assert len(spec.seeds) >= 2  # mean ± std over seeds
+    assert params["mc_dropout"].T == 10
+
+
+def test_a_user_grid_is_read_with_method_defaults(tmp_path):
+    spec, params = load_grid(write(tmp_path, "tasks: [wikiqa]\nmethods: {ensemble: null, bert: {}}\n"))
+    assert params["ensemble"].M == 5
+    assert spec.seeds == [0]
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        (
+            "tasks: [wikiqa]\nmethods: {bert: {}}\nsed: [1]\n",
+            r"grid.yaml: sed: unknown key; valid keys here: .*seeds",
+        ),
+        ("tasks: [wikiqa]\nmethods: {bert: {}}\ntrain: {epoch: 2}\n", r"train.epoch: unknown key; .*epochs"),
+        ("tasks: [wikiqa]\nmethods: {berty: {}}\n", r"unknown method 'berty'; valid methods: bert, bm25"),
+        ("tasks: [msmarco]\nmethods: {bert: {}}\n", r"unknown task 'msmarco'; valid tasks: .*wikiqa"),
+        (
+            "tasks: [wikiqa]\nmethods: {mc_dropout: {T: -1}}\n",
+            r"methods.mc_dropout.T: Input should be greater than 0",
+        ),
+        (
+            "tasks: [wikiqa]\nmethods: {ensemble: {M: -2}}\n",
+            r"methods.ensemble.M: .*greater than or equal to 2",
+        ),
+        ("tasks: [wikiqa]\nmethods: {bert: {}}\nseeds: [1, 1]\n", r"seeds: seeds must be unique"),
+        ("tasks: [wikiqa]\nmethods: {bm25: {}}\nbaseline: bert\n", r"baseline 'bert' is not one of the grid"),
+        ("tasks: [wikiqa\n", r"grid.yaml: not valid YAML"),
+        ("- wikiqa\n", r"grid.yaml: a grid is a YAML mapping"),
+    ],
+)
+def test_bad_grids_are_one_clear_error(tmp_path, text, match):
+    with pytest.raises(RankuqError, match=match):
+        load_grid(write(tmp_path, text))
+
+
+def test_a_missing_grid_file_is_named(tmp_path):
+    with pytest.raises(RankuqError, match=r"grid file not found: .*nope\.yaml"):
+        load_grid(tmp_path / "nope.yaml")

@@ -1,0 +1,104 @@
+"""The integration test: a whole tiny grid on real WikiQA through real Ray and a real MLflow store."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from mlflow.tracking import MlflowClient
+
+from bench.grid import parse_grid
+from bench.runner import GridRun
+from bench.tracking import EXPERIMENT, default_tracking_uri, mlflow_name
+
+TINY_GRID = {
+    "name": "tiny",
+    "tasks": ["wikiqa"],
+    "methods": {"bm25": {}, "bert": {}, "mc_dropout": {"T": 3}, "ensemble": {"M": 2}},
+    "seeds": [0, 1],
+    "model": {"backbone": "tiny", "max_length": 32},
+    "train": {"max_queries": 30, "batch_size": 16},
+    "eval": {"split": "dev", "batch_size": 128},
+}
+
+
+def run(grid: dict, run_dir) -> pd.DataFrame:
+    spec, params = parse_grid(grid, "test grid")
+    return GridRun(spec, params, run_dir).run()
+
+
+def runs(run_dir, level: str | None = None) -> list:
+    client = MlflowClient(default_tracking_uri(run_dir))
+    experiment = client.get_experiment_by_name(EXPERIMENT).experiment_id
+    where = f"tags.`rankuq.level` = '{level}'" if level else ""
+    return client.search_runs([experiment], filter_string=where, max_results=1000)
+
+
+@pytest.fixture(scope="module")
+def finished(ray_session, tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("grid")
+    return run_dir, run(TINY_GRID, run_dir)
+
+
+def test_the_leaderboard_has_a_row_per_method_with_mean_and_std(finished):
+    run_dir, board = finished
+    assert list(board.method) == ["bm25", "bert", "mc_dropout", "ensemble"]
+    assert (board.seeds == 2).all()
+    for metric in ("R@1", "AP", "RR", "nDCG@10"):
+        assert board[metric].between(0, 1).all()
+    assert math.isnan(board.set_index("method").loc["bm25", "ECE"])  # BM25 scores are not probabilities
+    assert board.set_index("method").loc[["bert", "ensemble"], "ECE"].between(0, 1).all()
+    written = pd.read_csv(run_dir / "leaderboard.csv")
+    pd.testing.assert_frame_equal(written, board, check_dtype=False)
+    assert "± " in (run_dir / "leaderboard.md").read_text()
+
+
+def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finished):
+    run_dir, board = finished
+    (parent,) = runs(run_dir, "grid")
+    cells = runs(run_dir, "cell")
+    assert len(cells) == 4 and len(runs(run_dir)) == 1 + 4 + 8
+    assert {cell.data.tags["mlflow.parentRunId"] for cell in cells} == {parent.info.run_id}
+    by_method = board.set_index("method")
+    for cell in cells:
+        row = by_method.loc[cell.data.tags["method"]]
+        for metric in ("R@1", "AP", "RR", "nDCG@10"):
+            assert cell.data.metrics[mlflow_name(metric)] == pytest.approx(row[metric], abs=1e-12)
+            assert cell.data.metrics[mlflow_name(metric) + "_std"] == pytest.approx(
+                row[f"{metric} std"], abs=1e-12
+            )
+    client = MlflowClient(default_tracking_uri(run_dir))
+    assert {a.path for a in client.list_artifacts(parent.info.run_id)} == {
+        "leaderboard.md",
+        "leaderboard.csv",
+    }
+    bert = next(cell for cell in cells if cell.data.tags["method"] == "bert")
+    assert [a.path for a in client.list_artifacts(bert.info.run_id)] == ["reliability-wikiqa-bert.png"]
+
+
+def test_predictions_follow_contract_2(finished):
+    run_dir, _ = finished
+    (path,) = (run_dir / "predictions" / "wikiqa" / "mc_dropout").glob("seed-0-*.parquet")
+    table = pq.read_table(path)
+    samples = np.stack(table.column("samples").to_numpy(zero_copy_only=False))
+    assert samples.shape[1] == 3
+    np.testing.assert_allclose(table.column("prob_mean").to_numpy(), samples.mean(axis=1), rtol=1e-6)
+    assert table.column("qid").unique().length == 126  # dev questions with a correct sentence
+
+
+def test_a_rerun_is_a_cache_hit_with_no_new_mlflow_runs(finished):
+    run_dir, board = finished
+    before = len(runs(run_dir))
+    again = run(TINY_GRID, run_dir)
+    assert len(runs(run_dir)) == before
+    pd.testing.assert_frame_equal(again, board)
+
+
+def test_same_seed_same_numbers_in_a_fresh_run(finished, tmp_path):
+    run_dir, _ = finished
+    grid = {**TINY_GRID, "methods": {"bert": {}}, "seeds": [1]}
+    run(grid, tmp_path)
+    (first,) = (run_dir / "predictions" / "wikiqa" / "bert").glob("seed-1-*.parquet")
+    (second,) = (tmp_path / "predictions" / "wikiqa" / "bert").glob("seed-1-*.parquet")
+    assert pq.read_table(first).equals(pq.read_table(second))

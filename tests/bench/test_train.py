@@ -1,0 +1,35 @@
+import pyarrow as pa
+
+from bench.train import TrainConfig, balanced_pairs, fit
+from methods.backbone import TINY, ModelConfig, build_cross_encoder, load_tokenizer
+
+TABLE = pa.table(
+    {
+        "qid": ["q1"] * 4 + ["q2"] * 3 + ["q3"] * 2,
+        "context": [["a question"]] * 9,
+        "text": [f"candidate {i}" for i in range(9)],
+        "label": [1, 0, 0, 0, 1, 1, 0, 0, 0],
+    }
+)
+
+
+def test_pairs_are_balanced_per_query_and_skip_queries_without_relevant():
+    pairs = balanced_pairs(TABLE, seed=0)
+    labels = [label for _, _, label in pairs]
+    # q1: 1 rel + 1 non-rel; q2: 2 rel + 1 non-rel (all it has); q3: none.
+    assert sorted(labels) == [0, 0, 1, 1, 1]
+    assert balanced_pairs(TABLE, seed=0) == pairs
+    assert len(balanced_pairs(TABLE, seed=0, max_queries=1)) == 2
+
+
+def test_same_seed_same_losses():
+    model_config = ModelConfig(backbone=TINY, max_length=16)
+    tokenizer = load_tokenizer(model_config)
+    pairs = balanced_pairs(TABLE, seed=0)
+    train = TrainConfig(epochs=2, batch_size=2)
+    runs = [
+        fit(build_cross_encoder(model_config, 3), tokenizer, pairs, model_config, train, seed=3)
+        for _ in range(2)
+    ]
+    assert runs[0] == runs[1]
+    assert len(runs[0]) == 2 * 3  # 5 pairs in batches of 2, twice

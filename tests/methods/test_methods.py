@@ -1,0 +1,109 @@
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+import methods
+from bench.errors import RankuqError
+from methods.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
+from methods.base import NeuralMethod
+
+TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
+BATCH = pd.DataFrame(
+    {
+        "qid": ["q1", "q1", "q2"],
+        "context": [["who wrote hamlet"], ["who wrote hamlet"], ["how tall is everest"]],
+        "cid": ["a", "b", "c"],
+        "text": ["hamlet was written by shakespeare", "paris is in france", "everest is 8849 m tall"],
+        "label": [1, 0, 1],
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def inputs() -> dict[str, torch.Tensor]:
+    return encode_pairs(load_tokenizer(TINY_MODEL), list(BATCH.context), list(BATCH.text), 32)
+
+
+def draws(name: str, raw: dict, members: int, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    method = methods.get(name)()
+    assert isinstance(method, NeuralMethod)
+    models = [build_cross_encoder(TINY_MODEL, seed) for seed in range(members)]
+    with torch.inference_mode():
+        return method.sample(models, inputs, method.parse(raw, "test"))
+
+
+def test_registry_lists_every_method_and_rejects_unknown_names():
+    assert {"bert", "mc_dropout", "ensemble", "bm25"} <= set(methods.names())
+    with pytest.raises(RankuqError, match="unknown method 'sngpp'; valid methods: bert, bm25"):
+        methods.get("sngpp")
+
+
+def test_bert_is_deterministic_with_one_sample(inputs):
+    first, second = draws("bert", {}, 1, inputs), draws("bert", {}, 1, inputs)
+    assert first.shape == (3, 1)
+    assert torch.equal(first, second)
+    assert ((first > 0) & (first < 1)).all()
+
+
+def test_mc_dropout_samples_t_passes_in_one_forward(inputs):
+    method = methods.get("mc_dropout")()
+    model = build_cross_encoder(TINY_MODEL.model_copy(update={"dropout": 0.3}), 0)
+    calls = []
+    model.register_forward_hook(lambda module, args, kwargs, out: calls.append(1), with_kwargs=True)
+    with torch.inference_mode():
+        samples = method.sample([model], inputs, method.parse({"T": 7}, "test"))
+    assert samples.shape == (3, 7)
+    assert len(calls) == 1  # the batch is repeated T times, not looped over
+    assert (samples.var(dim=1) > 0).all()
+
+
+def test_ensemble_stacks_members(inputs):
+    samples = draws("ensemble", {"M": 3}, 3, inputs)
+    assert samples.shape == (3, 3)
+    assert (samples.var(dim=1) > 0).all()  # differently seeded heads disagree
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "match"),
+    [
+        ("mc_dropout", {"T": 0}, r"methods.mc_dropout.T: Input should be greater than 0"),
+        ("mc_dropout", {"T": -3}, r"methods.mc_dropout.T: Input should be greater than 0"),
+        ("ensemble", {"M": 1}, r"methods.ensemble.M: Input should be greater than or equal to 2"),
+        ("bert", {"T": 3}, r"methods.bert.T: Extra inputs are not permitted"),
+    ],
+)
+def test_bad_parameters_are_one_clear_error(name, raw, match):
+    with pytest.raises(RankuqError, match=match):
+        methods.get(name)().parse(raw, "grid.yaml: methods." + name)
+
+
+def test_ensemble_trains_m_members():
+    method = methods.get("ensemble")()
+    assert method.members(method.parse({"M": 4}, "test")) == 4
+    assert methods.get("bert")().members(methods.get("bert")().parse({}, "test")) == 1
+
+
+def test_offline_minilm_truncates_to_l_layers():
+    model = build_cross_encoder(ModelConfig(layers=2), seed=0)
+    assert model.config.num_hidden_layers == 2
+    assert len(model.bert.encoder.layer) == 2
+    assert model.config.num_labels == 2
+
+
+def test_missing_backbone_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(RankuqError, match=r"model\.backbone"):
+        build_cross_encoder(ModelConfig(backbone=str(tmp_path / "nowhere")), seed=0)
+
+
+def test_bm25_ranks_the_overlapping_candidate_first(tmp_path):
+    pq.write_table(pa.Table.from_pandas(BATCH[["text"]]), tmp_path / "part-00000.parquet")
+    method = methods.get("bm25")()
+    score = method.make_scorer(method.parse({}, "test"), TINY_MODEL, [], tmp_path)
+    scores = score(BATCH)
+    assert scores.shape == (3, 1)
+    assert scores[0, 0] > scores[1, 0]
+    assert not method.probabilistic and not method.trains
+    assert np.isfinite(scores).all()
