@@ -70,6 +70,10 @@ class _TrialProgress(tune.Callback):
         self.advance = lambda key: None
 
 
+def _trial_name(trial: Any) -> str:
+    return f"member-{trial.config['job']['key']}"
+
+
 def train_members(
     jobs: Sequence[dict[str, Any]],
     models_dir: Path,
@@ -85,7 +89,11 @@ def train_members(
         # The trial only drives its Train worker, which holds the CPUs; a bundle cannot be empty.
         tune.with_resources(train_trial, {"CPU": 0, "memory": 1 << 20}),
         param_space={"job": tune.grid_search([{**job, "storage": str(storage)} for job in jobs])},
-        tune_config=tune.TuneConfig(max_concurrent_trials=max_concurrent),
+        tune_config=tune.TuneConfig(
+            max_concurrent_trials=max_concurrent,
+            trial_name_creator=_trial_name,
+            trial_dirname_creator=_trial_name,
+        ),
         run_config=tune.RunConfig(
             storage_path=str(storage), name="tune", verbose=0, callbacks=[_TrialProgress(advance)]
         ),

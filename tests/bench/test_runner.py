@@ -84,7 +84,7 @@ def test_predictions_follow_contract_2(finished):
     samples = np.stack(table.column("samples").to_numpy(zero_copy_only=False))
     assert samples.shape[1] == 3
     np.testing.assert_allclose(table.column("prob_mean").to_numpy(), samples.mean(axis=1), rtol=1e-6)
-    assert table.column("qid").unique().length == 126  # dev questions with a correct sentence
+    assert len(table.column("qid").unique()) == 126  # dev questions with a correct sentence
 
 
 def test_a_rerun_is_a_cache_hit_with_no_new_mlflow_runs(finished):

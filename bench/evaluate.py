@@ -1,0 +1,216 @@
+"""Black-box evaluation: a TREC run and qrels, or a predictions Parquet file → metric values.
+
+Values equal ir-measures' defaults (``ir_measures.calc_aggregate`` with pytrec_eval) on the same
+files: the mean is over every query of the qrels (one missing from the run scores 0 on every
+metric, as ir-measures fills it in), run queries without judgments are ignored, unjudged
+documents count as non-relevant, relevant documents the run missed still count in R@k, AP and
+the nDCG ideal, and ties are broken as trec_eval does (``bench.metrics.matrix``).
+"""
+
+import gzip
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from bench import metrics
+from bench.errors import RankuqError
+from bench.predictions import is_probabilistic, predictions_table, validate_predictions
+
+RUN_LAYOUT = "qid Q0 docno rank score tag"
+QRELS_LAYOUT = "qid 0 docno relevance"
+_BLANK = np.zeros(256, dtype=bool)
+_BLANK[list(b" \t\n\r\x0b\x0c")] = True  # the bytes that bytes.split() splits on
+
+
+def read_trec_run(path: Path) -> pa.Table:
+    """Read a TREC run (``qid Q0 docno rank score tag``, whitespace-separated, ``.gz`` allowed).
+
+    Returns columns qid, cid (the docno), score: float64. The rank column is ignored, as
+    trec_eval ignores it; blank lines are skipped. Malformed lines, non-finite scores and a docno
+    listed twice for one query raise a RankuqError naming the file and line.
+    """
+    lines, fields = _read_fields(path, RUN_LAYOUT)
+    scores = _numbers(path, lines, fields[4], "score", np.float64)
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if bad.size:
+        raise RankuqError(
+            f"{path}, line {lines[bad[0]]}: score {fields[4][bad[0]].decode()} is not finite; "
+            "give every document a finite score"
+        )
+    return _trec_table(path, lines, fields, "score", pa.array(scores))
+
+
+def read_trec_qrels(path: Path) -> pa.Table:
+    """Read TREC qrels (``qid 0 docno relevance``, whitespace-separated, ``.gz`` allowed).
+
+    Returns columns qid, cid (the docno), label: int8. Relevance must be an integer in 0..127
+    (map negative grades to 0 first); malformed lines and a docno judged twice for one query
+    raise a RankuqError naming the file and line.
+    """
+    lines, fields = _read_fields(path, QRELS_LAYOUT)
+    labels = _numbers(path, lines, fields[3], "relevance", np.int64)
+    bad = np.flatnonzero((labels < 0) | (labels > np.iinfo(np.int8).max))
+    if bad.size:
+        raise RankuqError(
+            f"{path}, line {lines[bad[0]]}: relevance {labels[bad[0]]} is outside 0..127; "
+            "map negative grades to 0 (non-relevant)"
+        )
+    return _trec_table(path, lines, fields, "label", pa.array(labels.astype(np.int8)))
+
+
+def run_to_predictions(run: pa.Table, qrels: pa.Table) -> pa.Table:
+    """A contract-2 table of the run's documents for the queries the qrels judge.
+
+    label is the qrels relevance, 0 for unjudged documents; samples = [score] (float32, the
+    contract's type) while prob_mean keeps the exact float64 score so rankings match trec_eval;
+    the table is probabilistic when every score is in [0, 1]. Queries only in the qrels cannot
+    appear here (they have no candidates): pass the qrels to ``metrics.compute`` to count them.
+    """
+    judged = run.filter(pc.is_in(run["qid"], value_set=pc.unique(qrels["qid"])))
+    if judged.num_rows == 0:
+        raise RankuqError(
+            "the run and the qrels share no query id; check that they are for the same topics"
+        )
+    scores = judged["score"].to_numpy()
+    table = predictions_table(
+        judged["qid"].to_pylist(),
+        judged["cid"].to_pylist(),
+        _judgements(judged, qrels),
+        scores[:, None],
+        probabilistic=bool(np.all((scores >= 0) & (scores <= 1))),
+    )
+    return table.set_column(
+        table.schema.get_field_index("prob_mean"), "prob_mean", pa.array(scores, pa.float64())
+    )
+
+
+def _judgements(run: pa.Table, qrels: pa.Table) -> np.ndarray:
+    """Each run row's qrels label, 0 when unjudged: (qid, cid) pairs of both tables coded
+    together, which keeps the run's row order (a join would not) and is several times faster."""
+    codes = [
+        pc.dictionary_encode(
+            pa.concat_arrays([run[name].combine_chunks(), qrels[name].combine_chunks()])
+        )
+        for name in ("qid", "cid")
+    ]
+    pairs = codes[0].indices.to_numpy().astype(np.int64) * len(codes[1].dictionary)
+    _, pair = np.unique(pairs + codes[1].indices.to_numpy(), return_inverse=True)
+    label_of = np.zeros(pair.max() + 1, dtype=np.int8)
+    label_of[pair[run.num_rows :]] = qrels["label"].to_numpy()
+    return label_of[pair[: run.num_rows]]
+
+
+def evaluate_file(
+    *,
+    run: Path | None = None,
+    qrels: Path | None = None,
+    predictions: Path | None = None,
+    names: Sequence[str] = metrics.DEFAULT_METRICS,
+) -> dict[str, float]:
+    """Metric means for a run + qrels pair, or for a predictions Parquet file.
+
+    ``ECE`` is added when the scores are probabilities. A predictions file is its own qrels:
+    every query in it counts, including those with no relevant candidate (as in ir-measures).
+    """
+    if predictions is not None and run is None and qrels is None:
+        table = validate_predictions(_read_parquet(predictions), str(predictions))
+        judged, source = None, str(predictions)
+    elif predictions is None and run is not None and qrels is not None:
+        trec_run, judged = read_trec_run(run), read_trec_qrels(qrels)
+        table, source = run_to_predictions(trec_run, judged), str(run)
+    else:
+        raise RankuqError(
+            "evaluate either a TREC run with its qrels (--run RUN --qrels QRELS) or a "
+            "predictions file (--predictions FILE.parquet), not both or neither"
+        )
+    if is_probabilistic(table) and "ECE" not in names:
+        names = [*names, "ECE"]
+    return metrics.compute(table, names, qrels=judged, source=source)
+
+
+def _read_fields(path: Path, layout: str) -> tuple[np.ndarray, list[list[bytes]]]:
+    """Line numbers and columns of the non-blank lines, each with exactly the layout's fields.
+
+    Fields are counted per line on the raw bytes and split in one call: no per-line Python loop.
+    """
+    width = len(layout.split())
+    try:
+        with (gzip.open if path.suffix == ".gz" else open)(path, "rb") as f:
+            raw = f.read()
+    except OSError as error:
+        raise RankuqError(f"{path}: cannot read ({error}); check the path") from error
+    try:
+        raw.decode()
+    except UnicodeDecodeError as error:
+        number = raw.count(b"\n", 0, error.start) + 1
+        raise RankuqError(f"{path}, line {number}: not UTF-8 text; re-encode the file") from None
+    data = np.frombuffer(raw, dtype=np.uint8)
+    blank = _BLANK[data]
+    starts = ~blank
+    starts[1:] &= blank[:-1]
+    newlines = np.flatnonzero(data == ord("\n"))
+    per_line = np.bincount(
+        np.searchsorted(newlines, np.flatnonzero(starts)), minlength=newlines.size + 1
+    )
+    bad = np.flatnonzero((per_line != 0) & (per_line != width))
+    if bad.size:
+        line = raw.split(b"\n")[bad[0]].decode().strip()
+        raise RankuqError(
+            f"{path}, line {bad[0] + 1}: expected {width} whitespace-separated fields "
+            f"'{layout}', got {per_line[bad[0]]}: {line[:80]!r}"
+        )
+    lines = np.flatnonzero(per_line) + 1
+    if lines.size == 0:
+        raise RankuqError(f"{path}: no lines to read; expected lines of '{layout}'")
+    tokens = raw.split()
+    return lines, [tokens[i::width] for i in range(width)]
+
+
+def _numbers(
+    path: Path, lines: np.ndarray, values: list[bytes], name: str, dtype: type
+) -> np.ndarray:
+    """A column parsed as numbers; the first value that does not parse is reported by line."""
+    try:
+        return np.array(values, dtype=dtype)
+    except (ValueError, OverflowError):
+        for number, value in zip(lines, values, strict=True):
+            try:
+                np.array([value], dtype=dtype)
+            except (ValueError, OverflowError):
+                kind = "an integer" if dtype is np.int64 else "a number"
+                raise RankuqError(
+                    f"{path}, line {number}: {name} {value.decode()!r} is not {kind}; "
+                    "fix or drop the line"
+                ) from None
+        raise
+
+
+def _trec_table(
+    path: Path, lines: np.ndarray, fields: list[list[bytes]], name: str, values: pa.Array
+) -> pa.Table:
+    """qid, cid (the docno) and one value column; trec_eval refuses a docno twice per query
+    (pytrec_eval would silently keep the last), and so do we."""
+    qid, cid = (pa.array(fields[i], pa.binary()).cast(pa.string()) for i in (0, 2))
+    table = pa.table({"qid": qid, "cid": cid, name: values})
+    if table.group_by(["qid", "cid"]).aggregate([]).num_rows < table.num_rows:
+        first: dict[tuple[bytes, bytes], int] = {}
+        for number, key in zip(lines.tolist(), zip(fields[0], fields[2], strict=True), strict=True):
+            if first.setdefault(key, number) != number:
+                raise RankuqError(
+                    f"{path}, line {number}: docno {key[1].decode()} appears again for qid "
+                    f"{key[0].decode()} (first on line {first[key]}); keep one line per (qid, docno)"
+                )
+    return table
+
+
+def _read_parquet(path: Path) -> pa.Table:
+    try:
+        return pq.read_table(path)
+    except (OSError, pa.ArrowInvalid) as error:
+        raise RankuqError(
+            f"{path}: cannot read as Parquet ({error}); pass a predictions table written by rankuq"
+        ) from error

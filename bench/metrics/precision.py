@@ -1,0 +1,12 @@
+"""Precision at a cutoff (trec_eval ``P_k``, ir-measures ``P@k``)."""
+
+import numpy as np
+
+from bench.metrics.base import family
+from bench.metrics.matrix import RankedLists
+
+
+@family("P", cutoff="required")
+def precision(lists: RankedLists, k: int) -> np.ndarray:
+    """P@k = |relevant in the top k| / k, per query; k even when fewer than k are ranked."""
+    return (lists.labels[:, :k] > 0).sum(axis=1) / k

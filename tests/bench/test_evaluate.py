@@ -1,0 +1,174 @@
+"""Black-box evaluation of TREC runs and predictions files equals ir-measures on the same files."""
+
+import gzip
+import re
+from pathlib import Path
+
+import ir_measures
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from bench import metrics
+from bench.errors import RankuqError
+from bench.evaluate import evaluate_file, read_trec_qrels, read_trec_run, run_to_predictions
+from bench.metrics.ece import expected_calibration_error
+from bench.predictions import PROBABILISTIC_KEY, predictions_table
+
+DEFAULT = list(metrics.DEFAULT_METRICS)
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(f"{line}\n" for line in lines))
+    return path
+
+
+def trec_files(tmp_path: Path, seed: int, probabilities: bool) -> tuple[Path, Path]:
+    """Qrels for q0..q39 (graded, some relevant documents never retrieved, q0 with nothing
+    relevant); a run for q0..q34 plus unjudged q90..q92, with unjudged documents and ties."""
+    rng = np.random.default_rng(seed)
+    qrels, run = [], []
+    for q in range(40):
+        docs = [f"d{j}" for j in range(rng.integers(1, 25))]
+        labels = rng.choice(4, len(docs), p=[0.6, 0.2, 0.1, 0.1]) * (q > 0)
+        qrels += [f"q{q} 0 {d} {label}" for d, label in zip(docs, labels, strict=True)]
+        qrels.append(f"q{q} 0 never-retrieved {int(q % 3 == 0)}")
+    for q in [*range(35), 90, 91, 92]:
+        docs = [f"d{j}" for j in range(rng.integers(1, 30))]  # beyond the judged ones: unjudged
+        scores = rng.integers(0, 8, len(docs)) / 7 if probabilities else rng.normal(0, 5, len(docs))
+        run += [
+            f"q{q}\tQ0\t{d}\t{r}\t{float(s)!r}\ttag"
+            for r, (d, s) in enumerate(zip(docs, scores, strict=True))
+        ]
+    rng.shuffle(run)
+    return write(tmp_path / "run.txt", run), write(tmp_path / "qrels.txt", qrels)
+
+
+def ir_measures_means(run: Path, qrels: Path, names: list[str]) -> dict[str, float]:
+    measures = [ir_measures.parse_measure(name) for name in names]
+    values = ir_measures.calc_aggregate(
+        measures, ir_measures.read_trec_qrels(str(qrels)), ir_measures.read_trec_run(str(run))
+    )
+    return {str(measure): value for measure, value in values.items()}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_trec_run_matches_ir_measures(tmp_path: Path, seed: int) -> None:
+    run, qrels = trec_files(tmp_path, seed, probabilities=False)
+    ours = evaluate_file(run=run, qrels=qrels)
+    assert list(ours) == DEFAULT  # scores are not probabilities: no ECE
+    expected = ir_measures_means(run, qrels, DEFAULT)
+    for name in DEFAULT:
+        assert ours[name] == pytest.approx(expected[name], abs=1e-9), name
+
+
+def test_probability_run_adds_ece_over_judged_queries(tmp_path: Path) -> None:
+    run, qrels = trec_files(tmp_path, 3, probabilities=True)
+    ours = evaluate_file(run=run, qrels=qrels, names=["AP", "nDCG", "P@10"])
+    expected = ir_measures_means(run, qrels, ["AP", "nDCG", "P@10"])
+    for name, value in expected.items():
+        assert ours[name] == pytest.approx(value, abs=1e-9), name
+    judged = {(q, d): int(rel) for q, _, d, rel in map(str.split, qrels.read_text().splitlines())}
+    rows = [(q, d, float(s)) for q, _, d, _, s, _ in map(str.split, run.read_text().splitlines())]
+    rows = [row for row in rows if row[0] in {q for q, _ in judged}]
+    relevant = np.array([judged.get((q, d), 0) > 0 for q, d, _ in rows])
+    ece = expected_calibration_error(np.array([s for *_, s in rows]), relevant)
+    assert ours["ECE"] == pytest.approx(ece, abs=1e-12)
+
+
+def test_run_to_predictions_follows_the_contract(tmp_path: Path) -> None:
+    run = read_trec_run(
+        write(
+            tmp_path / "run",
+            ["q1 Q0 a 1 0.123456789012345 t", "q1 Q0 b 2 0.1 t", "q9 Q0 a 1 0.5 t"],
+        )
+    )
+    qrels = read_trec_qrels(write(tmp_path / "qrels", ["q1 0 b 2", "q1 0 c 1", "q2 0 a 1"]))
+    table = run_to_predictions(run, qrels)
+    assert table.to_pydict() | {"samples": None} == {
+        "qid": ["q1", "q1"],  # q9 is not judged
+        "cid": ["a", "b"],
+        "label": [0, 2],  # a is unjudged
+        "samples": None,
+        "prob_mean": [0.123456789012345, 0.1],  # exact, not the float32 sample
+    }
+    assert table["samples"].type == pa.list_(pa.float32())
+    assert table.schema.metadata[PROBABILISTIC_KEY] == b"true"
+    loud = run.set_column(2, "score", pa.array([3.0, 0.1, 0.5]))
+    assert run_to_predictions(loud, qrels).schema.metadata[PROBABILISTIC_KEY] == b"false"
+
+
+def test_predictions_file_keeps_queries_without_relevant(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    qid = [f"q{i // 6}" for i in range(60)]
+    labels = (rng.random(60) < 0.3) * np.array([i >= 6 for i in range(60)])  # q0: none relevant
+    table = predictions_table(qid, [f"c{i}" for i in range(60)], labels, rng.random((60, 3)))
+    pq.write_table(table, tmp_path / "p.parquet")
+    ours = evaluate_file(predictions=tmp_path / "p.parquet")
+    assert list(ours) == [*DEFAULT, "ECE"]
+    assert ours == metrics.compute(table, [*DEFAULT, "ECE"])
+    qrels = [
+        ir_measures.Qrel(q, f"c{i}", int(x))
+        for i, (q, x) in enumerate(zip(qid, labels, strict=True))
+    ]
+    run = [
+        ir_measures.ScoredDoc(q, c, s)
+        for q, c, s in zip(
+            qid, table["cid"].to_pylist(), table["prob_mean"].to_pylist(), strict=True
+        )
+    ]
+    expected = ir_measures.calc_aggregate(map(ir_measures.parse_measure, DEFAULT), qrels, run)
+    for measure, value in expected.items():
+        assert ours[str(measure)] == pytest.approx(value, abs=1e-9)
+
+
+def test_gzip_crlf_blank_lines_and_no_final_newline_are_read(tmp_path: Path) -> None:
+    run = tmp_path / "run.gz"
+    with gzip.open(run, "wb") as f:
+        f.write(b"q1 Q0 a 1 2.0 t\r\n\r\n  q1\tQ0  b 2 1.0 t")
+    qrels = write(tmp_path / "qrels", ["", "q1 0 b 1"])
+    assert evaluate_file(run=run, qrels=qrels, names=["RR"]) == {"RR": 0.5}
+
+
+@pytest.mark.parametrize(
+    ("run_lines", "qrels_lines", "message"),
+    [
+        (["q1 Q0 a 1 1.0 t", "", "q1 Q0 b 2 0.5"], ["q1 0 a 1"],
+         "run, line 3: expected 6 whitespace-separated fields 'qid Q0 docno rank score tag'"),
+        (["q1 Q0 a 1 1.0 t", "q1 Q0 b 2 high t"], ["q1 0 a 1"],
+         "run, line 2: score 'high' is not a number"),
+        (["q1 Q0 a 1 nan t"], ["q1 0 a 1"], "run, line 1: score nan is not finite"),
+        (["q1 Q0 a 1 1 t", "q1 Q0 b 2 1 t", "q1 Q0 a 3 1 t"], ["q1 0 a 1"],
+         "run, line 3: docno a appears again for qid q1 (first on line 1)"),
+        (["q1 Q0 a 1 1.0 t"], ["q1 0 a 1", "q1 0 b"],
+         "qrels, line 2: expected 4 whitespace-separated fields 'qid 0 docno relevance', got 3"),
+        (["q1 Q0 a 1 1.0 t"], ["q1 0 a 1.5"], "qrels, line 1: relevance '1.5' is not an integer"),
+        (["q1 Q0 a 1 1.0 t"], ["q1 0 b 0", "q1 0 a -1"], "qrels, line 2: relevance -1 is outside"),
+        (["q1 Q0 a 1 1.0 t"], [], "qrels: no lines to read"),
+        (["q1 Q0 a 1 1.0 t"], ["q2 0 a 1"], "the run and the qrels share no query id"),
+    ],
+)  # fmt: skip
+def test_malformed_files_are_refused_by_line(
+    tmp_path: Path, run_lines: list[str], qrels_lines: list[str], message: str
+) -> None:
+    run, qrels = write(tmp_path / "run", run_lines), write(tmp_path / "qrels", qrels_lines)
+    with pytest.raises(RankuqError, match=re.escape(message)):
+        evaluate_file(run=run, qrels=qrels)
+
+
+def test_wrong_inputs_are_refused(tmp_path: Path) -> None:
+    run = write(tmp_path / "run", ["q1 Q0 a 1 1.0 t"])
+    for kwargs in ({"run": run}, {}, {"run": run, "qrels": run, "predictions": run}):
+        with pytest.raises(RankuqError, match="either a TREC run with its qrels"):
+            evaluate_file(**kwargs)
+    (tmp_path / "latin1").write_bytes(b"q1 Q0 a 1 1.0 t\nq1 Q0 caf\xe9 2 0.5 t\n")
+    with pytest.raises(RankuqError, match="latin1, line 2: not UTF-8 text"):
+        evaluate_file(run=tmp_path / "latin1", qrels=run)
+    with pytest.raises(RankuqError, match=r"missing\.txt: cannot read"):
+        evaluate_file(run=tmp_path / "missing.txt", qrels=run)
+    with pytest.raises(RankuqError, match="run: cannot read as Parquet"):
+        evaluate_file(predictions=run)
+    pq.write_table(pa.table({"qid": ["q"], "cid": ["a"]}), tmp_path / "p.parquet")
+    with pytest.raises(RankuqError, match=r"p.parquet: missing prediction columns \['label'"):
+        evaluate_file(predictions=tmp_path / "p.parquet")
