@@ -182,7 +182,8 @@ class GridRun:
         files: tuple[Path, ...],
     ) -> None:
         """Log what MLflow does not hold yet; a rerun of finished cells logs nothing."""
-        tracker = Tracker(self.tracking_uri)
+        local = self.tracking_uri == default_tracking_uri(self.run_dir)
+        tracker = Tracker(self.tracking_uri, self.run_dir / "mlartifacts" if local else None)
         spec = self.spec
         grid_key = content_key("grid", spec.model_dump(mode="json"))
         parent = tracker.open(grid_key, spec.name, tags={"rankuq.level": "grid"})

@@ -26,11 +26,20 @@ def default_tracking_uri(run_dir: Path) -> str:
 
 
 class Tracker:
-    def __init__(self, tracking_uri: str, experiment: str = EXPERIMENT) -> None:
+    def __init__(
+        self, tracking_uri: str, artifacts: Path | None = None, experiment: str = EXPERIMENT
+    ) -> None:
+        """``artifacts``: where a local store keeps artifacts (MLflow's default is ./mlruns in the cwd)."""
         mlflow.set_tracking_uri(tracking_uri)
         self.client = MlflowClient(tracking_uri)
         found = self.client.get_experiment_by_name(experiment)
-        self.experiment_id = found.experiment_id if found else self.client.create_experiment(experiment)
+        self.experiment_id = (
+            found.experiment_id
+            if found
+            else self.client.create_experiment(
+                experiment, artifact_location=artifacts.resolve().as_uri() if artifacts else None
+            )
+        )
 
     def find(self, key: str) -> str | None:
         runs = self.client.search_runs(
