@@ -12,6 +12,7 @@ from rich.table import Table
 from bench.errors import RankuqError
 
 EXIT_USAGE = 2
+EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff")  # keys: bench.evaluate
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,6 +34,10 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--qrels", type=Path, help="TREC qrels file (qid 0 docno relevance)")
     evaluate.add_argument("--predictions", type=Path, help="predictions Parquet file (contract 2)")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    for probe in EVALUATE_PROBES:
+        evaluate.add_argument(f"--{probe}", action="store_true", help=f"add the {probe} probe (bench.probes)")
+    evaluate.add_argument("--dev", type=Path, help="dev-split predictions Parquet: RA's b, abstention fits")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of the probes' splits and learners")
     return parser
 
 
@@ -46,27 +51,18 @@ def _print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
-    import ray
-
     from bench.grid import load_grid
     from bench.leaderboard import formatted
     from bench.runner import GridRun
-    from tasks.base import data_root
 
     spec, params = load_grid(args.grid)
     if args.data_dir:
         spec = spec.model_copy(update={"data_dir": args.data_dir})
-    data_root(spec.data_dir)  # a missing data folder fails before Ray starts or anything is written
     run_dir = args.run_dir or Path("runs") / spec.name
     for noisy in ("ray", "ray.data", "ray.tune", "ray.train", "mlflow"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    ray.init(address=args.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    try:
-        board = GridRun(spec, params, run_dir, args.tracking_uri).run()
-    finally:
-        ray.shutdown()
-    shown = formatted(board)
+    board = GridRun(spec, params, run_dir, args.tracking_uri, args.address).run()
+    shown = formatted(board)[["task", "method", "seeds", "R@1", "AP", "RR", "nDCG@10", "ECE"]]
     _print_table(f"leaderboard: {spec.name}", list(shown.columns), shown.astype(str).values.tolist())
     print(f"leaderboard written to {run_dir / 'leaderboard.md'} and .csv; MLflow store in {run_dir}")
 
@@ -74,7 +70,15 @@ def _run(args: argparse.Namespace) -> None:
 def _evaluate(args: argparse.Namespace) -> None:
     from bench.evaluate import evaluate_file
 
-    values = evaluate_file(run=args.run, qrels=args.qrels, predictions=args.predictions)
+    probes = [probe for probe in EVALUATE_PROBES if getattr(args, probe)]
+    values = evaluate_file(
+        run=args.run,
+        qrels=args.qrels,
+        predictions=args.predictions,
+        probes=probes,
+        dev=args.dev,
+        seed=args.seed,
+    )
     if args.json:
         print(json.dumps(values))
     else:
@@ -84,8 +88,13 @@ def _evaluate(args: argparse.Namespace) -> None:
 def _list_tasks() -> None:
     import tasks
 
+    from tasks import lists, negatives
+
     rows = [[name, task.description, ", ".join(task.files)] for name, task in _entries(tasks)]
     _print_table("tasks", ["name", "description", "files (under the data folder)"], rows)
+    rows = [[name, strategy.description] for name, strategy in _entries(negatives)]
+    _print_table("negative-sampling strategies", ["name", "description"], rows)
+    print(f"list variants: {', '.join(lists.VARIANTS)}")
 
 
 def _list_methods() -> None:

@@ -4,7 +4,8 @@ with Ray Data ``map_batches`` and a stateful scorer over the Parquet shards."""
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,20 @@ from methods.backbone import ModelConfig, build_cross_encoder, load_tokenizer
 from tasks.shards import read_shards
 
 MODEL_FILE = "model.pt"
+
+
+@contextmanager
+def ray_session(address: str | None = None) -> Iterator[None]:
+    """Use the running Ray session, or start one (local, sized to the machine, or ``address``)."""
+    if ray.is_initialized():
+        yield
+        return
+    ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    try:
+        yield
+    finally:
+        ray.shutdown()
 
 
 def train_member(job: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 import methods
 from bench import metrics
-from bench.engine import MODEL_FILE, score_shards, train_members
+from bench.engine import MODEL_FILE, ray_session, score_shards, train_members
 from bench.grid import GridSpec
 from bench.leaderboard import LEADERBOARD_METRICS, leaderboard, write_leaderboard
 from bench.plots import reliability_diagram
@@ -61,9 +61,10 @@ class GridRun:
         params: dict[str, MethodParams],
         run_dir: Path,
         tracking_uri: str | None = None,
+        address: str | None = None,
         console: Console | None = None,
     ) -> None:
-        self.spec, self.params = spec, params
+        self.spec, self.params, self.address = spec, params, address
         self.run_dir = run_dir.resolve()
         self.tracking_uri = tracking_uri or default_tracking_uri(self.run_dir)
         self.console = console or Console(stderr=True)
@@ -84,10 +85,11 @@ class GridRun:
                 include_nota=self.spec.eval.include_nota,
             )
         jobs, cells = self._plan(train_shards, eval_shards)
-        self._train(jobs)
-        predictions = {
-            cell: self._predict(cell, eval_shards[cell.task]) for cell in self._progress_over(cells)
-        }
+        with ray_session(self.address):
+            self._train(jobs)
+            predictions = {
+                cell: self._predict(cell, eval_shards[cell.task]) for cell in self._progress_over(cells)
+            }
         results = pd.DataFrame([self._evaluate(cell, table) for cell, table in predictions.items()])
         board = leaderboard(results)
         files = write_leaderboard(board, self.run_dir)

@@ -1,3 +1,5 @@
+import gzip
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -5,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench.cli import main
+from tasks import data_root as tasks_data_root
 
 
 def test_tasks_and_methods_list_the_registries(capsys):
@@ -49,3 +52,38 @@ def test_the_installed_console_script_runs():
     script = Path(sys.executable).with_name("rankuq")
     done = subprocess.run([str(script), "tasks"], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and "wikiqa" in done.stdout
+
+
+def test_evaluate_prints_one_json_object_keyed_by_ir_measures_names(tmp_path, capsys):
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.4 t\nq2 Q0 d3 1 0.8 t\nq2 Q0 d4 2 0.7 t\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 0\nq2 0 d4 1\n")
+    assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--json"]) == 0
+    values = json.loads(capsys.readouterr().out)
+    assert list(values) == ["R@1", "R@5", "P@1", "AP", "RR", "nDCG@10", "ECE"]
+    assert values["R@1"] == 0.5 and values["RR"] == 0.75 and values["P@1"] == 0.5
+
+
+def test_evaluate_without_qrels_is_a_usage_error(tmp_path, capsys):
+    assert main(["evaluate", "--run", str(tmp_path / "run.txt")]) == 2
+    assert "--run RUN --qrels QRELS" in capsys.readouterr().err
+
+
+def test_a_malformed_tsv_row_names_file_and_line_and_leaves_no_shards(tmp_path, capsys):
+    data = tmp_path / "data"
+    (data / "wikiqa").mkdir(parents=True)
+    source = tasks_data_root() / "wikiqa"
+    for split in ("train", "dev", "test"):
+        name = f"WikiQA-{split}.tsv.gz"
+        with gzip.open(source / name, "rt", newline="") as file:
+            lines = file.read().split("\n")
+        if split == "train":
+            lines[5] = lines[5].split("\t", 1)[1]  # line 6 loses a field
+        with gzip.open(data / "wikiqa" / name, "wt", newline="") as out:
+            out.write("\n".join(lines))
+    run_dir = tmp_path / "run"
+    assert main(["run", "--data-dir", str(data), "--run-dir", str(run_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "WikiQA-train.tsv.gz" in err and "line 6" in err and err.count("\n") == 0
+    assert not list(run_dir.glob("cache/*"))
