@@ -1,0 +1,19 @@
+"""The built-in grid on real WikiQA with the real MiniLM backbone (about 10 minutes on 2 cores).
+
+Slow: run with `pytest -m slow`. The README's benchmark section holds its measured figures.
+"""
+
+import pytest
+
+from bench.grid import load_grid
+from bench.runner import GridRun
+
+
+@pytest.mark.slow
+def test_default_grid_bert_beats_bm25_and_is_calibrated_better_than_chance(ray_session, tmp_path):
+    spec, params = load_grid()
+    board = GridRun(spec, params, tmp_path).run().set_index("method")
+    assert board.loc["bert", "R@1"] > board.loc["bm25", "R@1"]
+    for method in ("bert", "mc_dropout", "ensemble"):
+        assert 0 <= board.loc[method, "ECE"] < 0.5
+        assert board.loc[method, "seeds"] == len(spec.seeds)
