@@ -21,7 +21,7 @@ import methods
 from bench.errors import RankuqError
 from bench.predictions import predictions_table
 from bench.train import TrainConfig, balanced_pairs, fit
-from methods.backbone import ModelConfig, build_cross_encoder, load_tokenizer
+from methods.backbone import ModelConfig, load_tokenizer
 from tasks.shards import read_shards
 
 MODEL_FILE = "model.pt"
@@ -42,11 +42,21 @@ def ray_session(address: str | None = None) -> Iterator[None]:
 
 
 def train_member(job: dict[str, Any]) -> None:
-    """Ray Train worker loop: fine-tune one cross-encoder and report it as a checkpoint."""
+    """Ray Train worker loop: fine-tune one member of ``job["method"]`` and report it as a checkpoint."""
     model_config, train_config = ModelConfig(**job["model"]), TrainConfig(**job["train"])
+    method = methods.get(job["method"])()
+    params = method.Params(**job["params"])
     pairs = balanced_pairs(read_shards(Path(job["shards"])), job["seed"], train_config.max_queries)
-    model = build_cross_encoder(model_config, job["seed"])
-    losses = fit(model, load_tokenizer(model_config), pairs, model_config, train_config, job["seed"])
+    model = method.build_model(model_config, params, job["seed"])
+    losses = fit(
+        model,
+        load_tokenizer(model_config),
+        pairs,
+        model_config,
+        train_config,
+        job["seed"],
+        loss_fn=lambda net, inputs, labels: method.loss(net, inputs, labels, params),
+    )
     with tempfile.TemporaryDirectory() as folder:
         torch.save(model.state_dict(), Path(folder) / MODEL_FILE)
         metrics = {"loss": float(np.mean(losses[-50:])), "steps": len(losses), "pairs": len(pairs)}

@@ -106,11 +106,17 @@ class GridRun:
                 method = methods.get(name)()
                 for seed in spec.seeds:
                     members = []
+                    identity = method.training_identity(params) if method.trains else None
+                    trainer = (name, params.model_dump()) if identity is not None else ("bert", {})
                     for member in range(method.members(params) if method.trains else 0):
                         job_seed = member_seed(seed, member)
-                        key = content_key("member", task, train_shards[task].name, job_seed, model, train)
+                        key = content_key(
+                            "member", task, train_shards[task].name, job_seed, model, train, identity
+                        )
                         jobs[key] = {
                             "key": key,
+                            "method": trainer[0],
+                            "params": trainer[1],
                             "shards": str(train_shards[task]),
                             "seed": job_seed,
                             "model": model,

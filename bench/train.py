@@ -1,6 +1,7 @@
 """Fine-tuning one cross-encoder: balanced pointwise cross-entropy (paper 000 §4.1)."""
 
 import random
+from collections.abc import Callable
 from typing import Annotated
 
 import pyarrow as pa
@@ -47,6 +48,11 @@ def balanced_pairs(table: pa.Table, seed: int, max_queries: int | None = None) -
     return pairs
 
 
+def cross_entropy(model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
+    """Pointwise cross-entropy of the 2-way head (paper 000)."""
+    return nn.functional.cross_entropy(model(**inputs).logits, labels)
+
+
 def fit(
     model: nn.Module,
     tokenizer: PreTrainedTokenizerBase,
@@ -54,6 +60,7 @@ def fit(
     model_config: ModelConfig,
     train: TrainConfig,
     seed: int,
+    loss_fn: Callable[[nn.Module, dict[str, torch.Tensor], torch.Tensor], torch.Tensor] = cross_entropy,
 ) -> list[float]:
     """Train in place with AdamW and a linear warm-up schedule; return the loss of every step."""
     torch.manual_seed(seed)
@@ -62,7 +69,6 @@ def fit(
     optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr)
     total = steps_per_epoch * train.epochs
     schedule = get_linear_schedule_with_warmup(optimizer, int(train.warmup * total), total)
-    loss_fn = nn.CrossEntropyLoss()
     losses = []
     model.train()
     for _ in range(train.epochs):
@@ -72,7 +78,7 @@ def fit(
             batch = [pairs[i] for i in order[start : start + train.batch_size]]
             contexts, texts, labels = zip(*batch, strict=True)
             inputs = encode_pairs(tokenizer, list(contexts), list(texts), model_config.max_length)
-            loss = loss_fn(model(**inputs).logits, torch.tensor(labels))
+            loss = loss_fn(model, inputs, torch.tensor(labels))
             loss.backward()
             optimizer.step()
             schedule.step()

@@ -13,6 +13,7 @@ from torch import nn
 
 from bench.errors import RankuqError
 from bench.registry import Registry
+from bench.train import cross_entropy
 from methods.backbone import ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
 
 # Scores one batch of candidate rows (contract-1 columns) → float array [n, S].
@@ -55,7 +56,26 @@ class Method(ABC):
 
 
 class NeuralMethod(Method):
-    """Cross-encoder methods: load the members once, then draw samples per batch."""
+    """Cross-encoder methods: load the members once, then draw samples per batch.
+
+    The defaults fine-tune the plain cross-encoder with pointwise cross-entropy, a model that
+    `bert`, `mc_dropout` and `ensemble` share. A method with its own head or loss overrides
+    ``build_model`` / ``loss`` and returns its parameters from ``training_identity`` so its
+    members are trained (and cached) apart.
+    """
+
+    def training_identity(self, params: MethodParams) -> dict[str, Any] | None:
+        """What makes this method's trained model differ from the shared cross-encoder (None: same)."""
+        return None
+
+    def build_model(self, model: ModelConfig, params: MethodParams, seed: int) -> nn.Module:
+        return build_cross_encoder(model, seed)
+
+    def loss(
+        self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor, params: MethodParams
+    ) -> torch.Tensor:
+        """Training loss of one batch; ``labels`` are 0/1 relevance."""
+        return cross_entropy(model, inputs, labels)
 
     @abstractmethod
     def sample(
@@ -67,7 +87,7 @@ class NeuralMethod(Method):
         self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
     ) -> BatchScorer:
         tokenizer = load_tokenizer(model)
-        models = [load_member(model, path) for path in checkpoints]
+        models = [self.load_member(model, params, path) for path in checkpoints]
 
         @torch.inference_mode()
         def score(batch: pd.DataFrame) -> np.ndarray:
@@ -77,12 +97,11 @@ class NeuralMethod(Method):
 
         return score
 
-
-def load_member(model: ModelConfig, checkpoint: Path) -> nn.Module:
-    """A trained cross-encoder from its saved state dict."""
-    member = build_cross_encoder(model, seed=0)
-    member.load_state_dict(torch.load(checkpoint, map_location="cpu", weights_only=True))
-    return member
+    def load_member(self, model: ModelConfig, params: MethodParams, checkpoint: Path) -> nn.Module:
+        """A trained member from its saved state dict."""
+        member = self.build_model(model, params, seed=0)
+        member.load_state_dict(torch.load(checkpoint, map_location="cpu", weights_only=True))
+        return member
 
 
 def relevance_probability(logits: torch.Tensor) -> torch.Tensor:
