@@ -2,10 +2,10 @@
 
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 import methods
 import tasks
@@ -34,14 +34,48 @@ class ResourcesConfig(BaseModel):
     max_concurrent_trials: Annotated[int, Field(ge=1)] | None = None
 
 
+class Side(BaseModel):
+    """One side of a condition: which task's lists, built with which negative sampling."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: str
+    ns: str | None = Field(None, description="negative sampling; None = native lists, else bm25")
+    n: Annotated[int, Field(ge=2)] | None = Field(None, description="candidates per list (10)")
+    variant: str = "standard"
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, value: str) -> str:
+        tasks.get(value)
+        return value
+
+    def label(self) -> str:
+        return self.task if self.ns is None else f"{self.task}:{self.ns}"
+
+
+class Shift(BaseModel):
+    """Train on one side, test on the other: cross-domain (tasks differ) or cross-NS (ns differs)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str | None = None
+    train: Side
+    test: Side
+
+    def label(self) -> str:
+        return self.name or f"{self.train.label()}→{self.test.label()}"
+
+
 class GridSpec(BaseModel):
-    """A method × task × seed grid."""
+    """A method × condition × seed grid; a task in ``tasks`` is the condition "train and test on it"."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: Annotated[str, Field(pattern=r"^[\w.-]+$")] = "default"
     data_dir: str | None = None
-    tasks: Annotated[list[str], Field(min_length=1)]
+    tasks: list[str] = []
+    shifts: list[Shift] = []
     methods: Annotated[dict[str, dict[str, Any] | None], Field(min_length=1)]
     seeds: Annotated[list[int], Field(min_length=1)] = [0]
     baseline: str | None = Field(None, description="method the others are compared with")
@@ -63,6 +97,20 @@ class GridSpec(BaseModel):
         for name in value:
             methods.get(name)
         return value
+
+    @model_validator(mode="after")
+    def _some_condition(self) -> "GridSpec":
+        if not self.tasks and not self.shifts:
+            raise ValueError(
+                "name at least one task (tasks: [wikiqa]) or shift (shifts: [{train: …, test: …}])"
+            )
+        return self
+
+    def conditions(self) -> list[Shift]:
+        """Every train → test condition of the grid, plain tasks first."""
+        return [Shift(name=task, train=Side(task=task), test=Side(task=task)) for task in self.tasks] + list(
+            self.shifts
+        )
 
     @field_validator("seeds")
     @classmethod
@@ -103,12 +151,16 @@ def parse_grid(raw: Any, source: str) -> tuple[GridSpec, dict[str, MethodParams]
 
 
 def _valid_keys(location: tuple[Any, ...]) -> str:
+    """The keys of the model that holds the unknown key at ``location`` (list indices skipped)."""
     model: type[BaseModel] = GridSpec
     for part in location[:-1]:
-        annotation = model.model_fields[str(part)].annotation
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        if isinstance(part, int):
+            continue
+        annotation = model.model_fields[part].annotation
+        inner = get_args(annotation)[0] if get_origin(annotation) is list else annotation
+        if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
             break
-        model = annotation
+        model = inner
     return ", ".join(sorted(model.model_fields))
 
 

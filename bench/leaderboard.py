@@ -1,4 +1,4 @@
-"""The leaderboard: one row per (task, method), mean ± std over seeds, as Markdown and CSV."""
+"""The leaderboard: one row per (condition, method), mean ± std over seeds, as Markdown and CSV."""
 
 import os
 from pathlib import Path
@@ -10,13 +10,13 @@ LEADERBOARD_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10", "ECE")
 
 
 def leaderboard(results: pd.DataFrame) -> pd.DataFrame:
-    """``results`` has one row per (task, method, seed) and a column per metric (NaN = not defined).
+    """``results`` has one row per (condition, method, seed) and a column per metric (NaN = not defined).
 
-    Returns one row per (task, method) with ``<metric>`` = mean and ``<metric> std`` over seeds
+    Returns one row per (condition, method) with ``<metric>`` = mean and ``<metric> std`` over seeds
     (sample standard deviation; 0 for a single seed).
     """
     metrics = [m for m in LEADERBOARD_METRICS if m in results.columns]
-    grouped = results.groupby(["task", "method"], sort=False)[metrics]
+    grouped = results.groupby(["condition", "method"], sort=False)[metrics]
     means = grouped.mean()
     stds = grouped.std(ddof=1).fillna(0.0).where(means.notna())
     table = means.join(stds.add_suffix(" std"))
@@ -26,7 +26,7 @@ def leaderboard(results: pd.DataFrame) -> pd.DataFrame:
 
 def formatted(board: pd.DataFrame) -> pd.DataFrame:
     """Mean ± std strings; '—' where a metric does not apply (ECE of a non-probabilistic ranker)."""
-    out = board[["task", "method", "seeds"]].copy()
+    out = board[["condition", "method", "seeds"]].copy()
     for metric in LEADERBOARD_METRICS:
         if metric in board:
             out[metric] = [

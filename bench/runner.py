@@ -4,6 +4,7 @@
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 import methods
 from bench import metrics
 from bench.engine import MODEL_FILE, ray_session, score_shards, train_members
-from bench.grid import GridSpec
+from bench.grid import GridSpec, Shift, Side
 from bench.leaderboard import LEADERBOARD_METRICS, leaderboard, write_leaderboard
 from bench.plots import reliability_diagram
 from bench.predictions import is_probabilistic
@@ -45,9 +46,10 @@ def member_seed(seed: int, member: int) -> int:
 
 @dataclass(frozen=True)
 class Cell:
-    """One (task, method, seed) of the grid and the trained members it scores with."""
+    """One (condition, method, seed) of the grid and the trained members it scores with."""
 
-    task: str
+    condition: str  # the train → test label (the task's name when both sides are that task)
+    task: str  # the tested task
     method: str
     seed: int
     members: tuple[str, ...]
@@ -73,22 +75,14 @@ class GridRun:
         """Run (or resume) the grid; return the leaderboard."""
         root = data_root(self.spec.data_dir)  # fails before anything is written
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        cache = self.run_dir / "cache"
-        train_shards, eval_shards = {}, {}
-        for task in self.spec.tasks:
-            train_shards[task] = build_shards(task, "train", root=root, cache_dir=cache)
-            eval_shards[task] = build_shards(
-                task,
-                self.spec.eval.split,
-                root=root,
-                cache_dir=cache,
-                include_nota=self.spec.eval.include_nota,
-            )
-        jobs, cells = self._plan(train_shards, eval_shards)
+        conditions = self.spec.conditions()
+        train_shards = {c.label(): self._shards(c.train, "train", root) for c in conditions}
+        eval_shards = {c.label(): self._shards(c.test, self.spec.eval.split, root) for c in conditions}
+        jobs, cells = self._plan(conditions, train_shards, eval_shards)
         with ray_session(self.address):
             self._train(jobs)
             predictions = {
-                cell: self._predict(cell, eval_shards[cell.task]) for cell in self._progress_over(cells)
+                cell: self._predict(cell, eval_shards[cell.condition]) for cell in self._progress_over(cells)
             }
         results = pd.DataFrame([self._evaluate(cell, table) for cell, table in predictions.items()])
         board = leaderboard(results)
@@ -96,12 +90,28 @@ class GridRun:
         self._track(predictions, results, board, files)
         return board
 
-    def _plan(self, train_shards: dict[str, Path], eval_shards: dict[str, Path]) -> tuple[dict, list[Cell]]:
+    def _shards(self, side: Side, split: str, root: Path) -> Path:
+        """Candidate lists of one side; lists are cut with data seed 0 so every grid seed sees the same."""
+        return build_shards(
+            side.task,
+            split,
+            root=root,
+            cache_dir=self.run_dir / "cache",
+            include_nota=split == "train" or self.spec.eval.include_nota,
+            strategy=side.ns,
+            n=side.n,
+            variant=side.variant,
+        )
+
+    def _plan(
+        self, conditions: list[Shift], train_shards: dict[str, Path], eval_shards: dict[str, Path]
+    ) -> tuple[dict, list[Cell]]:
         spec = self.spec
         model, train = spec.model.model_dump(), spec.train.model_dump()
         jobs: dict[str, dict] = {}
         cells = []
-        for task in spec.tasks:
+        for condition in conditions:
+            label = condition.label()
             for name, params in self.params.items():
                 method = methods.get(name)()
                 for seed in spec.seeds:
@@ -110,14 +120,13 @@ class GridRun:
                     trainer = (name, params.model_dump()) if identity is not None else ("bert", {})
                     for member in range(method.members(params) if method.trains else 0):
                         job_seed = member_seed(seed, member)
-                        key = content_key(
-                            "member", task, train_shards[task].name, job_seed, model, train, identity
-                        )
+                        shards = train_shards[label]
+                        key = content_key("member", shards.name, job_seed, model, train, identity)
                         jobs[key] = {
                             "key": key,
                             "method": trainer[0],
                             "params": trainer[1],
-                            "shards": str(train_shards[task]),
+                            "shards": str(shards),
                             "seed": job_seed,
                             "model": model,
                             "train": train,
@@ -129,13 +138,12 @@ class GridRun:
                         "predictions",
                         name,
                         params.model_dump(),
-                        task,
-                        eval_shards[task].name,
+                        eval_shards[label].name,
                         model,
                         members,
                         seed,
                     )
-                    cells.append(Cell(task, name, seed, tuple(members), key))
+                    cells.append(Cell(label, condition.test.task, name, seed, tuple(members), key))
         return jobs, cells
 
     @property
@@ -180,7 +188,13 @@ class GridRun:
     def _evaluate(self, cell: Cell, table: pa.Table) -> dict[str, object]:
         names = list(RANKING_METRICS) + (["ECE"] if is_probabilistic(table) else [])
         values = metrics.compute(table, names, drop_queries_without_relevant=True)
-        return {"task": cell.task, "method": cell.method, "seed": cell.seed, "ECE": np.nan, **values}
+        return {
+            "condition": cell.condition,
+            "method": cell.method,
+            "seed": cell.seed,
+            "ECE": np.nan,
+            **values,
+        }
 
     def _track(
         self,
@@ -196,36 +210,33 @@ class GridRun:
         grid_key = content_key("grid", spec.model_dump(mode="json"))
         parent = tracker.open(grid_key, spec.name, tags={"rankuq.level": "grid"})
         changed = False
-        for (task, method), group in results.groupby(["task", "method"], sort=False):
-            cells = [cell for cell in predictions if (cell.task, cell.method) == (task, method)]
-            cell_key = content_key("cell", grid_key, task, method, [cell.key for cell in cells])
+        for (condition, method), group in results.groupby(["condition", "method"], sort=False):
+            cells = [cell for cell in predictions if (cell.condition, cell.method) == (condition, method)]
+            cell_key = content_key("cell", grid_key, condition, method, [cell.key for cell in cells])
             if tracker.find(cell_key):
                 continue
             changed = True
-            tags = {"rankuq.level": "cell", "method": method, "task": task, "shift": "none"}
-            child = tracker.open(cell_key, f"{method} × {task}", parent, tags)
+            task = cells[0].task
+            tags = {"rankuq.level": "cell", "method": method, "task": task, "shift": condition}
+            child = tracker.open(cell_key, f"{method} × {condition}", parent, tags)
             for cell, row in zip(cells, group.to_dict("records"), strict=True):
                 seed_run = tracker.open(
                     cell.key,
-                    f"{method} × {task} seed {cell.seed}",
+                    f"{method} × {condition} seed {cell.seed}",
                     child,
                     {**tags, "rankuq.level": "seed", "seed": str(cell.seed)},
                 )
-                params = {
-                    "method": method,
-                    "task": task,
-                    "seed": cell.seed,
-                    **self.params[method].model_dump(),
-                }
+                params = {**tags, "seed": cell.seed, **self.params[method].model_dump()}
+                del params["rankuq.level"]
                 tracker.log(seed_run, metrics=_finite(row, LEADERBOARD_METRICS), params=params)
                 tracker.finish(seed_run)
-            summary = board[(board.task == task) & (board.method == method)].iloc[0]
+            summary = board[(board.condition == condition) & (board.method == method)].iloc[0]
             columns = [c for m in LEADERBOARD_METRICS for c in (m, f"{m} std")]
-            artifacts = self._reliability(method, task, cells, predictions)
+            artifacts = self._reliability(method, cells, predictions)
             tracker.log(
                 child,
                 metrics=_finite(summary, columns, rename=lambda c: c.replace(" std", "_std")),
-                params={"method": method, "task": task, "seeds": len(cells)},
+                params={"method": method, "task": task, "shift": condition, "seeds": len(cells)},
                 artifacts=artifacts,
             )
             tracker.finish(child)
@@ -234,7 +245,7 @@ class GridRun:
         tracker.finish(parent)
 
     def _reliability(
-        self, method: str, task: str, cells: list[Cell], predictions: dict[Cell, pa.Table]
+        self, method: str, cells: list[Cell], predictions: dict[Cell, pa.Table]
     ) -> tuple[Path, ...]:
         if not methods.get(method).probabilistic:
             return ()
@@ -247,13 +258,14 @@ class GridRun:
         }
         folder = self.run_dir / "plots"
         folder.mkdir(exist_ok=True)
-        return (reliability_diagram(curves, folder / f"reliability-{task}-{method}.png"),)
+        name = re.sub(r"[^\w.-]+", "_", cells[0].condition)  # shift labels hold ':' and '→'
+        return (reliability_diagram(curves, folder / f"reliability-{name}-{method}.png"),)
 
     def _progress_over(self, cells: list[Cell]) -> Iterator[Cell]:
         with self._progress("scoring cells", len(cells)) as advance:
             for cell in cells:
                 yield cell
-                advance(f"{cell.method} × {cell.task} seed {cell.seed}")
+                advance(f"{cell.method} × {cell.condition} seed {cell.seed}")
 
     @contextmanager
     def _progress(self, what: str, total: int) -> Iterator:
