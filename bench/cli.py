@@ -74,9 +74,13 @@ def _evaluate(args: argparse.Namespace) -> None:
 
 def _list_tasks() -> None:
     import tasks
+    from tasks import lists, negatives
 
     rows = [[name, task.description, ", ".join(task.files)] for name, task in _entries(tasks)]
     _print_table("tasks", ["name", "description", "files (under the data folder)"], rows)
+    rows = [[name, strategy.description] for name, strategy in _entries(negatives)]
+    _print_table("negative-sampling strategies", ["name", "description"], rows)
+    print(f"list variants: {', '.join(lists.VARIANTS)}")
 
 
 def _list_methods() -> None:

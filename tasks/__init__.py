@@ -1,4 +1,8 @@
-"""What to rank: datasets → candidate-list Parquet shards (contract 1). ``tasks.get("wikiqa")``."""
+"""What to rank: datasets → candidate-list Parquet shards (contract 1). ``tasks.get("wikiqa")``.
+
+``tasks.negatives`` holds the negative-sampling strategies, ``tasks.lists.build_lists`` cuts lists
+of size n from a task's pool, ``tasks.shards.build_shards`` caches them as Parquet.
+"""
 
 from tasks.base import REGISTRY, Task, data_root
 
@@ -6,6 +10,6 @@ get = REGISTRY.get
 names = REGISTRY.names
 register = REGISTRY.register
 
-from tasks import wikiqa  # noqa: E402,F401  (registers the task)
+from tasks import beir, clariq, response_tsv, trec, udc, wikiqa  # noqa: E402,F401  (registers the tasks)
 
 __all__ = ["REGISTRY", "Task", "data_root", "get", "names", "register"]

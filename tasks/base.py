@@ -4,11 +4,14 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from pathlib import Path
+from typing import ClassVar
 
 import pyarrow as pa
 
 from bench.errors import RankuqError
 from bench.registry import Registry
+from tasks.lists import build_lists, default_strategy
+from tasks.pool import Pool
 
 DATA_ENV = "RANKUQ_DATA"
 SPLITS = ("train", "dev", "test")
@@ -46,26 +49,45 @@ def require_files(paths: Iterable[Path]) -> None:
 
 
 class Task(ABC):
-    """A dataset that yields candidate lists (contract 1) per split."""
+    """A dataset that yields a pool per split, from which candidate lists (contract 1) are cut.
+
+    A subclass sets ``split_files`` (split → files it reads, relative to the data root); ``splits``
+    and ``files`` (all of them, listed by `rankuq tasks`) follow from it.
+    """
 
     name: str
     description: str
-    # Files the task reads, relative to the data root (listed by `rankuq tasks`).
+    split_files: ClassVar[dict[str, tuple[str, ...]]]
+    splits: tuple[str, ...]
     files: tuple[str, ...]
-    splits: tuple[str, ...] = SPLITS
+    # Splits whose files hold whole candidate lists (the "native" negative-sampling strategy).
+    native_splits: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "split_files" in cls.__dict__:
+            cls.splits = tuple(cls.split_files)
+            cls.files = tuple(dict.fromkeys(f for names in cls.split_files.values() for f in names))
 
     @abstractmethod
+    def pool(self, split: str, root: Path) -> Pool:
+        """Queries, judged candidates and corpus of ``split`` read from ``root``."""
+
     def load(self, split: str, root: Path) -> pa.Table:
-        """Candidate lists of ``split`` read from ``root``, validated against contract 1."""
+        """Candidate lists of ``split`` as ``tasks.lists.build_lists`` cuts them by default."""
+        return build_lists(self.pool(split, root))
+
+    def default_strategy(self, split: str) -> str:
+        """The strategy ``build_shards`` uses for ``split`` when none is named."""
+        self.check_split(split)
+        return default_strategy(split in self.native_splits)
 
     def source_files(self, root: Path, split: str | None = None) -> list[Path]:
-        """Files that ``load(split)`` reads (all the task's files when ``split`` is None).
-
-        Caches hash these, so a task whose splits live in separate files should narrow the list.
-        """
-        if split is not None:
-            self.check_split(split)
-        return [root / name for name in self.files]
+        """Files ``pool(split)`` reads (all the task's files when ``split`` is None); caches hash them."""
+        if split is None:
+            return [root / name for name in self.files]
+        self.check_split(split)
+        return [root / name for name in self.split_files[split]]
 
     def check_split(self, split: str) -> None:
         """Reject a split name the task does not have, listing the valid ones."""

@@ -19,15 +19,28 @@ CANDIDATE_SCHEMA = pa.schema(
     ]
 )
 
+# Optional per-query columns: kept after the required ones when a task provides them, may be null.
+EXTRA_COLUMNS = pa.schema(
+    [
+        ("clarification_need", pa.int8()),  # ClariQ: 1 (answer now) … 4 (must ask first)
+    ]
+)
+
 
 def validate_candidates(table: pa.Table, source: str) -> pa.Table:
-    """Check columns, types, nulls and contiguity; return the table cast to the contract schema."""
+    """Check columns, types, nulls and contiguity; return the table cast to the contract schema.
+
+    Extra columns of ``EXTRA_COLUMNS`` that are present are kept (cast, nulls allowed); any other
+    column is dropped.
+    """
     expected = CANDIDATE_SCHEMA.names
     missing = [name for name in expected if name not in table.column_names]
     if missing:
         raise RankuqError(f"{source}: missing candidate columns {missing}; expected {expected}")
+    extras = [field for field in EXTRA_COLUMNS if field.name in table.column_names]
+    schema = pa.schema([*CANDIDATE_SCHEMA, *extras])
     try:
-        table = table.select(expected).cast(CANDIDATE_SCHEMA)
+        table = table.select(schema.names).cast(schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise RankuqError(
             f"{source}: columns do not cast to contract 1 ({exc}); fix their types"

@@ -22,10 +22,14 @@ import tasks
 from bench.errors import RankuqError
 from tasks.base import require_files
 from tasks.contract import validate_candidates
+from tasks.embeddings import encoder_id
+from tasks.lists import build_lists, check_native, check_settings, resolve_n
 
 # Part of every cache key: bump it when a loader's output changes for the same source bytes.
-SCHEMA_VERSION = "contract1-v1"
+SCHEMA_VERSION = "contract1-v2"
 PART = "part-{:05d}.parquet"
+MANIFEST = "manifest.json"
+EMBEDDINGS = "embeddings"  # cache_dir subfolder of the dense strategy's encoded texts
 
 
 def build_shards(
@@ -36,57 +40,78 @@ def build_shards(
     cache_dir: Path,
     rows_per_shard: int = 2048,
     include_nota: bool = True,
+    strategy: str | None = None,
+    n: int | None = None,
+    seed: int = 0,
+    variant: str = "standard",
 ) -> Path:
-    """Write ``task``/``split`` as Parquet shards under ``cache_dir`` (or reuse them); the folder.
+    """Write ``task``/``split`` lists as Parquet shards under ``cache_dir`` (or reuse them); the folder.
 
-    ``include_nota=False`` drops queries with no relevant candidate, as ranking metrics do.
-    A shard holds whole queries and at most ``rows_per_shard`` rows, unless one query is longer.
+    ``strategy``, ``n``, ``seed`` and ``variant`` are those of ``tasks.lists.build_lists``:
+    ``strategy=None`` means the task's native lists where it has them (else bm25) and ``n=None``
+    keeps native lists whole (10 candidates otherwise). ``include_nota=False`` drops lists with
+    no relevant candidate, as ranking metrics do. A shard holds whole queries and at most
+    ``rows_per_shard`` rows, unless one query is longer. The folder also holds ``manifest.json``
+    (the settings and counts). Any change of a setting or of a source file's bytes gives a new folder.
     """
     if not isinstance(rows_per_shard, int) or rows_per_shard < 1:
         raise RankuqError(f"rows_per_shard is {rows_per_shard!r}; set it to a positive integer")
+    check_settings(n, seed, variant)
     root, cache_dir = Path(root), Path(cache_dir)
     loader = tasks.get(task)()
-    sources = loader.source_files(root, split)
-    require_files(sources)
-    key = _cache_key(
-        task, split, sources, root, include_nota=include_nota, rows_per_shard=rows_per_shard
-    )
-    target = cache_dir / f"{task}-{split}-{key}"
-    if target.is_dir():
-        return target
-    table = loader.load(split, root)
-    if not include_nota:
-        table = table.filter(pc.invert(table.column("nota")))
-    _publish(table, target, rows_per_shard)
-    return target
-
-
-def _cache_key(
-    task: str,
-    split: str,
-    sources: list[Path],
-    root: Path,
-    *,
-    include_nota: bool,
-    rows_per_shard: int,
-) -> str:
-    """First 12 hex digits of a sha256 over the settings and the bytes of the source files.
-
-    Files are named relative to ``root``, so moving the data folder keeps the cache valid.
-    """
+    strategy = strategy or loader.default_strategy(split)
+    loader.check_split(split)
+    check_native(strategy, split in loader.native_splits, f"{task}/{split}")  # before reading files
     settings = {
         "task": task,
         "split": split,
+        "strategy": strategy,
+        "n": resolve_n(strategy, n, variant),
+        "seed": seed,
+        "variant": variant,
         "include_nota": include_nota,
         "rows_per_shard": rows_per_shard,
         "schema": SCHEMA_VERSION,
     }
+    if strategy == "dense":
+        settings["encoder"] = encoder_id()
+    sources = loader.source_files(root, split)
+    require_files(sources)
+    target = cache_dir / f"{task}-{split}-{_cache_key(settings, sources, root)}"
+    if target.is_dir():
+        return target
+    pool = loader.pool(split, root)
+    table = build_lists(pool, strategy, n, seed, variant, cache_dir=cache_dir / EMBEDDINGS)
+    if not include_nota:
+        table = table.filter(pc.invert(table.column("nota")))
+    table = validate_candidates(table, f"{task}/{split}")
+    _publish(table, target, rows_per_shard, settings | _counts(table, len(pool.qids)))
+    return target
+
+
+def _cache_key(settings: dict[str, object], sources: list[Path], root: Path) -> str:
+    """First 12 hex digits of a sha256 over the settings and the bytes of the source files.
+
+    Files are named relative to ``root``, so moving the data folder keeps the cache valid.
+    """
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     for path in sources:
         with path.open("rb") as handle:
             file_hash = hashlib.file_digest(handle, "sha256").hexdigest()
         digest.update(f"\n{path.relative_to(root).as_posix()} {file_hash}".encode())
     return digest.hexdigest()[:12]
+
+
+def _counts(table: pa.Table, pool_queries: int) -> dict[str, int]:
+    """What the manifest reports beside the settings: how much of the pool became lists."""
+    qids = table.column("qid")
+    nota_qids = pc.filter(qids, table.column("nota"))
+    return {
+        "pool_queries": pool_queries,
+        "queries": len(pc.unique(qids)),
+        "nota_queries": len(pc.unique(nota_qids)),
+        "rows": table.num_rows,
+    }
 
 
 def read_shards(path: Path) -> pa.Table:
@@ -105,14 +130,15 @@ def read_shards(path: Path) -> pa.Table:
     return validate_candidates(table, str(path))
 
 
-def _publish(table: pa.Table, target: Path, rows_per_shard: int) -> None:
-    """Write the shards into a temporary sibling folder, then rename it to ``target``."""
+def _publish(table: pa.Table, target: Path, rows_per_shard: int, manifest: dict[str, object]) -> None:
+    """Write the shards and manifest into a temporary sibling folder, then rename it to ``target``."""
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         qids = table.column("qid").to_numpy(zero_copy_only=False)
         for index, (start, stop) in enumerate(_shard_bounds(qids, rows_per_shard)):
             pq.write_table(table.slice(start, stop - start), temp / PART.format(index))
+        (temp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         os.replace(temp, target)
     except OSError:
         if not target.is_dir():

@@ -35,7 +35,7 @@ def test_a_user_grid_is_read_with_method_defaults(tmp_path):
         ),
         ("tasks: [wikiqa]\nmethods: {bert: {}}\ntrain: {epoch: 2}\n", r"train.epoch: unknown key; .*epochs"),
         ("tasks: [wikiqa]\nmethods: {berty: {}}\n", r"unknown method 'berty'; valid methods: bert, bm25"),
-        ("tasks: [msmarco]\nmethods: {bert: {}}\n", r"unknown task 'msmarco'; valid tasks: .*wikiqa"),
+        ("tasks: [ms-marcoo]\nmethods: {bert: {}}\n", r"unknown task 'ms-marcoo'; valid tasks: .*wikiqa"),
         (
             "tasks: [wikiqa]\nmethods: {mc_dropout: {T: -1}}\n",
             r"methods.mc_dropout.T: Input should be greater than 0",
@@ -58,3 +58,34 @@ def test_bad_grids_are_one_clear_error(tmp_path, text, match):
 def test_a_missing_grid_file_is_named(tmp_path):
     with pytest.raises(RankuqError, match=r"grid file not found: .*nope\.yaml"):
         load_grid(tmp_path / "nope.yaml")
+
+
+def test_shifts_name_train_and_test_sides(tmp_path):
+    text = (
+        "methods: {bert: {}}\n"
+        "tasks: [wikiqa]\n"
+        "shifts:\n"
+        "  - {train: {task: wikiqa}, test: {task: wikiqa, ns: bm25}}\n"
+        "  - {name: clariq-to-wikiqa, train: {task: clariq, ns: random}, test: {task: wikiqa}}\n"
+    )
+    spec, _ = load_grid(write(tmp_path, text))
+    assert [c.label() for c in spec.conditions()] == ["wikiqa", "wikiqa→wikiqa:bm25", "clariq-to-wikiqa"]
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("methods: {bert: {}}\n", r"name at least one task"),
+        (
+            "methods: {bert: {}}\nshifts: [{train: {task: wikiqa, nss: bm25}, test: {task: wikiqa}}]\n",
+            r"shifts.0.train.nss: unknown key; valid keys here: n, ns, task, variant",
+        ),
+        (
+            "methods: {bert: {}}\nshifts: [{train: {task: msdialogue}, test: {task: wikiqa}}]\n",
+            r"unknown task 'msdialogue'",
+        ),
+    ],
+)
+def test_bad_shifts_are_one_clear_error(tmp_path, text, match):
+    with pytest.raises(RankuqError, match=match):
+        load_grid(write(tmp_path, text))

@@ -102,3 +102,23 @@ def test_same_seed_same_numbers_in_a_fresh_run(finished, tmp_path):
     (first,) = (run_dir / "predictions" / "wikiqa" / "bert").glob("seed-1-*.parquet")
     (second,) = (tmp_path / "predictions" / "wikiqa" / "bert").glob("seed-1-*.parquet")
     assert pq.read_table(first).equals(pq.read_table(second))
+
+
+def test_a_cross_domain_and_a_cross_ns_pair_run_end_to_end(ray_session, tmp_path):
+    grid = {
+        **TINY_GRID,
+        "tasks": [],
+        "methods": {"bm25": {}, "bert": {}},
+        "seeds": [0],
+        "shifts": [
+            {"train": {"task": "wikiqa"}, "test": {"task": "wikiqa", "ns": "bm25"}},
+            {"train": {"task": "clariq", "ns": "random"}, "test": {"task": "wikiqa"}},
+        ],
+    }
+    board = run(grid, tmp_path)
+    assert list(board.condition.unique()) == ["wikiqa→wikiqa:bm25", "clariq:random→wikiqa"]
+    assert board["R@1"].between(0, 1).all()
+    shifts = {run.data.tags["shift"] for run in runs(tmp_path, "cell")}
+    assert shifts == set(board.condition)
+    # Each train side is trained once, whatever the number of conditions or methods using it.
+    assert len(list((tmp_path / "models").iterdir())) == 2

@@ -1,6 +1,7 @@
 """Parquet shard cache: content-hashed, atomic, cut at query boundaries."""
 
 import gzip
+import json
 import shutil
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def test_cache_hit_does_not_rewrite(
     def no_reload(*_: object) -> None:
         raise AssertionError("a cache hit must not reload the source data")
 
-    monkeypatch.setattr(WikiQA, "load", no_reload)
+    monkeypatch.setattr(WikiQA, "pool", no_reload)
     assert build_shards("wikiqa", "dev", root=root, cache_dir=cache) == path
     assert {part: part.stat().st_mtime_ns for part in path.iterdir()} == stamps
 
@@ -164,3 +165,111 @@ def test_read_shards_errors(tmp_path: Path) -> None:
     (tmp_path / "part-00000.parquet").write_bytes(b"not parquet")
     with pytest.raises(RankuqError, match=r"unreadable shards.*delete the folder"):
         read_shards(tmp_path)
+
+
+def test_settings_change_the_folder_and_manifest_records_them(tmp_path: Path) -> None:
+    root = tasks.data_root()
+    folders = {
+        build_shards("clariq", "dev", root=root, cache_dir=tmp_path, **kwargs)
+        for kwargs in [
+            {},
+            {"strategy": "random"},
+            {"n": 5},
+            {"seed": 1},
+            {"variant": "nota"},
+            {"variant": "imbalance", "n": 3},
+        ]
+    }
+    assert len(folders) == 6
+    default = build_shards("clariq", "dev", root=root, cache_dir=tmp_path)
+    assert default in folders  # same settings, same folder
+    manifest = json.loads((default / "manifest.json").read_text())
+    assert manifest | {"rows_per_shard": 0} == {
+        "task": "clariq",
+        "split": "dev",
+        "strategy": "bm25",  # no native lists: the default strategy
+        "n": 10,
+        "seed": 0,
+        "variant": "standard",
+        "include_nota": True,
+        "rows_per_shard": 0,
+        "schema": shards.SCHEMA_VERSION,
+        "pool_queries": 50,
+        "queries": 50,
+        "nota_queries": 0,
+        "rows": 500,
+    }
+
+
+def test_clariq_shards_keep_clarification_need(tmp_path: Path) -> None:
+    table = read_shards(build_shards("clariq", "test", root=tasks.data_root(), cache_dir=tmp_path))
+    assert table.schema.names[-1] == "clarification_need"
+    assert table.column("clarification_need").null_count == 0
+
+
+def test_dense_shards_reuse_embeddings(tmp_path: Path, stub_encoder: list[int]) -> None:
+    root = tasks.data_root()
+    first = build_shards("clariq", "dev", root=root, cache_dir=tmp_path, strategy="dense")
+    encoded = list(stub_encoder)
+    assert encoded == [3940, 50]  # the question bank, then the requests
+    build_shards("clariq", "train", root=root, cache_dir=tmp_path, strategy="dense", n=5, seed=2)
+    assert stub_encoder == [*encoded, 187]  # same bank: only the new split's requests are encoded
+    assert json.loads((first / "manifest.json").read_text())["encoder"].startswith("all-MiniLM-L6-v2@")
+    assert (tmp_path / shards.EMBEDDINGS).is_dir()
+
+
+@pytest.mark.parametrize("strategy", ["native", "random", "bm25"])
+def test_no_query_leaks_between_wikiqa_splits(tmp_path: Path, strategy: str) -> None:
+    assert_no_leak("wikiqa", strategy, tmp_path)
+
+
+@pytest.mark.parametrize("strategy", ["random", "bm25", "dense"])
+def test_no_query_leaks_between_clariq_splits(tmp_path: Path, strategy: str, stub_encoder: list[int]) -> None:
+    assert_no_leak("clariq", strategy, tmp_path)
+
+
+def assert_no_leak(task: str, strategy: str, cache: Path) -> None:
+    """Built shards of two splits share no qid and no query text."""
+    root = tasks.data_root()
+    built = {
+        split: read_shards(build_shards(task, split, root=root, cache_dir=cache, strategy=strategy, n=10))
+        for split in ("train", "dev", "test")
+    }
+    for one, other in [("train", "dev"), ("train", "test"), ("dev", "test")]:
+        assert not set(built[one].column("qid").to_pylist()) & set(built[other].column("qid").to_pylist())
+        contexts = [{tuple(c) for c in built[split].column("context").to_pylist()} for split in (one, other)]
+        assert not contexts[0] & contexts[1]
+    for split, table in built.items():
+        sizes = pc.value_counts(table.column("qid")).field("counts").to_pylist()
+        assert set(sizes) == {10}, split
+
+
+def test_wikiqa_variant_without_nota(tmp_path: Path) -> None:
+    path = build_shards(
+        "wikiqa",
+        "test",
+        root=tasks.data_root(),
+        cache_dir=tmp_path,
+        strategy="bm25",
+        variant="nota",
+        include_nota=False,
+    )
+    table = read_shards(path)
+    assert not any(table.column("nota").to_pylist())
+    assert len(pc.unique(table.column("qid"))) == 243 - 243 // 2  # the answerable half
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"strategy": "tfidf"}, r"unknown negative-sampling strategy 'tfidf'"),
+        ({"task": "clariq", "strategy": "native"}, r"clariq/dev has no native candidate lists"),
+        ({"n": 0}, r"n is 0"),
+        ({"variant": "hard"}, r"unknown variant 'hard'"),
+    ],
+)
+def test_bad_list_settings(tmp_path: Path, kwargs: dict[str, object], message: str) -> None:
+    arguments = {"task": "wikiqa", "split": "dev"} | kwargs
+    with pytest.raises(RankuqError, match=message):
+        build_shards(**arguments, root=tasks.data_root(), cache_dir=tmp_path)  # type: ignore[arg-type]
+    assert not list(tmp_path.iterdir())

@@ -68,7 +68,7 @@ def test_real_contract(real: dict[str, pa.Table], split: str) -> None:
     assert table.schema == CANDIDATE_SCHEMA
     assert set(table.column("task").to_pylist()) == {"wikiqa"}
     assert set(table.column("split").to_pylist()) == {split}
-    assert set(table.column("ns").to_pylist()) == {"page"}
+    assert set(table.column("ns").to_pylist()) == {"native"}
     assert set(table.column("label").to_pylist()) <= {0, 1}
     assert set(pc.list_value_length(table.column("context")).to_pylist()) == {1}
 

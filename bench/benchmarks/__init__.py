@@ -1,0 +1,1 @@
+"""Speed benchmarks (scripts, not tests): ``python -m bench.benchmarks.<name>``."""

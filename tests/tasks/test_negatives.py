@@ -1,0 +1,67 @@
+"""The negative-sampling strategies on their own: what each ranks first, determinism, registry."""
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from tasks import negatives
+from tasks.negatives import query_rng
+from tasks.pool import Pool, PoolBuilder
+
+
+def tiny_pool() -> Pool:
+    builder = PoolBuilder("tiny", "dev", __file__, native=True)  # type: ignore[arg-type]
+    texts = ["red apples are sweet", "green pears", "the red car is fast", "blue sky", "apples and pears"]
+    rows = [builder.candidate(f"d{i}", text) for i, text in enumerate(texts)]
+    builder.query("q0", ["sweet red apples"], {rows[0]: 1, rows[1]: 0, rows[3]: 0})
+    builder.query("q1", ["a fast car"], {rows[2]: 2, rows[4]: 0})
+    return builder.build()
+
+
+def ranked(strategy: str, pool: Pool, depth: int = 5, seed: int = 0) -> list[list[int]]:
+    queries = np.arange(len(pool.qids))
+    out = negatives.get(strategy)().candidates(pool, queries, np.full(queries.size, depth), seed)
+    return [rows.tolist() for rows in out]
+
+
+def test_native_gives_the_judged_negatives_only() -> None:
+    first, second = ranked("native", tiny_pool())
+    assert sorted(first) == [1, 3] and second == [4]
+
+
+def test_random_draws_distinct_rows_deterministically() -> None:
+    pool = tiny_pool()
+    draws = ranked("random", pool, depth=4, seed=7)
+    assert all(len(set(rows)) == 4 and set(rows) <= set(range(5)) for rows in draws)
+    assert ranked("random", pool, depth=4, seed=7) == draws
+    assert any(ranked("random", pool, depth=4, seed=s) != draws for s in range(1, 5))
+
+
+def test_random_depth_capped_by_corpus() -> None:
+    assert all(len(rows) == 5 for rows in ranked("random", tiny_pool(), depth=50))
+
+
+def test_bm25_ranks_lexical_matches_first() -> None:
+    first, second = ranked("bm25", tiny_pool())
+    assert first[0] == 0 and second[0] == 2  # the caller skips them: they are relevant
+
+
+def test_dense_ranks_nearest_first(stub_encoder: list[int]) -> None:
+    first, second = ranked("dense", tiny_pool(), depth=3)
+    assert first[0] == 0 and second[0] == 2
+    assert len(first) == 3
+
+
+@pytest.mark.parametrize("purpose", ["relevant", "order"])
+def test_query_rng_depends_on_seed_query_and_purpose(purpose: str) -> None:
+    draw: Callable[..., float] = lambda *key: query_rng(*key).random()  # noqa: E731
+    assert draw(0, "q1", purpose) == draw(0, "q1", purpose)
+    assert (
+        len({draw(0, "q1", purpose), draw(1, "q1", purpose), draw(0, "q2", purpose), draw(0, "q1", "x")}) == 4
+    )
+
+
+def test_only_native_needs_native_lists() -> None:
+    assert [name for name in negatives.names() if negatives.get(name).needs_native] == ["native"]
+    assert all(negatives.get(name).description for name in negatives.names())
