@@ -97,7 +97,8 @@ class GridRun:
             split,
             root=root,
             cache_dir=self.run_dir / "cache",
-            include_nota=split == "train" or self.spec.eval.include_nota,
+            # NOTA lists are what the nota variant is about; ranking metrics skip them anyway.
+            include_nota=split == "train" or side.variant == "nota" or self.spec.eval.include_nota,
             strategy=side.ns,
             n=side.n,
             variant=side.variant,
