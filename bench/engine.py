@@ -22,7 +22,7 @@ from bench.errors import RankuqError
 from bench.predictions import predictions_table
 from bench.train import TrainConfig, balanced_pairs, fit
 from methods.backbone import ModelConfig, load_tokenizer
-from tasks.shards import read_shards
+from tasks.shards import read_shards, shard_files
 
 MODEL_FILE = "model.pt"
 
@@ -172,7 +172,8 @@ def score_shards(
 ) -> pa.Table:
     """Predictions (contract 2) for every candidate row of ``shards``, in shard order."""
     ray.data.DataContext.get_current().execution_options.preserve_order = True
-    dataset = ray.data.read_parquet(str(shards), columns=["qid", "context", "cid", "text", "label"])
+    files = [str(part) for part in shard_files(shards)]
+    dataset = ray.data.read_parquet(files, columns=["qid", "context", "cid", "text", "label"])
     scored = dataset.map_batches(
         ShardScorer,
         fn_constructor_kwargs={

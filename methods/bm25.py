@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 
 from methods.backbone import ModelConfig
 from methods.base import REGISTRY, BatchScorer, Method, MethodParams
+from tasks.shards import shard_files
 
 
 @REGISTRY.register("bm25")
@@ -22,7 +23,8 @@ class BM25(Method):
     def make_scorer(
         self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
     ) -> BatchScorer:
-        corpus = sorted(set(pq.read_table(shards, columns=["text"]).column("text").to_pylist()))
+        texts = pq.ParquetDataset(shard_files(shards)).read(columns=["text"]).column("text")
+        corpus = sorted(set(texts.to_pylist()))
         row_of = {text: row for row, text in enumerate(corpus)}
         retriever = bm25s.BM25()
         retriever.index(bm25s.tokenize(corpus, show_progress=False), show_progress=False)

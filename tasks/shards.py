@@ -114,13 +114,19 @@ def _counts(table: pa.Table, pool_queries: int) -> dict[str, int]:
     }
 
 
-def read_shards(path: Path) -> pa.Table:
-    """The candidate table stored in a shard folder, validated against contract 1."""
+def shard_files(path: Path) -> list[Path]:
+    """The Parquet parts of a shard folder, in order (the folder also holds the manifest)."""
     parts = sorted(Path(path).glob("part-*.parquet"))
     if not parts:
         raise RankuqError(
             f"{path}: no shard folder with part-*.parquet files; build it with build_shards"
         )
+    return parts
+
+
+def read_shards(path: Path) -> pa.Table:
+    """The candidate table stored in a shard folder, validated against contract 1."""
+    parts = shard_files(path)
     try:
         table = pa.concat_tables([pq.read_table(part) for part in parts])
     except (OSError, pa.ArrowException) as exc:
