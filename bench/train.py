@@ -53,6 +53,34 @@ def cross_entropy(model: nn.Module, inputs: dict[str, torch.Tensor], labels: tor
     return nn.functional.cross_entropy(model(**inputs).logits, labels)
 
 
+def pair_lengths(tokenizer: PreTrainedTokenizerBase, pairs: Pairs, max_length: int) -> list[int]:
+    """Token count of every (context, candidate) pair after truncation."""
+    encoded = tokenizer(
+        [f" {tokenizer.sep_token} ".join(context) for context, _, _ in pairs],  # as encode_pairs joins turns
+        [text for _, text, _ in pairs],
+        truncation="longest_first",
+        max_length=max_length,
+    )
+    return [len(ids) for ids in encoded["input_ids"]]
+
+
+def length_bucketed_batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Shuffled batches of rows of similar length, so little compute goes to padding.
+
+    Rows are shuffled, sorted by length within windows of 50 batches, cut into batches, and the
+    batches shuffled: each epoch sees every row once, in a seeded order.
+    """
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    window = 50 * batch_size
+    batches = []
+    for start in range(0, len(order), window):
+        chunk = sorted(order[start : start + window], key=lengths.__getitem__)
+        batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
 def fit(
     model: nn.Module,
     tokenizer: PreTrainedTokenizerBase,
@@ -71,12 +99,10 @@ def fit(
     schedule = get_linear_schedule_with_warmup(optimizer, int(train.warmup * total), total)
     losses = []
     model.train()
+    lengths = pair_lengths(tokenizer, pairs, model_config.max_length)
     for _ in range(train.epochs):
-        order = list(range(len(pairs)))
-        rng.shuffle(order)
-        for start in range(0, len(order), train.batch_size):
-            batch = [pairs[i] for i in order[start : start + train.batch_size]]
-            contexts, texts, labels = zip(*batch, strict=True)
+        for batch_rows in length_bucketed_batches(lengths, train.batch_size, rng):
+            contexts, texts, labels = zip(*(pairs[i] for i in batch_rows), strict=True)
             inputs = encode_pairs(tokenizer, list(contexts), list(texts), model_config.max_length)
             loss = loss_fn(model, inputs, torch.tensor(labels))
             loss.backward()

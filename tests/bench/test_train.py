@@ -33,3 +33,16 @@ def test_same_seed_same_losses():
     ]
     assert runs[0] == runs[1]
     assert len(runs[0]) == 2 * 3  # 5 pairs in batches of 2, twice
+
+
+def test_length_bucketed_batches_cover_every_row_once_with_similar_lengths():
+    import random
+
+    from bench.train import length_bucketed_batches
+
+    lengths = [random.Random(i).randint(5, 60) for i in range(1000)]
+    batches = length_bucketed_batches(lengths, 16, random.Random(0))
+    assert sorted(i for batch in batches for i in batch) == list(range(1000))
+    spread = sum(max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches) / len(batches)
+    assert spread < 5  # a random batch of 16 spans about 50 tokens
+    assert batches == length_bucketed_batches(lengths, 16, random.Random(0))
