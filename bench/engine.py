@@ -56,6 +56,8 @@ def train_member(job: dict[str, Any]) -> None:
         train_config,
         job["seed"],
         loss_fn=lambda net, inputs, labels: method.loss(net, inputs, labels, params),
+        on_epoch_start=lambda: method.on_epoch_start(model, params),
+        whole_queries=method.whole_query_batches(params),
     )
     with tempfile.TemporaryDirectory() as folder:
         torch.save(model.state_dict(), Path(folder) / MODEL_FILE)

@@ -78,7 +78,12 @@ class GridRun:
         conditions = self.spec.conditions()
         train_shards = {c.label(): self._shards(c.train, "train", root) for c in conditions}
         eval_shards = {c.label(): self._shards(c.test, self.spec.eval.split, root) for c in conditions}
-        jobs, cells = self._plan(conditions, train_shards, eval_shards)
+        # Post-hoc methods (temperature) fit on another split of the tested lists, found beside them.
+        fit_splits = {methods.get(name).calibration_split for name in self.params} - {None}
+        fit_shards = {
+            (c.label(), split): self._shards(c.test, split, root) for c in conditions for split in fit_splits
+        }
+        jobs, cells = self._plan(conditions, train_shards, eval_shards, fit_shards)
         with ray_session(self.address):
             self._train(jobs)
             predictions = {
@@ -105,7 +110,11 @@ class GridRun:
         )
 
     def _plan(
-        self, conditions: list[Shift], train_shards: dict[str, Path], eval_shards: dict[str, Path]
+        self,
+        conditions: list[Shift],
+        train_shards: dict[str, Path],
+        eval_shards: dict[str, Path],
+        fit_shards: dict[tuple[str, str], Path],
     ) -> tuple[dict, list[Cell]]:
         spec = self.spec
         model, train = spec.model.model_dump(), spec.train.model_dump()
@@ -135,6 +144,7 @@ class GridRun:
                             "gpus": spec.resources.gpus_per_trial,
                         }
                         members.append(key)
+                    fit = fit_shards.get((label, method.calibration_split))
                     key = content_key(
                         "predictions",
                         name,
@@ -143,6 +153,7 @@ class GridRun:
                         model,
                         members,
                         seed,
+                        fit.name if fit else None,
                     )
                     cells.append(Cell(label, condition.test.task, name, seed, tuple(members), key))
         return jobs, cells

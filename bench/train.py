@@ -11,6 +11,7 @@ from torch import nn
 from transformers import PreTrainedTokenizerBase, get_linear_schedule_with_warmup
 
 from methods.backbone import ModelConfig, encode_pairs
+from methods.losses import cross_entropy
 
 
 class TrainConfig(BaseModel):
@@ -48,11 +49,6 @@ def balanced_pairs(table: pa.Table, seed: int, max_queries: int | None = None) -
     return pairs
 
 
-def cross_entropy(model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
-    """Pointwise cross-entropy of the 2-way head (paper 000)."""
-    return nn.functional.cross_entropy(model(**inputs).logits, labels)
-
-
 def pair_lengths(tokenizer: PreTrainedTokenizerBase, pairs: Pairs, max_length: int) -> list[int]:
     """Token count of every (context, candidate) pair after truncation."""
     encoded = tokenizer(
@@ -64,21 +60,42 @@ def pair_lengths(tokenizer: PreTrainedTokenizerBase, pairs: Pairs, max_length: i
     return [len(ids) for ids in encoded["input_ids"]]
 
 
-def length_bucketed_batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
+def length_bucketed_batches(
+    lengths: list[int], batch_size: int, rng: random.Random, groups: list[list[int]] | None = None
+) -> list[list[int]]:
     """Shuffled batches of rows of similar length, so little compute goes to padding.
 
-    Rows are shuffled, sorted by length within windows of 50 batches, cut into batches, and the
-    batches shuffled: each epoch sees every row once, in a seeded order.
+    Groups (default: one per row; a query's rows for pairwise losses) are shuffled, sorted by their
+    longest row within windows of 50 batches, and packed whole into batches of at most
+    ``batch_size`` rows (a larger group is a batch of its own); the batches are shuffled. Each epoch
+    sees every row once, in a seeded order.
     """
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
+    units = (
+        [list(group) for group in groups] if groups is not None else [[row] for row in range(len(lengths))]
+    )
+    rng.shuffle(units)
     window = 50 * batch_size
-    batches = []
-    for start in range(0, len(order), window):
-        chunk = sorted(order[start : start + window], key=lengths.__getitem__)
-        batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
+    batches: list[list[int]] = []
+    for start in range(0, len(units), window):
+        chunk = sorted(units[start : start + window], key=lambda unit: max(lengths[row] for row in unit))
+        batch: list[int] = []
+        for unit in chunk:
+            if batch and len(batch) + len(unit) > batch_size:
+                batches.append(batch)
+                batch = []
+            batch += unit
+        if batch:
+            batches.append(batch)
     rng.shuffle(batches)
     return batches
+
+
+def query_groups(pairs: Pairs) -> list[list[int]]:
+    """Rows of each query (same context), for losses that compare candidates of a query."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for row, (context, _, _) in enumerate(pairs):
+        groups.setdefault(tuple(context), []).append(row)
+    return list(groups.values())
 
 
 def fit(
@@ -89,19 +106,26 @@ def fit(
     train: TrainConfig,
     seed: int,
     loss_fn: Callable[[nn.Module, dict[str, torch.Tensor], torch.Tensor], torch.Tensor] = cross_entropy,
+    on_epoch_start: Callable[[], None] = lambda: None,
+    whole_queries: bool = False,
 ) -> list[float]:
-    """Train in place with AdamW and a linear warm-up schedule; return the loss of every step."""
+    """Train in place with AdamW and a linear warm-up schedule; return the loss of every step.
+
+    ``whole_queries`` keeps a query's rows in one batch (pairwise losses need both candidates).
+    """
     torch.manual_seed(seed)
     rng = random.Random(seed)
-    steps_per_epoch = -(-len(pairs) // train.batch_size)
+    lengths = pair_lengths(tokenizer, pairs, model_config.max_length)
+    groups = query_groups(pairs) if whole_queries else None
+    epochs = [length_bucketed_batches(lengths, train.batch_size, rng, groups) for _ in range(train.epochs)]
     optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr)
-    total = steps_per_epoch * train.epochs
+    total = sum(len(batches) for batches in epochs)
     schedule = get_linear_schedule_with_warmup(optimizer, int(train.warmup * total), total)
     losses = []
     model.train()
-    lengths = pair_lengths(tokenizer, pairs, model_config.max_length)
-    for _ in range(train.epochs):
-        for batch_rows in length_bucketed_batches(lengths, train.batch_size, rng):
+    for batches in epochs:
+        on_epoch_start()
+        for batch_rows in batches:
             contexts, texts, labels = zip(*(pairs[i] for i in batch_rows), strict=True)
             inputs = encode_pairs(tokenizer, list(contexts), list(texts), model_config.max_length)
             loss = loss_fn(model, inputs, torch.tensor(labels))

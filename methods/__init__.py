@@ -6,6 +6,17 @@ get = REGISTRY.get
 names = REGISTRY.names
 register = REGISTRY.register
 
-from methods import bert, bm25, ensemble, mc_dropout  # noqa: E402,F401  (register the methods)
+from methods import (  # noqa: E402,F401  (register the methods)
+    bert,
+    bm25,
+    conv_knrm,
+    ensemble,
+    gpf,
+    last_layer_mc,
+    mc_dropout,
+    pg_gp,
+    sngp,
+    temperature,
+)
 
 __all__ = ["REGISTRY", "Method", "MethodParams", "get", "names", "register"]

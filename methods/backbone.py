@@ -58,17 +58,15 @@ def build_cross_encoder(config: ModelConfig, seed: int) -> BertForSequenceClassi
     if config.layers is not None:
         overrides["num_hidden_layers"] = config.layers
     if config.backbone == TINY:
-        tiny = BertConfig(
-            vocab_size=30522,
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            intermediate_size=64,
-            max_position_embeddings=512,
-            num_labels=2,
-            **overrides,
-        )
-        return BertForSequenceClassification(tiny)
+        shape = {
+            "vocab_size": 30522,
+            "hidden_size": 32,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "intermediate_size": 64,
+            "max_position_embeddings": 512,
+        }
+        return BertForSequenceClassification(BertConfig(num_labels=2, **shape | overrides))
     try:
         return BertForSequenceClassification.from_pretrained(_source(config), num_labels=2, **overrides)
     except OSError as error:

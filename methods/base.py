@@ -13,8 +13,8 @@ from torch import nn
 
 from bench.errors import RankuqError
 from bench.registry import Registry
-from bench.train import cross_entropy
 from methods.backbone import ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
+from methods.losses import cross_entropy
 
 # Scores one batch of candidate rows (contract-1 columns) → float array [n, S].
 BatchScorer = Callable[[pd.DataFrame], np.ndarray]
@@ -34,6 +34,9 @@ class Method(ABC):
     Params: ClassVar[type[MethodParams]] = MethodParams
     trains: ClassVar[bool] = True  # fine-tunes cross-encoders (False for lexical baselines)
     probabilistic: ClassVar[bool] = True  # outputs relevance probabilities (ECE applies)
+    # A split the scorer also reads, from the shard folder beside the scored one (e.g. "dev" for
+    # post-hoc calibration); the runner builds it with the same settings as the scored split.
+    calibration_split: ClassVar[str | None] = None
 
     def parse(self, raw: dict[str, Any] | None, where: str) -> MethodParams:
         """Validate grid parameters; errors name ``where`` (e.g. "grid.yaml: methods.ensemble")."""
@@ -77,6 +80,13 @@ class NeuralMethod(Method):
         """Training loss of one batch; ``labels`` are 0/1 relevance."""
         return cross_entropy(model, inputs, labels)
 
+    def whole_query_batches(self, params: MethodParams) -> bool:
+        """Whether training batches must hold each query's candidates together (pairwise losses)."""
+        return False
+
+    def on_epoch_start(self, model: nn.Module, params: MethodParams) -> None:
+        """Called by training before every epoch (e.g. to restart a posterior accumulated per epoch)."""
+
     @abstractmethod
     def sample(
         self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: MethodParams
@@ -87,7 +97,7 @@ class NeuralMethod(Method):
         self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
     ) -> BatchScorer:
         tokenizer = load_tokenizer(model)
-        models = [self.load_member(model, params, path) for path in checkpoints]
+        models = self.load_models(params, model, checkpoints, shards)
 
         @torch.inference_mode()
         def score(batch: pd.DataFrame) -> np.ndarray:
@@ -96,6 +106,12 @@ class NeuralMethod(Method):
             return self.sample(models, inputs, params).float().numpy()
 
         return score
+
+    def load_models(
+        self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
+    ) -> list[nn.Module]:
+        """The models ``sample`` receives: the trained members, loaded once per scorer."""
+        return [self.load_member(model, params, path) for path in checkpoints]
 
     def load_member(self, model: ModelConfig, params: MethodParams, checkpoint: Path) -> nn.Module:
         """A trained member from its saved state dict."""

@@ -122,3 +122,20 @@ def test_a_cross_domain_and_a_cross_ns_pair_run_end_to_end(ray_session, tmp_path
     assert shifts == set(board.condition)
     # Each train side is trained once, whatever the number of conditions or methods using it.
     assert len(list((tmp_path / "models").iterdir())) == 2
+
+
+def test_every_method_of_papers_001_003_004_trains_and_predicts_inside_a_grid(ray_session, tmp_path):
+    heads = {
+        "temperature": {},
+        "last_layer_mc": {"T": 5, "loss": "pairwise_hinge"},
+        "sngp": {},
+        "gpf": {"gamma": 2.0},
+        "pg_gp": {},
+        "conv_knrm": {},
+    }
+    board = run({**TINY_GRID, "methods": heads, "seeds": [0]}, tmp_path).set_index("method")
+    assert set(board.index) == set(heads)
+    assert board["R@1"].between(0, 1).all()
+    assert board["ECE"].between(0, 1).all()
+    # temperature reuses the shared cross-encoder; the five others train their own models.
+    assert len(list((tmp_path / "models").iterdir())) == 6

@@ -1,0 +1,124 @@
+"""Inference cost of every method as a ratio to `bert` (paper 004 Table 3, paper 003 Table 2).
+
+The same inputs — the first ``pairs`` (query, candidate) rows of the real WikiQA test lists,
+tokenised once into batches of ``batch-size`` — go through ``method.sample`` of every method on
+the same backbone: the offline MiniLM cut to 2 layers (BERT-L2, the default grid's) and whole (L6).
+Models are freshly built (cost does not depend on training). Each method is timed ``repeats``
+times, interleaved with the others, and the fastest pass is kept. Parameter counts are trainable
+parameters over all members; "stored" adds the buffers (random-feature frequencies, GP precision).
+Conv-KNRM rows only read the backbone's word embeddings; their last-layer MC is compared with the
+deterministic Conv-KNRM.
+
+    python -m bench.benchmarks.method_cost [--pairs 512] [--batch-size 64] [--repeats 3] [--threads 1]
+"""
+
+import argparse
+import time
+from dataclasses import dataclass
+
+import torch
+from tabulate import tabulate
+
+import methods
+import tasks
+from methods.backbone import ModelConfig, encode_pairs, load_tokenizer
+
+
+@dataclass(frozen=True)
+class Case:
+    method: str
+    params: dict
+    baseline: str = "bert"  # the label of the case its time is divided by
+    target: float | None = None  # the largest acceptable ratio, where the issue sets one
+
+    @property
+    def label(self) -> str:
+        settings = ", ".join(f"{key}={value}" for key, value in self.params.items())
+        return f"{self.method} ({settings})" if settings else self.method
+
+
+CASES = [
+    Case("bert", {}),
+    Case("mc_dropout", {"T": 10}),
+    Case("ensemble", {"M": 5}),
+    Case("last_layer_mc", {"T": 100}, target=1.15),
+    Case("last_layer_mc", {"T": 150}),
+    Case("sngp", {}, target=1.3),
+    Case("gpf", {}, target=1.3),
+    Case("pg_gp", {}, target=1.6),
+    Case("conv_knrm", {}),
+    Case("last_layer_mc", {"T": 100, "encoder": "conv_knrm"}, baseline="conv_knrm"),
+]
+
+
+def wikiqa_batches(config: ModelConfig, pairs: int, batch_size: int) -> list[dict[str, torch.Tensor]]:
+    table = tasks.get("wikiqa")().load("test", tasks.data_root()).slice(0, pairs)
+    contexts, texts = table.column("context").to_pylist(), table.column("text").to_pylist()
+    tokenizer = load_tokenizer(config)
+    return [
+        encode_pairs(tokenizer, contexts[i : i + batch_size], texts[i : i + batch_size], config.max_length)
+        for i in range(0, len(texts), batch_size)
+    ]
+
+
+def build(case: Case, config: ModelConfig) -> tuple[methods.Method, object, list[torch.nn.Module]]:
+    method = methods.get(case.method)()
+    params = method.parse(case.params, case.label)
+    members = [method.build_model(config, params, seed) for seed in range(method.members(params))]
+    return method, params, members
+
+
+def count(models: list[torch.nn.Module]) -> tuple[int, int]:
+    """(trainable parameters, parameters + buffers) over all members."""
+    parameters = sum(p.numel() for model in models for p in model.parameters())
+    return parameters, parameters + sum(b.numel() for model in models for b in model.buffers())
+
+
+def measure(config: ModelConfig, batches: list[dict[str, torch.Tensor]], repeats: int) -> dict[str, tuple]:
+    """Per case label: (fastest seconds over all batches, trainable params, stored numbers)."""
+    built = {case.label: build(case, config) for case in CASES}
+    best = dict.fromkeys(built, float("inf"))
+    with torch.inference_mode():
+        for repeat in range(repeats + 1):  # the first pass warms up and is not counted
+            for label, (method, params, models) in built.items():
+                start = time.perf_counter()
+                for inputs in batches:
+                    method.sample(models, inputs, params)
+                if repeat:
+                    best[label] = min(best[label], time.perf_counter() - start)
+    return {label: (best[label], *count(built[label][2])) for label in built}
+
+
+def report(results: dict[str, tuple], pairs: int) -> str:
+    """A markdown table: one row per case."""
+    rows = []
+    for case in CASES:
+        seconds, parameters, stored = results[case.label]
+        ratio = seconds / results[case.baseline][0]
+        met = case.target is not None and ratio <= case.target
+        verdict = "" if case.target is None else f"≤ {case.target}: {'met' if met else 'MISSED'}"
+        vs = "" if case.baseline == "bert" else f" (vs {case.baseline})"
+        rows.append(
+            [case.label, parameters / 1e6, stored / 1e6, 1000 * seconds / pairs, f"{ratio:.2f}×{vs}", verdict]
+        )
+    headers = ["method", "params (M)", "stored (M)", "ms / pair", "cost", "target"]
+    return tabulate(rows, headers, tablefmt="github", floatfmt=".2f")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=512)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (1: steadier on a shared CPU)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    for name, config in (("MiniLM-L2", ModelConfig(layers=2)), ("MiniLM-L6", ModelConfig())):
+        batches = wikiqa_batches(config, args.pairs, args.batch_size)
+        pairs = sum(len(b["input_ids"]) for b in batches)
+        print(f"\n{name}: {pairs} WikiQA test pairs, batches of {args.batch_size}, {args.threads} threads\n")
+        print(report(measure(config, batches, args.repeats), pairs))
+
+
+if __name__ == "__main__":
+    main()

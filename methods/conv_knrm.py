@@ -1,0 +1,42 @@
+"""`conv_knrm`: the deterministic Conv-KNRM ranker (paper 001's non-transformer backbone, S = 1).
+
+s(x) = wᵀφ(x) + b on Conv-KNRM's kernel-pooled soft-match features φ (``encoders.ConvKNRMFeatures``)
+over the backbone's word embeddings (the offline MiniLM's by default); draws σ(s). Its stochastic
+counterpart is ``last_layer_mc`` with ``encoder: conv_knrm``.
+"""
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from methods.backbone import ModelConfig
+from methods.base import REGISTRY, MethodParams
+from methods.encoders import ConvKNRMFeatures
+from methods.losses import LossName
+from methods.ranker import HeadMethod, Ranker
+
+
+class ConvKNRMParams(MethodParams):
+    loss: LossName = "pointwise_ce"
+
+
+@REGISTRY.register("conv_knrm")
+class ConvKNRM(HeadMethod):
+    name = "conv_knrm"
+    description = "Conv-KNRM over MiniLM word embeddings, linear output (S = 1) [001]"
+    Params = ConvKNRMParams
+
+    def build_model(self, model: ModelConfig, params: ConvKNRMParams, seed: int) -> Ranker:
+        encoder = ConvKNRMFeatures.from_config(model, seed)
+        return Ranker(encoder, self.build_head(encoder.dim, params))
+
+    def build_head(self, dim: int, params: ConvKNRMParams) -> nn.Module:
+        return nn.Sequential(nn.Linear(dim, 1), nn.Flatten(0))
+
+    def sample(
+        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: ConvKNRMParams
+    ) -> torch.Tensor:
+        (model,) = models
+        model.eval()
+        return torch.sigmoid(model(**inputs))[:, None]

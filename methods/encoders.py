@@ -1,0 +1,103 @@
+"""Feature encoders under the stochastic heads: a tokenised (query, candidate) batch → features [n, K].
+
+Both read the cross-encoder's tokenised pair (``encode_pairs``), so every head runs on either:
+``bert`` (a transformer) or ``conv_knrm`` (a kernel-pooling ranker over word embeddings, paper
+001's non-transformer backbone). Each exposes ``dim`` (K) and ``feature_layers()``, the layers that
+spectral normalisation bounds (SNGP).
+"""
+
+from typing import Literal
+
+import torch
+from torch import nn
+from torch.nn import functional
+
+from methods.backbone import ModelConfig, build_cross_encoder, load_tokenizer
+
+EncoderName = Literal["bert", "conv_knrm"]
+
+
+class BertFeatures(nn.Module):
+    """h(x) = tanh(W_p h_[CLS](x) + b_p): BERT's pooled [CLS] feature, the one a cross-encoder's
+    classifier reads (pretrained pooler of the backbone; L layers as ``ModelConfig.layers``)."""
+
+    def __init__(self, config: ModelConfig, seed: int) -> None:
+        super().__init__()
+        self.bert = build_cross_encoder(config, seed).bert
+        self.dim = self.bert.config.hidden_size
+
+    def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
+        return self.bert(**inputs).pooler_output
+
+    def feature_layers(self) -> list[nn.Module]:
+        return [self.bert.pooler.dense]
+
+
+class ConvKNRMFeatures(nn.Module):
+    """Conv-KNRM soft-match features (Dai et al., WSDM 2018) of a (query, candidate) pair.
+
+    Word embeddings e → h-gram convolutions q_h = ReLU(conv_h(e)), h = 1..H, L2-normalised → cosine
+    matrices M^{ab}_{ij} = cos(q_a,i, d_b,j) for every pair (a, b) of gram sizes → kernel pooling
+        φ_k(M) = 0.01 Σ_i log Σ_j exp(−(M_ij − μ_k)² / 2σ_k²)
+    with an exact-match kernel (μ = 1, σ = 10⁻³) and soft kernels μ = 0.9, 0.7, …, −0.9 (σ = 0.1):
+    K = H² · kernels features. The query is the pair's first segment (token type 0), the candidate
+    the second; special tokens, padding and grams that cross a segment are masked out.
+    """
+
+    def __init__(
+        self, embeddings: torch.Tensor, special_ids: list[int], filters: int = 128, grams: int = 3
+    ) -> None:
+        super().__init__()
+        self.embed = nn.Embedding.from_pretrained(embeddings, freeze=False)
+        width = embeddings.shape[1]
+        self.convs = nn.ModuleList(nn.Conv1d(width, filters, h) for h in range(1, grams + 1))
+        mu = torch.cat([torch.tensor([1.0]), torch.linspace(0.9, -0.9, 10)])
+        sigma = torch.cat([torch.tensor([1e-3]), torch.full((10,), 0.1)])
+        self.register_buffer("mu", mu, persistent=False)
+        self.register_buffer("sigma", sigma, persistent=False)
+        self.register_buffer("special", torch.tensor(special_ids), persistent=False)
+        self.dim = grams**2 * len(mu)
+
+    @classmethod
+    def from_config(cls, config: ModelConfig, seed: int) -> "ConvKNRMFeatures":
+        """Initialised with the backbone's word embeddings (the offline MiniLM's, or TINY's random ones)."""
+        embeddings = build_cross_encoder(config, seed).get_input_embeddings().weight.detach().clone()
+        return cls(embeddings, load_tokenizer(config).all_special_ids)
+
+    def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
+        ids, types = inputs["input_ids"], inputs["token_type_ids"]
+        words = inputs["attention_mask"].bool() & ~torch.isin(ids, self.special)
+        query_mask, doc_mask = words & (types == 0), words & (types == 1)
+        embedded = self.embed(ids).transpose(1, 2)  # [n, E, S]
+        grams = [functional.normalize(functional.relu(conv(embedded)), dim=1) for conv in self.convs]
+        masks = [(_gram_mask(query_mask, h), _gram_mask(doc_mask, h)) for h in range(1, len(grams) + 1)]
+        features = [
+            self._pool(query, document, masks[a][0], masks[b][1])
+            for a, query in enumerate(grams)
+            for b, document in enumerate(grams)
+        ]
+        return torch.cat(features, dim=1)
+
+    def _pool(
+        self, query: torch.Tensor, document: torch.Tensor, query_mask: torch.Tensor, doc_mask: torch.Tensor
+    ) -> torch.Tensor:
+        """Kernel pooling of the cosine matrix between query grams [n, F, Sq] and document grams."""
+        cosine = torch.einsum("nfi,nfj->nij", query, document)[..., None]  # [n, Sq, Sd, 1]
+        kernel = torch.exp(-((cosine - self.mu) ** 2) / (2 * self.sigma**2)) * doc_mask[:, None, :, None]
+        soft_tf = torch.log(kernel.sum(dim=2).clamp(min=1e-10)) * 0.01  # [n, Sq, kernels]
+        return (soft_tf * query_mask[..., None]).sum(dim=1)
+
+    def feature_layers(self) -> list[nn.Module]:
+        return list(self.convs)
+
+
+def _gram_mask(mask: torch.Tensor, h: int) -> torch.Tensor:
+    """Valid h-grams [n, S − h + 1]: those whose h tokens are all valid."""
+    return mask.unfold(1, h, 1).all(dim=-1)
+
+
+def build_encoder(name: EncoderName, config: ModelConfig, seed: int) -> BertFeatures | ConvKNRMFeatures:
+    """The encoder ``name`` on the backbone of ``config``, seeded by ``seed``."""
+    if name == "bert":
+        return BertFeatures(config, seed)
+    return ConvKNRMFeatures.from_config(config, seed)

@@ -1,0 +1,222 @@
+"""Gaussian-process output layers shared by `sngp`, `gpf` and `pg_gp` (papers 003, 004).
+
+A GP g ~ GP(0, k) on the encoder's features h is scaled to the whole training set with random
+Fourier features (Rahimi & Recht 2007): g(h) = φ(h)ᵀβ, β ~ N(0, I), φ(h)ᵀφ(h') ≈ k(h, h'). The
+posterior over β is a Gaussian N(μ, P⁻¹) whose precision
+    P = I + D,   D = Σᵢ wᵢ φᵢφᵢᵀ
+is accumulated mini-batch by mini-batch: wᵢ = p̂ᵢ(1 − p̂ᵢ) for SNGP's Laplace approximation, the
+Pólya-Gamma variables for PG-GP. With ``momentum`` None, D sums every batch since the last
+``reset_posterior`` (paper 004 eq. 4, exact over one epoch); with α it is the moving average
+D ← αD + (1 − α) Σ_batch wᵢφᵢφᵢᵀ (eq. 5). A pair's logit then has the predictive
+N(m, v), m = φᵀμ, v = φᵀP⁻¹φ.
+
+Closed-form heads give both (mean, var, probability) through ``GPMethod.predictive`` and S draws
+σ(φᵀβ_s), β_s ~ N(μ, P⁻¹), through ``sample``; the draws reuse one fixed set of S posterior
+functions for every batch, so they are coherent across the candidates of a list.
+"""
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Annotated, Any, ClassVar, Literal
+
+import numpy as np
+import torch
+from pydantic import Field
+from torch import nn
+from torch.nn import functional
+from torch.nn.utils import parametrize
+
+from methods.ranker import HeadMethod, HeadParams
+
+KernelName = Literal["rbf", "matern12", "matern32", "matern52", "linear"]
+MATERN_NU = {"matern12": 0.5, "matern32": 1.5, "matern52": 2.5}
+HERMITE_NODES = 32
+DRAW_SEED = 0  # the posterior functions drawn by `sample`: the same for every batch and run
+
+
+class RandomFeatures(nn.Module):
+    """φ with φ(h)ᵀφ(h') ≈ k(h, h') for k = σ² κ(‖h − h'‖ / ℓ) (σ² the output scale).
+
+    Stationary kernels use L random Fourier features φ(h) = σ √(2/L) cos(Ωh / ℓ + b), b ~ U(0, 2π),
+    the rows of Ω drawn from the kernel's spectral density: N(0, I) for RBF, a Student-t with 2ν
+    degrees of freedom (z / √u, u ~ Gamma(ν, ν)) for Matérn-ν. The linear kernel k = σ² hᵀh' is
+    exact, φ(h) = σh (L = dim). The frequencies are fixed buffers, drawn from the global seed.
+    """
+
+    def __init__(self, dim: int, kernel: KernelName, count: int, lengthscale: float, outputscale: float):
+        super().__init__()
+        self.kernel = kernel
+        self.scale = math.sqrt(outputscale)
+        self.width = dim if kernel == "linear" else count
+        if kernel != "linear":
+            frequencies = torch.randn(count, dim)
+            if kernel in MATERN_NU:
+                nu = MATERN_NU[kernel]
+                frequencies /= torch.distributions.Gamma(nu, nu).sample((count, 1)).sqrt()
+            self.register_buffer("frequencies", frequencies / lengthscale)
+            self.register_buffer("phase", 2 * math.pi * torch.rand(count))
+            self.scale *= math.sqrt(2 / count)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        if self.kernel == "linear":
+            return self.scale * h
+        return self.scale * torch.cos(h @ self.frequencies.T + self.phase)
+
+
+class SpectralBound(nn.Module):
+    """Parametrisation W ↦ W · min(1, c / σ̂(W)) (paper 004 eq. 1; Miyato et al. 2018).
+
+    σ̂ is W's largest singular value (W as a matrix [out, in·…]) by power iteration,
+        v ← Wᵀu / ‖Wᵀu‖,  u ← Wv / ‖Wv‖,  σ̂ = uᵀWv,
+    ``iterations`` steps per training forward; u and v are buffers, warmed up on the initial W.
+    """
+
+    def __init__(self, weight: torch.Tensor, bound: float, iterations: int = 1, warmup: int = 20) -> None:
+        super().__init__()
+        self.bound, self.iterations = bound, iterations
+        rows, columns = weight.flatten(1).shape
+        self.register_buffer("u", functional.normalize(torch.randn(rows), dim=0))
+        self.register_buffer("v", functional.normalize(torch.randn(columns), dim=0))
+        self._power_iteration(weight.detach().flatten(1), warmup)
+
+    @torch.no_grad()
+    def _power_iteration(self, matrix: torch.Tensor, steps: int) -> None:
+        for _ in range(steps):
+            self.v.copy_(functional.normalize(matrix.T @ self.u, dim=0))
+            self.u.copy_(functional.normalize(matrix @ self.v, dim=0))
+
+    def forward(self, weight: torch.Tensor) -> torch.Tensor:
+        matrix = weight.flatten(1)
+        if self.training:
+            self._power_iteration(matrix.detach(), self.iterations)
+        sigma = self.u.clone() @ matrix @ self.v.clone()
+        return weight * torch.clamp(self.bound / sigma, max=1.0)
+
+
+def bound_spectral_norm(layer: nn.Module, bound: float) -> None:
+    """Bound the spectral norm of ``layer.weight`` by ``bound`` from now on."""
+    parametrize.register_parametrization(layer, "weight", SpectralBound(layer.weight, bound))
+
+
+class GPHead(nn.Module, ABC):
+    """g(h) = φ(h)ᵀβ with β ~ N(μ, P⁻¹), P = I + D (module docstring); ``mean_weights`` gives μ."""
+
+    def __init__(self, features: nn.Module, width: int, momentum: float | None) -> None:
+        super().__init__()
+        self.features = features
+        self.momentum = momentum
+        self.register_buffer("precision", torch.zeros(width, width))  # D, the data part of P
+        self._cholesky: torch.Tensor | None = None  # of P, cached while D stays as it is
+
+    def accumulate(self, buffer: torch.Tensor, batch: torch.Tensor) -> None:
+        """buffer ← buffer + batch (momentum None) or α·buffer + (1 − α)·batch."""
+        batch = batch.to(buffer.dtype)
+        if self.momentum is None:
+            buffer.add_(batch)
+        else:
+            buffer.mul_(self.momentum).add_(batch, alpha=1 - self.momentum)
+
+    @torch.no_grad()
+    def observe(self, phi: torch.Tensor, weights: torch.Tensor) -> None:
+        """D += Σᵢ wᵢ φᵢφᵢᵀ for one mini-batch of features φ [n, L] and weights w [n]."""
+        self.accumulate(self.precision, (phi * weights[:, None]).T @ phi)
+        self._cholesky = None
+
+    def reset_posterior(self) -> None:
+        """Forget the accumulated data (at the start of an epoch, so D covers the last one)."""
+        self.precision.zero_()
+        self._cholesky = None
+
+    def cholesky(self) -> torch.Tensor:
+        """Lower Cholesky factor of P = I + D (float64), computed once per state of D."""
+        if self._cholesky is None:
+            eye = torch.eye(len(self.precision), dtype=torch.float64, device=self.precision.device)
+            self._cholesky = torch.linalg.cholesky(eye + self.precision.double())
+        return self._cholesky
+
+    def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
+        self._cholesky = None
+        super()._load_from_state_dict(*args, **kwargs)
+
+    def _apply(self, fn: Any, recurse: bool = True) -> "GPHead":
+        self._cholesky = None  # .to(), .double(), …
+        return super()._apply(fn, recurse)
+
+    @abstractmethod
+    def mean_weights(self, cholesky: torch.Tensor) -> torch.Tensor:
+        """The posterior mean μ of β [L] (float64), given P's Cholesky factor."""
+
+    def _posterior(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Predictive means m [n] and whitened features A = C⁻¹Φᵀ [L, n] (P = CCᵀ), in float64."""
+        phi = self.features(h).double()
+        cholesky = self.cholesky()
+        whitened = torch.linalg.solve_triangular(cholesky, phi.T, upper=False)
+        return phi @ self.mean_weights(cholesky), whitened
+
+    def predictive(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean m = φᵀμ and variance v = φᵀP⁻¹φ = ‖C⁻¹φ‖² of each logit."""
+        mean, whitened = self._posterior(h)
+        return mean.to(h.dtype), whitened.square().sum(dim=0).to(h.dtype)
+
+    def draws(self, h: torch.Tensor, count: int) -> torch.Tensor:
+        """Logits [n, S] of S posterior functions: φᵀβ_s = φᵀμ + (C⁻¹φ)ᵀz_s, z_s ~ N(0, I)."""
+        mean, whitened = self._posterior(h)
+        generator = torch.Generator(device=whitened.device).manual_seed(DRAW_SEED)
+        noise = torch.randn(len(whitened), count, generator=generator, dtype=whitened.dtype)
+        return (mean[:, None] + whitened.T @ noise).to(h.dtype)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return self.predictive(h)[0]
+
+
+def mean_field_probability(mean: torch.Tensor, var: torch.Tensor, factor: float) -> torch.Tensor:
+    """E[σ(g)], g ~ N(m, v), by the mean-field approximation σ(m / √(1 + λv)) (Lu et al. 2020)."""
+    return torch.sigmoid(mean / torch.sqrt(1 + factor * var))
+
+
+def gauss_hermite_probability(mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
+    """E[σ(g)], g ~ N(m, v), by Gauss–Hermite quadrature: π^{-½} Σ_k ω_k σ(m + √(2v) x_k)."""
+    nodes, weights = (torch.from_numpy(a).to(mean) for a in np.polynomial.hermite.hermgauss(HERMITE_NODES))
+    logits = mean[:, None] + torch.sqrt(2 * var)[:, None] * nodes
+    return torch.sigmoid(logits) @ weights / math.sqrt(math.pi)
+
+
+class GPParams(HeadParams):
+    features: Annotated[int, Field(ge=1, description="random Fourier features L")] = 1024
+    momentum: Annotated[float, Field(ge=0, lt=1)] | None = Field(
+        None, description="None: exact precision over the epoch (eq. 4); α: moving average (eq. 5)"
+    )
+    S: Annotated[int, Field(gt=0, description="posterior draws per pair")] = 100
+
+
+class GPMethod(HeadMethod):
+    """A method with a ``GPHead``: closed-form (mean, var) per logit, plus S coherent draws."""
+
+    inference_only: ClassVar[frozenset[str]] = frozenset({"S"})
+
+    def sample(
+        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: GPParams
+    ) -> torch.Tensor:
+        (model,) = models
+        model.eval()
+        return torch.sigmoid(model.head.draws(model.encoder(**inputs), params.S))
+
+    def on_epoch_start(self, model: nn.Module, params: GPParams) -> None:
+        """With exact sums (momentum None) the precision restarts each epoch, so it ends up covering
+        the last epoch's features once (paper 004 eq. 4)."""
+        if params.momentum is None:
+            model.head.reset_posterior()
+
+    def predictive(
+        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: GPParams
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(mean, var) of each pair's logit and its predictive relevance probability."""
+        (model,) = models
+        model.eval()
+        mean, var = model.head.predictive(model.encoder(**inputs))
+        return mean, var, self.probability(mean, var, params)
+
+    @abstractmethod
+    def probability(self, mean: torch.Tensor, var: torch.Tensor, params: GPParams) -> torch.Tensor:
+        """P(relevant) = E[σ(g)] under the logit's predictive N(mean, var)."""

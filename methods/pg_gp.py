@@ -1,0 +1,128 @@
+"""`pg_gp`: PG-DRR, a GP output layer with Pólya-Gamma augmentation and Gibbs sampling (paper 003 §3.3–3.6).
+
+GP layer: g ~ GP(0, k) on the encoder's [CLS] features h, k = RBF (length 1, output scale σ² = 8;
+Matérn or linear as options). Scaled to the training set with random Fourier features
+(``methods.gp``): k(h, h') ≈ φ(h)ᵀφ(h'), so K = ΦΦᵀ on a mini-batch and g = φᵀβ, β ~ N(0, I).
+
+Augmentation: with κ = y − ½ and w ~ PG(1, g), p(y | g, w) ∝ exp(κg − wg²/2) is Gaussian in g,
+so the Gibbs conditionals are (eq. 9–11)
+    w | g ~ PG(1, g),   g | y, w ~ N(Σκ, Σ),  Σ = (K⁻¹ + Ω)⁻¹,  Ω = diag(w).
+Training (Algorithm 1): per mini-batch, N chains (30) of T steps (10) give w₁ … w_N, and the
+encoder follows Fisher's identity (eq. 13) ∇θ log p(y | x) ≈ 1/N Σₙ ∇θ log N(κ/wₙ | 0, K_θ + Ωₙ⁻¹).
+PG draws come from the `polyagamma` package.
+Posterior: each training batch adds its chain-averaged w̄ and κ to P = I + Σᵢ w̄ᵢφᵢφᵢᵀ and
+r = Σᵢ κᵢφᵢ, so β | data ~ N(P⁻¹r, P⁻¹), the weight-space form of eq. 14:
+    μ* = φ*ᵀP⁻¹r = K*ᵀ(K + Ω⁻¹)⁻¹Ω⁻¹κ,   Σ* = φ*ᵀP⁻¹φ* = K** − K*ᵀ(K + Ω⁻¹)⁻¹K*.
+Predictive (eq. 15): ∫σ(g)N(g | μ*, Σ*)dg by 1-D Gauss–Hermite quadrature (``predictive``); ``sample``
+gives S draws σ(g_s).
+"""
+
+from typing import Annotated
+
+import numpy as np
+import torch
+from polyagamma import random_polyagamma
+from pydantic import Field
+from torch import nn
+
+from methods.base import REGISTRY
+from methods.gp import GPHead, GPMethod, GPParams, KernelName, RandomFeatures, gauss_hermite_probability
+
+
+class PGGPParams(GPParams):
+    kernel: KernelName = "rbf"
+    lengthscale: Annotated[float, Field(gt=0)] = 1.0
+    outputscale: Annotated[float, Field(gt=0, description="kernel variance σ²")] = 8.0
+    chains: Annotated[int, Field(ge=1, description="parallel Gibbs chains N")] = 30
+    steps: Annotated[int, Field(ge=1, description="Gibbs steps T per chain")] = 10
+
+
+class PGHead(GPHead):
+    """g(h) = φ(h)ᵀβ with β | data ~ N(P⁻¹r, P⁻¹), both statistics filled by the training loss."""
+
+    def __init__(self, dim: int, params: PGGPParams) -> None:
+        features = RandomFeatures(dim, params.kernel, params.features, params.lengthscale, params.outputscale)
+        super().__init__(features, features.width, params.momentum)
+        self.register_buffer("shift", torch.zeros(features.width))  # r = Σ κᵢφᵢ
+
+    @torch.no_grad()
+    def observe_labels(self, phi: torch.Tensor, weights: torch.Tensor, kappa: torch.Tensor) -> None:
+        """Add one batch to P (weights w̄) and to r (κ = y − ½)."""
+        self.observe(phi, weights)
+        self.accumulate(self.shift, kappa @ phi)
+
+    def reset_posterior(self) -> None:
+        super().reset_posterior()
+        self.shift.zero_()
+
+    def mean_weights(self, cholesky: torch.Tensor) -> torch.Tensor:
+        return torch.cholesky_solve(self.shift.double()[:, None], cholesky)[:, 0]
+
+
+def polya_gamma(c: torch.Tensor, rng: np.random.Generator) -> torch.Tensor:
+    """w ~ PG(1, c), elementwise."""
+    return torch.from_numpy(random_polyagamma(1, c.cpu().numpy(), random_state=rng)).to(c)
+
+
+def _whitening(kernel: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """√w [N, M] and the Cholesky factor of B = I + Ω^½ K Ω^½ [N, M, M] (eigenvalues ≥ 1)."""
+    root = w.sqrt()
+    eye = torch.eye(kernel.shape[-1], dtype=kernel.dtype, device=kernel.device)
+    return root, torch.linalg.cholesky(eye + root[:, :, None] * kernel * root[:, None, :])
+
+
+def conditional_draw(
+    phi: torch.Tensor, kappa: torch.Tensor, w: torch.Tensor, generator: torch.Generator
+) -> torch.Tensor:
+    """g ~ N(Σκ, Σ), Σ = (K⁻¹ + Ω)⁻¹, per chain, by perturbing a prior draw (Matheron's rule):
+    g = f + KΩ^½B⁻¹Ω^½(Ω⁻¹κ − f − ε),  f = Φz ~ N(0, K),  ε ~ N(0, Ω⁻¹)."""
+    kernel = phi @ phi.T
+    root, cholesky = _whitening(kernel, w)
+    prior = torch.randn(len(w), phi.shape[1], generator=generator, dtype=phi.dtype) @ phi.T
+    noise = torch.randn(w.shape, generator=generator, dtype=phi.dtype) / root
+    residual = root * (kappa / w - prior - noise)
+    solved = torch.cholesky_solve(residual[..., None], cholesky)[..., 0]
+    return prior + (root * solved) @ kernel
+
+
+def gibbs(phi: torch.Tensor, kappa: torch.Tensor, chains: int, steps: int, seed: int) -> torch.Tensor:
+    """Algorithm 1, lines 4–9: g⁰ ~ N(0, K); for t = 1..T, w^t ~ PG(1, g^{t−1}), g^t ~ p(g | y, w^t).
+    Returns w^T of every chain [N, M]."""
+    rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
+    g = torch.randn(chains, phi.shape[1], generator=generator, dtype=phi.dtype) @ phi.T
+    for _ in range(steps - 1):
+        g = conditional_draw(phi, kappa, polya_gamma(g, rng), generator)
+    return polya_gamma(g, rng)
+
+
+def augmented_nll(phi: torch.Tensor, kappa: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """−1/N Σₙ log N(κ/wₙ | 0, ΦΦᵀ + Ωₙ⁻¹) per pair, up to terms free of Φ:
+    with B = I + Ω^½KΩ^½ = LLᵀ and u = κ/√w, −log N = ½‖L⁻¹u‖² + Σ log diag L + const."""
+    root, cholesky = _whitening(phi @ phi.T, w)
+    white = torch.linalg.solve_triangular(cholesky, (kappa / root)[..., None], upper=False)[..., 0]
+    log_det = cholesky.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    return (0.5 * white.square().sum(-1) + log_det).mean() / len(kappa)
+
+
+@REGISTRY.register("pg_gp")
+class PGGP(GPMethod):
+    name = "pg_gp"
+    description = "PG-DRR: RBF GP head, Pólya-Gamma augmentation, Gibbs sampling (N=30, T=10) [003]"
+    Params = PGGPParams
+
+    def build_head(self, dim: int, params: PGGPParams) -> PGHead:
+        return PGHead(dim, params)
+
+    def loss(
+        self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor, params: PGGPParams
+    ) -> torch.Tensor:
+        phi = model.head.features(model.encoder(**inputs)).double()
+        kappa = labels.double() - 0.5
+        seed = int(torch.randint(2**31, ()))  # from the global seed that training sets
+        w = gibbs(phi.detach(), kappa, params.chains, params.steps, seed)
+        if model.training:
+            model.head.observe_labels(phi.detach(), w.mean(dim=0), kappa)
+        return augmented_nll(phi, kappa, w).float()
+
+    def probability(self, mean: torch.Tensor, var: torch.Tensor, params: PGGPParams) -> torch.Tensor:
+        return gauss_hermite_probability(mean, var)

@@ -1,0 +1,85 @@
+"""Fixtures of the methods tests: the tiny random BERT, a tokenised batch, and a few training steps."""
+
+from collections.abc import Callable, Iterator
+
+import pytest
+import torch
+from torch import nn
+
+import methods
+from bench.train import Pairs, TrainConfig, fit
+from methods.backbone import TINY, ModelConfig, encode_pairs, load_tokenizer
+from methods.base import MethodParams, NeuralMethod
+
+TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
+# Two queries, each with a relevant candidate (first) and a non-relevant one.
+CONTEXTS = [["who wrote hamlet"]] * 2 + [["how tall is everest"]] * 2
+TEXTS = ["hamlet was written by shakespeare", "paris is in france", "everest is 8849 m tall", "the sea"]
+LABELS = [1, 0, 1, 0]
+PAIRS: Pairs = [([*c], t, y) for c, t, y in zip(CONTEXTS, TEXTS, LABELS, strict=True)]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread() -> Iterator[None]:
+    """Tiny models run fastest on one thread, and the test machine's two cores are shared."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def encode() -> Callable[[slice], dict[str, torch.Tensor]]:
+    """Tokenised rows of the fixture (padded to the longest of them)."""
+    tokenizer = load_tokenizer(TINY_MODEL)
+    return lambda rows: encode_pairs(tokenizer, CONTEXTS[rows], TEXTS[rows], TINY_MODEL.max_length)
+
+
+@pytest.fixture(scope="module")
+def inputs(encode: Callable[[slice], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    return encode(slice(None))
+
+
+@pytest.fixture(scope="module")
+def labels() -> torch.Tensor:
+    return torch.tensor(LABELS)
+
+
+Builder = Callable[..., tuple[NeuralMethod, MethodParams, nn.Module]]
+
+
+@pytest.fixture(scope="module")
+def build() -> Builder:
+    """``build(name, raw, seed=0, model=TINY_MODEL)``: the method, its parameters and a fresh model."""
+
+    def make(
+        name: str, raw: dict, seed: int = 0, model: ModelConfig = TINY_MODEL
+    ) -> tuple[NeuralMethod, MethodParams, nn.Module]:
+        method = methods.get(name)()
+        params = method.parse(raw, "test")
+        return method, params, method.build_model(model, params, seed)
+
+    return make
+
+
+Trainer = Callable[..., list[float]]
+
+
+@pytest.fixture(scope="module")
+def train_steps(build: Builder) -> Trainer:
+    """Losses of ``steps`` full-batch steps of ``bench.train.fit`` on the tiny fixture."""
+
+    def run(name: str, raw: dict, steps: int = 12, lr: float = 3e-3) -> list[float]:
+        method, params, model = build(name, raw)
+        config = TrainConfig(epochs=steps, batch_size=len(PAIRS), lr=lr, warmup=0)
+        return fit(
+            model,
+            load_tokenizer(TINY_MODEL),
+            PAIRS,
+            TINY_MODEL,
+            config,
+            seed=0,
+            loss_fn=lambda net, batch, y: method.loss(net, batch, y, params),
+        )
+
+    return run

@@ -1,0 +1,49 @@
+import pytest
+import torch
+
+import methods
+from bench.errors import RankuqError
+from methods.losses import focal, pointwise_ce
+from methods.sngp import SNGPHead
+
+
+def test_focal_loss_with_gamma_zero_is_cross_entropy():
+    scores, labels = torch.tensor([2.0, -1.0, 0.3]), torch.tensor([1, 0, 0])
+    assert focal(scores, labels, 0.0) == pytest.approx(pointwise_ce(scores, labels).item())
+
+
+def test_focal_loss_down_weights_confident_rows():
+    labels = torch.tensor([1])
+    confident, unsure = torch.tensor([4.0]), torch.tensor([0.0])
+
+    def ratio(scores: torch.Tensor) -> float:
+        return (focal(scores, labels, 2.0) / pointwise_ce(scores, labels)).item()
+
+    assert ratio(confident) == pytest.approx((1 - torch.sigmoid(confident)).item() ** 2)
+    assert ratio(confident) < ratio(unsure) == pytest.approx(0.25)
+
+
+def test_gpf_is_sngp_with_focal_loss(build, inputs, labels):
+    method, params, model = build("gpf", {"gamma": 3.0, "features": 32})
+    assert isinstance(model.head, SNGPHead)
+    assert method.training_identity(params) != methods.get("sngp")().training_identity(params)
+    model.train()
+    loss = method.loss(model, inputs, labels, params)
+    assert loss < methods.get("sngp")().loss(model, inputs, labels, params)
+
+
+def test_loss_decreases(train_steps):
+    losses = train_steps("gpf", {"features": 128, "gamma": 1.0}, steps=12, lr=1e-2)
+    assert sum(losses[-3:]) < sum(losses[:3])
+
+
+@pytest.mark.parametrize(
+    ("raw", "match"),
+    [
+        ({"gamma": -0.5}, r"methods\.gpf\.gamma: Input should be greater than or equal to 0"),
+        ({"S": -1}, r"methods\.gpf\.S: Input should be greater than 0"),
+    ],
+)
+def test_bad_parameters_are_one_clear_error(raw, match):
+    with pytest.raises(RankuqError, match=match):
+        methods.get("gpf")().parse(raw, "grid.yaml: methods.gpf")

@@ -1,0 +1,111 @@
+import pytest
+import torch
+
+import methods
+from bench.errors import RankuqError
+from methods.last_layer_mc import UniformDropout
+from methods.losses import pairwise_ce, relaxed_hinge, same_query_margins
+
+TINY_L1 = {"backbone": "tiny", "max_length": 32, "layers": 1}
+
+
+def sample(method, params, model, inputs):
+    with torch.inference_mode():
+        return method.sample([model], inputs, params)
+
+
+def test_head_is_sampled_t_times_on_one_encoder_pass(build, inputs):
+    method, params, model = build("last_layer_mc", {"T": 40, "p": 0.3})
+    calls = {"encoder": 0, "head": 0}
+    model.encoder.register_forward_hook(lambda *_: calls.__setitem__("encoder", calls["encoder"] + 1))
+    model.head.register_forward_hook(lambda *_: calls.__setitem__("head", calls["head"] + 1))
+    draws = sample(method, params, model, inputs)
+    assert draws.shape == (4, 40)
+    assert calls == {"encoder": 1, "head": 1}  # T copies of the features in one head pass
+    assert ((draws > 0) & (draws < 1)).all()
+    assert (draws.var(dim=1) > 0).all()  # dropout really sampled
+
+
+def test_uniform_dropout_drops_p_and_keeps_the_mean():
+    dropout = UniformDropout(0.2)
+    out = dropout(torch.ones(200_000))
+    assert (out == 0).float().mean().item() == pytest.approx(0.2, abs=0.005)
+    assert out.mean().item() == pytest.approx(1.0, abs=0.01)
+    assert torch.equal(dropout.eval()(torch.ones(3)), torch.ones(3))
+
+
+def test_encoder_is_deterministic_at_inference(build, inputs):
+    method, params, model = build("last_layer_mc", {"T": 5})
+    sample(method, params, model, inputs)
+    assert not model.encoder.training and model.head.training
+    with torch.inference_mode():
+        assert torch.equal(model.encoder(**inputs), model.encoder(**inputs))
+
+
+@pytest.mark.parametrize(
+    "raw", [{"encoder": "conv_knrm"}, {"loss": "pairwise_hinge"}], ids=["conv_knrm", "hinge"]
+)
+def test_works_on_other_encoders_and_losses(build, inputs, raw):
+    method, params, model = build("last_layer_mc", {"T": 8, **raw})
+    draws = sample(method, params, model, inputs)
+    assert draws.shape == (4, 8)
+    assert (draws.var(dim=1) > 0).all()
+
+
+def test_backbone_depth_follows_model_config(build, inputs):
+    from methods.backbone import ModelConfig
+
+    method, params, model = build("last_layer_mc", {"T": 3}, model=ModelConfig(**TINY_L1))
+    assert len(model.encoder.bert.encoder.layer) == 1
+    assert sample(method, params, model, inputs).shape == (4, 3)
+
+
+def test_training_identity_ignores_t_only():
+    method = methods.get("last_layer_mc")()
+    identity = method.training_identity(method.parse({"T": 150}, "test"))
+    assert identity == method.training_identity(method.parse({"T": 10}, "test"))
+    assert identity["method"] == "last_layer_mc"
+    assert identity != method.training_identity(method.parse({"loss": "pairwise_ce"}, "test"))
+
+
+@pytest.mark.parametrize("loss", ["pointwise_ce", "pairwise_ce", "pairwise_hinge"])
+def test_loss_decreases(train_steps, loss):
+    losses = train_steps("last_layer_mc", {"loss": loss, "p": 0.1}, steps=15, lr=1e-2)
+    assert sum(losses[-3:]) < sum(losses[:3])
+
+
+def test_pairwise_losses_ask_for_whole_query_batches():
+    method = methods.get("last_layer_mc")()
+    assert method.whole_query_batches(method.parse({"loss": "pairwise_hinge"}, "test"))
+    assert not method.whole_query_batches(method.parse({}, "test"))
+    assert not methods.get("bert")().whole_query_batches(methods.get("bert")().parse({}, "test"))
+
+
+def test_pairwise_margins_pair_candidates_of_the_same_query_only(inputs, labels):
+    scores = torch.tensor([2.0, 0.5, 1.0, 3.0])
+    margins = same_query_margins(scores, labels, inputs)
+    assert sorted(margins.tolist()) == [-2.0, 1.5]  # (hamlet+, paris−) and (everest+, sea−)
+    assert pairwise_ce(margins) == pytest.approx(
+        float(torch.nn.functional.softplus(-margins).mean())
+    )
+    assert relaxed_hinge(margins) == pytest.approx(0.5 * ((1 + 2) ** 2 + (1 - 1.5) ** 2) / 2)
+
+
+def test_pairwise_loss_without_same_query_pairs_is_a_clear_error(inputs):
+    crossed = torch.tensor([1, 1, 0, 0])  # each query's candidates share a label
+    with pytest.raises(RankuqError, match="batch whole queries"):
+        same_query_margins(torch.zeros(4), crossed, inputs)
+
+
+@pytest.mark.parametrize(
+    ("raw", "match"),
+    [
+        ({"T": 0}, r"last_layer_mc\.T: Input should be greater than 0"),
+        ({"p": 1.0}, r"last_layer_mc\.p: Input should be less than 1"),
+        ({"loss": "listwise"}, r"last_layer_mc\.loss: Input should be 'pointwise_ce', 'pairwise_ce' or"),
+        ({"encoder": "lstm"}, r"last_layer_mc\.encoder: Input should be 'bert' or 'conv_knrm'"),
+    ],
+)
+def test_bad_parameters_are_one_clear_error(raw, match):
+    with pytest.raises(RankuqError, match=match):
+        methods.get("last_layer_mc")().parse(raw, "grid.yaml: methods.last_layer_mc")

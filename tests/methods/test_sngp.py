@@ -1,0 +1,168 @@
+import math
+
+import pytest
+import torch
+from torch import nn
+
+import methods
+from bench.errors import RankuqError
+from methods.gp import RandomFeatures, SpectralBound, bound_spectral_norm, mean_field_probability
+
+
+def spectral_norm(weight: torch.Tensor) -> float:
+    return float(torch.linalg.matrix_norm(weight.detach().flatten(1), ord=2))
+
+
+def test_power_iteration_bounds_the_largest_singular_value():
+    torch.manual_seed(0)
+    left, _ = torch.linalg.qr(torch.randn(12, 12))
+    right, _ = torch.linalg.qr(torch.randn(8, 8))
+    layer = nn.Linear(8, 12)
+    with torch.no_grad():
+        layer.weight.copy_(left[:, :8] @ torch.diag(torch.linspace(5.0, 0.5, 8)) @ right.T)
+    bound_spectral_norm(layer, bound=0.95)
+    for _ in range(5):  # training forwards run one power-iteration step each
+        layer(torch.randn(2, 8))
+    assert spectral_norm(layer.weight) <= 0.95 + 1e-4
+    assert spectral_norm(layer.weight) == pytest.approx(0.95, rel=1e-3)
+
+
+def test_a_weight_already_within_the_bound_is_unchanged():
+    weight = torch.eye(4) * 0.5
+    bound = SpectralBound(weight, bound=0.95)
+    assert torch.allclose(bound(weight), weight)
+
+
+def test_convolution_weights_are_bounded_as_matrices():
+    conv = nn.Conv1d(6, 5, 3)
+    with torch.no_grad():
+        conv.weight.mul_(50)
+    bound_spectral_norm(conv, bound=1.0)
+    conv(torch.randn(1, 6, 9))
+    assert spectral_norm(conv.weight) <= 1.0 + 1e-3
+
+
+def test_sngp_bounds_the_encoder_feature_layers(build, inputs):
+    _, _, model = build("sngp", {"c": 0.1})
+    pooler = model.encoder.feature_layers()[0]
+    assert spectral_norm(pooler.parametrizations.weight.original) > 0.1  # the bound binds
+    model.train()
+    for _ in range(10):
+        model(**inputs)
+    # Up to the power-iteration estimate: a random matrix's top singular values are close.
+    assert spectral_norm(pooler.weight) <= 0.1 * 1.01
+
+
+def test_random_fourier_features_approximate_the_rbf_kernel():
+    torch.manual_seed(0)
+    features = RandomFeatures(3, "rbf", count=20000, lengthscale=2.0, outputscale=1.0)
+    h = torch.randn(5, 3)
+    exact = torch.exp(-torch.cdist(h, h) ** 2 / (2 * 2.0**2))
+    assert torch.allclose(features(h) @ features(h).T, exact, atol=0.03)
+
+
+def test_precision_is_the_sum_of_p_one_minus_p_outer_products(build, inputs):
+    _, _, model = build("sngp", {"features": 32})
+    model.train()
+    model.encoder.eval()  # fixed features, so the head's input can be recomputed
+    features = model.encoder(**inputs).detach()
+    p = torch.sigmoid(model.head(features).detach())  # one training forward of the head
+    phi = model.head.features(features)
+    expected = (phi * (p * (1 - p))[:, None]).T @ phi
+    assert torch.allclose(model.head.precision, expected, atol=1e-6)
+    model.head(features)  # momentum None: exact sums
+    assert torch.allclose(model.head.precision, 2 * expected, atol=1e-6)
+    model.head.reset_posterior()
+    assert model.head.precision.abs().sum() == 0
+
+
+@pytest.mark.parametrize(("momentum", "kept"), [(None, False), (0.99, True)])
+def test_epoch_start_restarts_exact_sums_only(build, inputs, momentum, kept):
+    method, params, model = build("sngp", {"features": 16, "momentum": momentum})
+    model.train()
+    model(**inputs)
+    method.on_epoch_start(model, params)
+    assert bool(model.head.precision.abs().sum() > 0) == kept
+
+
+def test_inference_leaves_the_posterior_alone(build, inputs):
+    method, params, model = build("sngp", {"features": 32})
+    model.train()
+    model(**inputs)
+    before = model.head.precision.clone()
+    with torch.inference_mode():
+        method.sample([model], inputs, params)
+    assert torch.equal(model.head.precision, before)
+
+
+def test_momentum_is_a_moving_average(build, inputs):
+    _, _, model = build("sngp", {"features": 16, "momentum": 0.9})
+    model.train()
+    model.encoder.eval()
+    features = model.encoder(**inputs).detach()
+    model.head(features)
+    first = model.head.precision.clone()
+    model.head(features)
+    assert torch.allclose(model.head.precision, 1.9 * first, atol=1e-5)  # 0.9 · 0.1B + 0.1B
+
+
+def test_predictive_mean_variance_and_draws_agree(build, inputs):
+    method, params, model = build("sngp", {"features": 64, "S": 4000})
+    model.train()
+    for _ in range(3):
+        model(**inputs)  # some data in the precision
+    with torch.inference_mode():
+        mean, var, probability = method.predictive([model], inputs, params)
+        draws = method.sample([model], inputs, params)
+        again = method.sample([model], inputs, params)
+    assert mean.shape == var.shape == probability.shape == (4,)
+    assert (var > 0).all()
+    assert torch.allclose(probability, torch.sigmoid(mean / torch.sqrt(1 + math.pi / 8 * var)))
+    logits = torch.logit(draws.double())
+    assert torch.allclose(logits.mean(dim=1), mean.double(), atol=4 * float(var.max() / 4000) ** 0.5)
+    assert torch.allclose(logits.var(dim=1), var.double(), rtol=0.1)
+    assert torch.equal(draws, again)  # the same posterior functions for every batch
+
+
+def test_cached_cholesky_follows_the_precision(build, inputs):
+    method, params, trained = build("sngp", {"features": 32, "S": 5})
+    _, _, fresh = build("sngp", {"features": 32, "S": 5})
+    trained.train()
+    trained(**inputs)
+    with torch.inference_mode():
+        method.sample([fresh], inputs, params)  # caches the factor of P = I
+        fresh.load_state_dict(trained.state_dict())
+        assert torch.equal(method.sample([fresh], inputs, params), method.sample([trained], inputs, params))
+
+
+def test_mean_field_shrinks_towards_one_half():
+    mean, var = torch.tensor([2.0, 2.0]), torch.tensor([0.0, 10.0])
+    probability = mean_field_probability(mean, var, math.pi / 8)
+    assert probability[0] == pytest.approx(torch.sigmoid(torch.tensor(2.0)).item())
+    assert 0.5 < probability[1] < probability[0]
+
+
+def test_loss_decreases(train_steps):
+    losses = train_steps("sngp", {"features": 128}, steps=12, lr=1e-2)
+    assert sum(losses[-3:]) < sum(losses[:3])
+
+
+def test_training_identity_ignores_draws_only():
+    method = methods.get("sngp")()
+    assert method.training_identity(method.parse({"S": 10}, "t")) == method.training_identity(
+        method.parse({}, "t")
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "match"),
+    [
+        ({"c": 0}, r"methods\.sngp\.c: Input should be greater than 0"),
+        ({"S": 0}, r"methods\.sngp\.S: Input should be greater than 0"),
+        ({"momentum": 1.0}, r"methods\.sngp\.momentum: Input should be less than 1"),
+        ({"features": 0}, r"methods\.sngp\.features: Input should be greater than or equal to 1"),
+    ],
+)
+def test_bad_parameters_are_one_clear_error(raw, match):
+    with pytest.raises(RankuqError, match=match):
+        methods.get("sngp")().parse(raw, "grid.yaml: methods.sngp")
