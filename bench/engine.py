@@ -174,6 +174,22 @@ def score_shards(
 ) -> pa.Table:
     """Predictions (contract 2) for every candidate row of ``shards``, in shard order."""
     ray.data.DataContext.get_current().execution_options.preserve_order = True
+    try:
+        return _score(method, params, model, checkpoints, shards, batch_size, threads)
+    except ray.exceptions.RayError as error:  # the scorer's own message is the last line of Ray's
+        cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
+        raise RankuqError(f"scoring {method} on {shards.name} failed: {cause}") from error
+
+
+def _score(
+    method: str,
+    params: dict[str, Any],
+    model: dict[str, Any],
+    checkpoints: Sequence[Path],
+    shards: Path,
+    batch_size: int,
+    threads: int,
+) -> pa.Table:
     files = [str(part) for part in shard_files(shards)]
     dataset = ray.data.read_parquet(files, columns=["qid", "context", "cid", "text", "label"])
     scored = dataset.map_batches(
