@@ -174,22 +174,6 @@ def score_shards(
 ) -> pa.Table:
     """Predictions (contract 2) for every candidate row of ``shards``, in shard order."""
     ray.data.DataContext.get_current().execution_options.preserve_order = True
-    try:
-        return _score(method, params, model, checkpoints, shards, batch_size, threads)
-    except ray.exceptions.RayError as error:  # the scorer's own message is the last line of Ray's
-        cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
-        raise RankuqError(f"scoring {method} on {shards.name} failed: {cause}") from error
-
-
-def _score(
-    method: str,
-    params: dict[str, Any],
-    model: dict[str, Any],
-    checkpoints: Sequence[Path],
-    shards: Path,
-    batch_size: int,
-    threads: int,
-) -> pa.Table:
     files = [str(part) for part in shard_files(shards)]
     dataset = ray.data.read_parquet(files, columns=["qid", "context", "cid", "text", "label"])
     scored = dataset.map_batches(
@@ -206,7 +190,12 @@ def _score(
         batch_format="pandas",
         compute=ray.data.ActorPoolStrategy(size=1),
         num_cpus=1,  # leaves the other CPUs to the read tasks on a small machine
-    ).to_pandas()
+    )
+    try:
+        scored = scored.to_pandas()
+    except ray.exceptions.RayError as error:  # the scorer's own message is the last line of Ray's
+        cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
+        raise RankuqError(f"scoring {method} on {shards.name} failed: {cause}") from error
     samples = np.stack(scored["samples"].to_numpy())
     return predictions_table(
         scored["qid"].tolist(),
