@@ -12,6 +12,7 @@ from rich.table import Table
 from bench.errors import RankuqError
 
 EXIT_USAGE = 2
+EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff")  # keys: bench.evaluate
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,6 +34,10 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--qrels", type=Path, help="TREC qrels file (qid 0 docno relevance)")
     evaluate.add_argument("--predictions", type=Path, help="predictions Parquet file (contract 2)")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    for probe in EVALUATE_PROBES:
+        evaluate.add_argument(f"--{probe}", action="store_true", help=f"add the {probe} probe (bench.probes)")
+    evaluate.add_argument("--dev", type=Path, help="dev-split predictions Parquet: RA's b, abstention fits")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of the probes' splits and learners")
     return parser
 
 
@@ -65,7 +70,15 @@ def _run(args: argparse.Namespace) -> None:
 def _evaluate(args: argparse.Namespace) -> None:
     from bench.evaluate import evaluate_file
 
-    values = evaluate_file(run=args.run, qrels=args.qrels, predictions=args.predictions)
+    probes = [probe for probe in EVALUATE_PROBES if getattr(args, probe)]
+    values = evaluate_file(
+        run=args.run,
+        qrels=args.qrels,
+        predictions=args.predictions,
+        probes=probes,
+        dev=args.dev,
+        seed=args.seed,
+    )
     if args.json:
         print(json.dumps(values))
     else:

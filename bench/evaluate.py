@@ -8,6 +8,7 @@ the nDCG ideal, and ties are broken as trec_eval does (``bench.metrics.matrix``)
 """
 
 import gzip
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -110,11 +111,37 @@ def evaluate_file(
     qrels: Path | None = None,
     predictions: Path | None = None,
     names: Sequence[str] = metrics.DEFAULT_METRICS,
+    probes: Sequence[str] = (),
+    dev: Path | None = None,
+    seed: int = 0,
 ) -> dict[str, float]:
-    """Metric means for a run + qrels pair, or for a predictions Parquet file.
+    """Metric means for a run + qrels pair, or for a predictions Parquet file, plus ``probes``.
 
     ``ECE`` is added when the scores are probabilities. A predictions file is its own qrels:
     every query in it counts, including those with no relevant candidate (as in ir-measures).
+
+    ``probes`` (``bench.probes``) score the same queries; ``dev`` is a predictions file of the
+    same ranker on a development split: RA's b is chosen there and the abstention learners are
+    fitted there (without it: no RA choice, and 80/20 splits of the file for the learners).
+    Notes on what a probe left out go to the ``bench.evaluate`` logger (stderr). JSON keys
+    (``<m>`` is a metric with '@' written '_at_', e.g. ``nDCG_at_10``):
+
+    ==============  ============================================================================
+    option          keys
+    ==============  ============================================================================
+    (always)        ``R@1 R@5 P@1 AP RR nDCG@10`` and ``ECE`` for probabilities
+    --calibration   ``ECE``, ``ECE.adaptive``, ``ERCE``, ``ECE.nonrel_<k>`` (k = 1, 2, 5, 9)
+    --risk          ``CVaR+.<m>``, ``CVaR-.<m>`` (m: R_at_1 AP RR nDCG_at_10) and
+                    ``<…>.p_value``; with --dev also ``RA.b``, ``RA.<m>``, ``RA.<m>.p_value``
+    --abstention    ``nAUC.<m>.<u>``, ``AUC.<m>.<u>``, ``AUC.<m>.oracle``, ``AUC.<m>.random``
+                    (m: AP nDCG_at_10 RR; u: u_max u_std u_1-2 u_lin u_log u_mah u_rf u_mlp,
+                    and u_mean_var u_top_var for S > 1 draws), ``threshold.rate_MAE.<r>.<u>``,
+                    ``threshold.AP_MAE.<r>.<u>`` (r: 10 50 90), ``break_even.AP``
+    --nota          ``NOTA.F1.mean``, ``NOTA.F1.mean.std`` and, for S > 1 draws,
+                    ``NOTA.F1.mean_var``, ``NOTA.F1.mean_var.std``, ``NOTA.p_value``
+    --cutoff        ``cutoff.F1.oracle``, ``cutoff.F1_ratio.scores`` and, for S > 1 draws,
+                    ``cutoff.F1_ratio.uncertainty``, ``cutoff.p_value``
+    ==============  ============================================================================
     """
     if predictions is not None and run is None and qrels is None:
         table = validate_predictions(_read_parquet(predictions), str(predictions))
@@ -129,7 +156,22 @@ def evaluate_file(
         )
     if is_probabilistic(table) and "ECE" not in names:
         names = [*names, "ECE"]
-    return metrics.compute(table, names, qrels=judged, source=source)
+    values = metrics.compute(table, names, qrels=judged, source=source)
+    if probes:
+        values |= _probe(table, source, probes, dev, seed)
+    return values
+
+
+def _probe(
+    table: pa.Table, source: str, names: Sequence[str], dev: Path | None, seed: int
+) -> dict[str, float]:
+    from bench import probes  # matplotlib and scikit-learn load only when a probe is asked for
+
+    reference = None if dev is None else validate_predictions(_read_parquet(dev), str(dev))
+    result = probes.run(probes.scored_lists(table, source), names, dev=reference, seed=seed)
+    for note in result.notes:
+        logging.getLogger(__name__).warning("%s", note)
+    return result.metrics
 
 
 def _read_fields(path: Path, layout: str) -> tuple[np.ndarray, list[list[bytes]]]:

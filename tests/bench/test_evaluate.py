@@ -172,3 +172,101 @@ def test_wrong_inputs_are_refused(tmp_path: Path) -> None:
     pq.write_table(pa.table({"qid": ["q"], "cid": ["a"]}), tmp_path / "p.parquet")
     with pytest.raises(RankuqError, match=r"p.parquet: missing prediction columns \['label'"):
         evaluate_file(predictions=tmp_path / "p.parquet")
+
+
+def stochastic_file(path: Path, n_queries: int, seed: int = 0) -> Path:
+    """A stochastic ranker's predictions (S = 4) for q00…: every other query has a relevant
+    candidate among 6, the rest none (NOTA)."""
+    rng = np.random.default_rng(seed)
+    qid = np.repeat([f"q{i:02d}" for i in range(n_queries)], 6)
+    labels = np.zeros(qid.size, dtype=int)
+    labels[np.arange(0, n_queries, 2) * 6 + rng.integers(0, 6, (n_queries + 1) // 2)] = 1
+    draws = np.clip(
+        0.3 + 0.3 * labels[:, None] + rng.normal(0, 0.2, (qid.size, 1)) + rng.normal(0, 0.05, (qid.size, 4)),
+        0,
+        1,
+    )
+    pq.write_table(
+        predictions_table(qid.tolist(), [f"c{i % 6}" for i in range(qid.size)], labels, draws), path
+    )
+    return path
+
+
+def test_probes_add_their_keys_to_the_metrics(tmp_path: Path) -> None:
+    from bench.probes import PROBES
+
+    path = stochastic_file(tmp_path / "p.parquet", 30)
+    values = evaluate_file(
+        predictions=path, probes=["calibration", "risk", "nota", "cutoff"], dev=path, seed=3
+    )
+    table = pq.read_table(path)
+    assert {k: values[k] for k in DEFAULT} == metrics.compute(table, DEFAULT)
+    for name in ("calibration", "risk", "nota", "cutoff"):
+        expected = PROBES.get(name)(table, dev=table, seed=3).metrics
+        assert {k: values[k] for k in expected} == expected, name
+    assert values["ECE"] == metrics.compute(table, ["ECE"])["ECE"]  # the probe's ECE is the metric's
+
+
+def test_the_cli_scores_a_black_box_run_with_probes(
+    tmp_path: Path, capsys: pytest.CaptureFixture, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Raw TREC scores: ERCE but no ECE, CVaR, reference-free and fitted abstention, cutoff;
+    what a probe leaves out is logged (stderr outside pytest)."""
+    import json
+
+    from bench.cli import main
+
+    run, qrels = trec_files(tmp_path, 1, probabilities=False)
+    assert (
+        main(
+            [
+                "evaluate",
+                "--run",
+                str(run),
+                "--qrels",
+                str(qrels),
+                "--calibration",
+                "--risk",
+                "--cutoff",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    values = json.loads(capsys.readouterr().out)
+    assert {"ERCE", "CVaR+.AP", "CVaR-.nDCG_at_10.p_value", "cutoff.F1_ratio.scores"} <= set(values)
+    assert "ECE" not in values and "RA.b" not in values
+    assert "scores are not probabilities" in caplog.text and "no dev table" in caplog.text
+    path = stochastic_file(tmp_path / "p.parquet", 20)
+    assert main(["evaluate", "--predictions", str(path), "--abstention", "--json"]) == 0
+    values = json.loads(capsys.readouterr().out)
+    assert {
+        "nAUC.AP.u_max",
+        "nAUC.RR.u_lin",
+        "nAUC.nDCG_at_10.u_top_var",
+        "threshold.rate_MAE.50.u_std",
+    } <= set(values)
+
+
+def test_probe_input_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from bench.cli import main
+
+    run, qrels = trec_files(tmp_path, 2, probabilities=True)
+    assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--nota"]) == 2
+    assert "NOTA prediction needs at least 5 queries with and 5 without" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "evaluate",
+                "--run",
+                str(run),
+                "--qrels",
+                str(qrels),
+                "--risk",
+                "--dev",
+                str(tmp_path / "no.parquet"),
+            ]
+        )
+        == 2
+    )
+    assert "no.parquet: cannot read as Parquet" in capsys.readouterr().err

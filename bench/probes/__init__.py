@@ -1,0 +1,31 @@
+"""Downstream probes over a predictions table, registered by name (``bench.probes.PROBES``).
+
+Each probe is one module exposing ``run(predictions, *, dev=None, seed=0, …) -> ProbeResult``
+and reads only the predictions table (contract 2), so it scores any method or an imported score
+file. ``run`` below prepares a table once and runs several probes on it.
+"""
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+
+from bench.probes import abstention, calibration, cutoff, nota, risk  # noqa: F401  (they register)
+from bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, merge, scored_lists
+
+DEFAULT_PROBES = ("calibration", "risk", "abstention", "cutoff")  # nota needs NOTA queries kept
+
+__all__ = ["DEFAULT_PROBES", "PROBES", "ProbeResult", "ScoredLists", "run", "scored_lists"]
+
+
+def run(
+    predictions: pa.Table | ScoredLists,
+    names: Sequence[str] = DEFAULT_PROBES,
+    *,
+    dev: pa.Table | ScoredLists | None = None,
+    seed: int = 0,
+) -> ProbeResult:
+    """The named probes on one predictions table, ranked once; ``dev`` (a predictions table of
+    the same method on a development split) selects RA's b and fits the abstention learners."""
+    lists = as_lists(predictions)
+    reference = None if dev is None else as_lists(dev, "dev")
+    return merge([PROBES.get(name)(lists, dev=reference, seed=seed) for name in names])

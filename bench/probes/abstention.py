@@ -1,0 +1,375 @@
+"""Abstention (paper 002): does a confidence function know which rankings to withhold?
+
+Protocol, fixed so results are exact. Abstention rates r ∈ {0, 0.1, …, 0.8}; at rate r the
+mechanism abstains on the ⌊r·N⌋ queries of lowest confidence (ties: lower qid first) and its
+performance P(r) is the mean metric over the other queries. The oracle abstains on the ⌊r·N⌋
+queries of lowest metric value; random abstention keeps, in expectation, the mean over all
+queries at every r. AUC is the trapezoid rule over r; nAUC = (AUC − AUC_random) /
+(AUC_oracle − AUC_random): 1 is the oracle, 0 random, < 0 harmful. Metrics: AP, nDCG@10, RR.
+
+Queries without a relevant candidate (every metric 0) and one-candidate queries (u_1-2
+undefined) are left out, with a note. Data-driven confidences are fitted on a reference set:
+``dev`` when given (another task's or shift's table makes this the domain-transfer study of
+§5.4), else paper 002's protocol of 80/20 reference/test splits of the table over ``splits``
+seeds (seed, seed + 1, …), every confidence evaluated on the same test parts and averaged.
+
+Metric keys: ``nAUC.<m>.<u>``, ``AUC.<m>.<u>``, ``AUC.<m>.oracle``, ``AUC.<m>.random``;
+with a reference set also ``threshold.rate_MAE.<10|50|90>.<u>``,
+``threshold.<m>_MAE.<10|50|90>.<u>`` (§5.3, m the first metric) and ``break_even.<m>`` (§5.5:
+the smallest reference size from which u_lin beats u_std).
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pyarrow as pa
+
+from bench.errors import RankuqError
+from bench.plots import line_plot
+from bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, key, merge, split_queries
+from bench.probes.confidence import (
+    DATA_DRIVEN,
+    REFERENCE_FREE,
+    UNCERTAINTY,
+    K,
+    NotFittable,
+    fit_confidence,
+    free_confidence,
+    sorted_scores,
+)
+
+RATES = tuple(i / 10 for i in range(9))
+ABSTENTION_METRICS = ("AP", "nDCG@10", "RR")
+TARGET_RATES = (10, 50, 90)  # percent, threshold calibration (§5.3)
+REFERENCE_SIZES = (5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+SPLITS = 5
+
+
+def abstained(n_queries: int) -> np.ndarray:
+    """⌊r·N⌋ for each rate of RATES, in integers (i·N // 10), so 0.3·10 is exactly 3."""
+    return np.arange(len(RATES)) * n_queries // 10
+
+
+def kept_means(ordered: np.ndarray) -> np.ndarray:
+    """P(r) for each rate of RATES: the mean of ``ordered`` (metric values, first abstained
+    first) without its first ⌊r·N⌋ values. Only which values precede each cut matters, so
+    ``ordered`` may be partitioned at the cuts rather than sorted."""
+    cuts = abstained(ordered.size)
+    edges = np.unique(np.append(cuts, ordered.size))  # 0 = e_0 < e_1 < … < N
+    prefix = np.concatenate([[0.0], np.cumsum(np.add.reduceat(ordered, edges[:-1]))])  # Σ below each edge
+    return (prefix[-1] - prefix[np.searchsorted(edges, cuts)]) / (ordered.size - cuts)
+
+
+def abstention_order(confidence: np.ndarray) -> np.ndarray:
+    """Query indices, lowest confidence first, ties in query order (queries are sorted by qid,
+    so lower qid first), partitioned at the cuts of every rate (enough for ``kept_means``)."""
+    # complex numbers order by real part, then imaginary: (confidence, query index)
+    return _partitioned(confidence + 1j * np.arange(confidence.size))
+
+
+def performance_curve(metric: np.ndarray, confidence: np.ndarray) -> np.ndarray:
+    """P(r) abstaining on the lowest confidences first (``abstention_order``)."""
+    return kept_means(metric[abstention_order(confidence)])
+
+
+def oracle_curve(metric: np.ndarray) -> np.ndarray:
+    """P(r) of the oracle, which abstains on the lowest metric values first."""
+    return kept_means(metric[_partitioned(metric)])
+
+
+def _partitioned(keys: np.ndarray) -> np.ndarray:
+    """Indices ordering ``keys`` so that the ⌊r·N⌋ smallest come first for every rate: a
+    partition at the cuts, O(N), instead of a full sort."""
+    cuts = abstained(keys.size)
+    cuts = np.unique(cuts[(cuts > 0) & (cuts < keys.size)])
+    return np.argpartition(keys, cuts) if cuts.size else np.arange(keys.size)
+
+
+def area(curve: np.ndarray) -> float:
+    """Area under a performance–abstention curve, trapezoid rule over RATES."""
+    return float(np.trapezoid(curve, RATES))
+
+
+@dataclass(frozen=True)
+class NormalisedAUC:
+    """nAUC and its terms; ``value`` is NaN when the oracle equals random (no query is better
+    than another, e.g. a perfect ranker), where nAUC is undefined."""
+
+    value: float
+    auc: float
+    oracle: float
+    random: float
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The oracle's and random abstention's curves over a set of queries' metric values."""
+
+    oracle: np.ndarray
+    random: np.ndarray
+
+    @classmethod
+    def of(cls, metric: np.ndarray) -> "Bounds":
+        """Random abstention keeps, in expectation, the mean at every rate."""
+        return cls(oracle_curve(metric), np.full(len(RATES), metric.mean()))
+
+    def normalise(self, curve: np.ndarray) -> NormalisedAUC:
+        """nAUC = (AUC − AUC_random) / (AUC_oracle − AUC_random) (paper 002 eq. 8)."""
+        auc, oracle, random = area(curve), area(self.oracle), area(self.random)
+        return NormalisedAUC(
+            (auc - random) / (oracle - random) if oracle > random else np.nan, auc, oracle, random
+        )
+
+
+def normalised_auc(metric: np.ndarray, confidence: np.ndarray) -> NormalisedAUC:
+    """nAUC of abstaining by ``confidence`` on queries with the given metric values."""
+    return Bounds.of(metric).normalise(performance_curve(metric, confidence))
+
+
+@dataclass(frozen=True)
+class Instances:
+    """The protocol's per-query inputs: metric values, the confidences that need no fitting and
+    (when a learner is fitted) the sorted scores it reads."""
+
+    metric: dict[str, np.ndarray]
+    free: dict[str, np.ndarray]
+    features: np.ndarray | None
+
+    def take(self, index: np.ndarray) -> "Instances":
+        return Instances(
+            {m: v[index] for m, v in self.metric.items()},
+            {u: v[index] for u, v in self.free.items()},
+            None if self.features is None else self.features[index],
+        )
+
+
+def instances(lists: ScoredLists, names: Sequence[str], confidences: Sequence[str], k: int = K) -> Instances:
+    """``Instances`` of every query of ``lists``."""
+    fitted = any(u in DATA_DRIVEN for u in confidences)
+    return Instances(
+        lists.per_query(names),
+        {u: free_confidence(lists, u) for u in confidences if u not in DATA_DRIVEN},
+        sorted_scores(lists, k) if fitted else None,
+    )
+
+
+def usable(lists: ScoredLists) -> tuple[ScoredLists, tuple[str, ...]]:
+    """The queries the protocol scores: a relevant candidate and at least two candidates."""
+    relevant, multiple = lists.ranked.n_relevant > 0, lists.length >= 2
+    kept = relevant & multiple
+    if kept.sum() < 2:
+        raise RankuqError(
+            f"{lists.ranked.source}: abstention needs 2 or more queries with a relevant candidate "
+            f"and 2 or more candidates; the table has {kept.sum()}"
+        )
+    notes = tuple(
+        f"abstention: {n} {what} left out"
+        for n, what in (
+            ((~relevant).sum(), "queries without a relevant candidate"),
+            ((relevant & ~multiple).sum(), "one-candidate queries"),
+        )
+        if n
+    )
+    return (lists if kept.all() else lists.select(kept)), notes
+
+
+class Assessed(NamedTuple):
+    """One confidence function on one part: its reference and test values and the test curve."""
+
+    reference: np.ndarray | None
+    test: np.ndarray
+    curve: np.ndarray
+
+
+def assess(
+    u: str, reference: Instances | None, test: Instances, names: Sequence[str], seed: int
+) -> dict[str, Assessed | NotFittable]:
+    """Confidence ``u`` on a (reference, test) part, per metric: a data-driven one is fitted on
+    the reference set to predict that metric (``seed`` seeds the learner); one without fitting
+    is ordered once for every metric."""
+    if u not in DATA_DRIVEN:
+        order = abstention_order(test.free[u])
+        mine = None if reference is None else reference.free[u]
+        return {m: Assessed(mine, test.free[u], kept_means(test.metric[m][order])) for m in names}
+    out: dict[str, Assessed | NotFittable] = {}
+    for m in names:
+        try:
+            fitted = fit_confidence(u, reference.features, reference.metric[m], seed)
+        except NotFittable as reason:
+            out[m] = reason
+            continue
+        values = fitted(test.features)
+        out[m] = Assessed(fitted(reference.features), values, performance_curve(test.metric[m], values))
+    return out
+
+
+Part = tuple[Instances | None, Instances, int]  # (reference, test, seed of the fits)
+
+
+@PROBES.register("abstention")
+def run(
+    predictions: pa.Table | ScoredLists,
+    *,
+    dev: pa.Table | ScoredLists | None = None,
+    seed: int = 0,
+    confidences: Sequence[str] | None = None,
+    names: Sequence[str] = ABSTENTION_METRICS,
+    splits: int = SPLITS,
+    k: int = K,
+) -> ProbeResult:
+    """nAUC of each confidence function for each metric, plus threshold calibration and the
+    reference-size break-even when there is a reference set (see the module docstring).
+
+    ``confidences`` defaults to every reference-free and data-driven function, and the
+    uncertainty-based ones for a stochastic ranker; without ``dev``, reference-free ones alone
+    need no reference set and are scored on the whole table.
+    """
+    lists, notes = usable(as_lists(predictions))
+    confidences = list(confidences or _defaults(lists))
+    data = instances(lists, names, confidences, k)
+    if dev is not None:
+        reference, dev_notes = usable(as_lists(dev, "dev"))
+        parts: list[Part] = [(instances(reference, names, confidences, k), data, seed)]
+        notes += tuple(note.replace("abstention:", "abstention (dev):") for note in dev_notes)
+    elif any(u in DATA_DRIVEN for u in confidences):
+        if lists.length.size < 10:
+            raise RankuqError(
+                f"{lists.ranked.source}: 80/20 reference/test splits need 10 or more usable queries "
+                f"(the table has {lists.length.size}); pass a dev table or reference-free confidences"
+            )
+        parts = []
+        for split_seed in range(seed, seed + splits):
+            ref, test = split_queries(lists.length.size, split_seed)
+            parts.append((data.take(ref), data.take(test), split_seed))
+    else:
+        parts = [(None, data, seed)]
+    assessed = {u: [assess(u, ref, test, names, s) for ref, test, s in parts] for u in confidences}
+    results = [_normalised_aucs(parts, assessed, names)]
+    if parts[0][0] is not None:
+        results.append(_threshold_calibration(parts, assessed, names[0]))
+        if {"u_lin", "u_std"} <= set(confidences):
+            results.append(_break_even(parts, names[0]))
+    result = merge(results)
+    return ProbeResult(result.metrics, result.curves, result.plots, notes + result.notes)
+
+
+def _defaults(lists: ScoredLists) -> list[str]:
+    return [*REFERENCE_FREE, *DATA_DRIVEN, *(UNCERTAINTY if lists.samples is not None else ())]
+
+
+def _normalised_aucs(
+    parts: list[Part], assessed: dict[str, list[dict[str, Assessed | NotFittable]]], names: Sequence[str]
+) -> ProbeResult:
+    """nAUC (mean over the parts where it is defined) and AUC terms (mean over the parts) of
+    each confidence and metric, and the mean performance–abstention curves."""
+    values, curves, notes = {}, {}, []
+    for metric in names:
+        m, bounds = key(metric), [Bounds.of(test.metric[metric]) for _, test, _ in parts]
+        curve = {"rate": np.array(RATES)}
+        for u, per_part in assessed.items():
+            failed = [a[metric] for a in per_part if isinstance(a[metric], NotFittable)]
+            if failed:
+                notes.append(f"abstention: {u} for {metric} left out: {failed[0]}")
+                continue
+            scores = [b.normalise(a[metric].curve) for a, b in zip(per_part, bounds, strict=True)]
+            defined = [s.value for s in scores if np.isfinite(s.value)]
+            if defined:
+                values[f"nAUC.{m}.{u}"] = float(np.mean(defined))
+            values[f"AUC.{m}.{u}"] = float(np.mean([s.auc for s in scores]))
+            curve[u] = np.mean([a[metric].curve for a in per_part], axis=0)
+        values[f"AUC.{m}.oracle"] = float(np.mean([area(b.oracle) for b in bounds]))
+        values[f"AUC.{m}.random"] = float(np.mean([area(b.random) for b in bounds]))
+        if not any(name.startswith(f"nAUC.{m}.") for name in values):
+            notes.append(
+                f"abstention: nAUC for {metric} is undefined: the oracle equals random abstention "
+                f"(every test query has {metric} {bounds[0].random[0]:g}, e.g. a perfect ranker); left out"
+            )
+        curve["oracle"] = np.mean([b.oracle for b in bounds], axis=0)
+        curve["random"] = np.mean([b.random for b in bounds], axis=0)
+        curves[f"abstention.{m}"] = curve
+    plots = {f"abstention_{key(n)}": _curve_plot(curves[f"abstention.{key(n)}"], n) for n in names}
+    return ProbeResult(values, curves, plots, tuple(notes))
+
+
+def _threshold_calibration(
+    parts: list[Part], assessed: dict[str, list[dict[str, Assessed | NotFittable]]], metric: str
+) -> ProbeResult:
+    """Paper 002 §5.3: a threshold τ set on the reference set for a target abstention rate r
+    (τ = the ⌊r·N_ref⌋-th lowest reference confidence; abstain iff u ≤ τ) and the reference
+    performance above it, checked on the test set: MAE over the parts of |r − achieved rate| and
+    of |reference − achieved performance| (over the parts where both keep a query)."""
+    values = {}
+    for u, per_part in assessed.items():
+        if any(isinstance(a[metric], NotFittable) for a in per_part):
+            continue
+        for target in TARGET_RATES:
+            rate_errors, metric_errors = [], []
+            for (ref, test, _), a in zip(parts, per_part, strict=True):
+                abstained = target * a[metric].reference.size // 100
+                tau = np.sort(a[metric].reference)[abstained - 1] if abstained else -np.inf
+                ref_kept, kept = a[metric].reference > tau, a[metric].test > tau
+                rate_errors.append(abs(target / 100 - (1 - kept.mean())))
+                if ref_kept.any() and kept.any():
+                    metric_errors.append(
+                        abs(ref.metric[metric][ref_kept].mean() - test.metric[metric][kept].mean())
+                    )
+            values[f"threshold.rate_MAE.{target}.{u}"] = float(np.mean(rate_errors))
+            if metric_errors:
+                values[f"threshold.{key(metric)}_MAE.{target}.{u}"] = float(np.mean(metric_errors))
+    return ProbeResult(values)
+
+
+def _break_even(parts: list[Part], metric: str) -> ProbeResult:
+    """Paper 002 §5.5: nAUC of u_lin fitted on the first n reference queries of a seeded
+    permutation, for n on REFERENCE_SIZES (and the whole reference set), against u_std on the
+    same test parts; the break-even is the smallest n from which u_lin stays above u_std."""
+    size = min(len(ref.features) for ref, _, _ in parts)
+    sizes = [n for n in REFERENCE_SIZES if n < size] + [size]
+    bounds = [Bounds.of(test.metric[metric]) for _, test, _ in parts]
+    standard = np.mean(
+        [
+            b.normalise(performance_curve(t.metric[metric], t.free["u_std"])).value
+            for (_, t, _), b in zip(parts, bounds, strict=True)
+        ]
+    )
+    linear = np.array(
+        [
+            np.mean(
+                [
+                    b.normalise(_subset_curve(part, n, metric)).value
+                    for part, b in zip(parts, bounds, strict=True)
+                ]
+            )
+            for n in sizes
+        ]
+    )
+    curve = {"size": np.array(sizes), "u_lin": linear, "u_std": np.full(len(sizes), standard)}
+    plot = {
+        f"reference_size_{key(metric)}": lambda path: line_plot(
+            {u: (curve["size"], curve[u]) for u in ("u_lin", "u_std")},
+            path,
+            xlabel="reference set size",
+            ylabel=f"nAUC ({metric})",
+            log_x=True,
+        )
+    }
+    beaten = [n for i, n in enumerate(sizes) if np.all(linear[i:] > standard)]
+    if not beaten:
+        note = f"abstention: u_lin never stays above u_std for {metric} up to {size} reference queries"
+        return ProbeResult({}, {"reference_size": curve}, plot, (note,))
+    return ProbeResult({f"break_even.{key(metric)}": float(beaten[0])}, {"reference_size": curve}, plot)
+
+
+def _subset_curve(part: Part, n: int, metric: str) -> np.ndarray:
+    """The test curve of u_lin fitted on n reference queries drawn with the part's seed."""
+    ref, test, seed = part
+    subset = ref.take(np.sort(np.random.default_rng(seed).permutation(len(ref.features))[:n]))
+    return assess("u_lin", subset, test, [metric], seed)[metric].curve
+
+
+def _curve_plot(curve: dict[str, np.ndarray], metric: str) -> Callable[[Path], Path]:
+    series = {u: (curve["rate"], y) for u, y in curve.items() if u != "rate"}
+    return lambda path: line_plot(series, path, xlabel="abstention rate", ylabel=f"mean {metric}")

@@ -1,0 +1,222 @@
+"""Calibration: ECE with equal-width and adaptive bins (paper 000 §3.1, C = 10), ERCE (paper 001
+eq. 12), ECE as the number of non-relevant candidates grows (paper 000 Figure 2), reliability
+diagrams.
+
+Metric keys: ``ECE``, ``ECE.adaptive``, ``ERCE``, ``ECE.nonrel_<k>``.
+"""
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+from scipy.special import expit
+
+from bench.errors import RankuqError
+from bench.metrics.ece import bin_sums, check_probabilities, expected_calibration_error
+from bench.plots import reliability_diagram
+from bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, merge
+
+N_BINS = 10
+NEGATIVES = (1, 2, 5, 9)  # #non-relevant per relevant candidate in the ECE sweep
+_PAIR_CHUNK = 1 << 20  # pairs per block when comparing S draws (bounds memory at S·8 MiB)
+
+
+def relevant_pairs(lists: ScoredLists) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices into the [Q, L] matrices of (relevant, non-relevant) candidates for every
+    pair of a relevant and a non-relevant candidate of the same query, the pairs ERCE compares.
+
+    Built by repetition (each relevant candidate once per non-relevant one of its query), not
+    from a [Q, L, L] cube, so memory and time follow the number of pairs.
+    """
+    width = lists.scores.shape[1]
+    relevant = np.flatnonzero(lists.relevant)
+    negative = np.flatnonzero(lists.mask & ~lists.relevant)  # row-major: grouped by query
+    counts = np.bincount(negative // width, minlength=lists.length.size)  # per query
+    repeats = counts[relevant // width]  # pairs of each relevant candidate
+    block_start = np.repeat(np.cumsum(repeats) - repeats, repeats)  # per pair: its block's start
+    first_negative = np.repeat((np.cumsum(counts) - counts)[relevant // width], repeats)
+    offset = np.arange(block_start.size) - block_start  # per pair: its rank within the block
+    return np.repeat(relevant, repeats), negative[first_negative + offset]
+
+
+def pair_probabilities(lists: ScoredLists) -> np.ndarray:
+    """P(D_i > D_j) for each pair of ``relevant_pairs`` (i relevant, j not).
+
+    With S > 1 draws: the fraction of draws t with s_i^t > s_j^t, ties counting ½ (draws paired
+    by index: for an ensemble, the same member). With one draw, the pairwise
+    softmax of paper 001 over the scores' logits: σ(z_i − z_j), where z = log(p/(1−p)) for
+    probabilities (the 2-way head's logit; σ(z_i − z_j) = p_i(1−p_j) / (p_i(1−p_j) + p_j(1−p_i)),
+    ½ when both p are 0 or both 1) and z is the raw score otherwise.
+    """
+    i, j = relevant_pairs(lists)
+    if lists.samples is not None:
+        draws = lists.samples.reshape(-1, lists.n_samples)
+        blocks = [slice(start, start + _PAIR_CHUNK) for start in range(0, i.size, _PAIR_CHUNK)]
+        return np.concatenate([_draws_above(draws[i[b]], draws[j[b]]) for b in blocks] or [np.zeros(0)])
+    scores = lists.scores.ravel()
+    p, q = scores[i], scores[j]
+    if not lists.ranked.probabilistic:
+        return expit(np.subtract(p, q, out=p), out=p)
+    above, below = 1 - q, 1 - p  # in place from here: pairs are many, temporaries costly
+    above *= p
+    below *= q
+    below += above  # the total
+    return np.divide(above, below, out=np.full_like(above, 0.5), where=below > 0)
+
+
+def _draws_above(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    return ((first > second).sum(axis=1) + 0.5 * (first == second).sum(axis=1)) / first.shape[1]
+
+
+def expected_ranking_calibration_error(
+    lists: ScoredLists, n_bins: int = N_BINS
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """ERCE (paper 001 eq. 12) = Σ_m |B_m|/n · |mean_{B_m} P(D_i > D_j) − mean_{B_m} 1(D_i > D_j)|.
+
+    Over the n pairs of a relevant and a non-relevant candidate of one query, each written in
+    the order the model prefers, as ECE (eq. 11) uses the predicted class: the confidence
+    P(D_i > D_j) = max(P, 1 − P) with P from ``pair_probabilities``, and 1(D_i > D_j) = 1 when
+    that order ranks the relevant candidate first (it increases MAP), 0 when it does not, ½ when
+    P = ½ (no preference). Bins are adaptive (equal mass, paper 001 §4.5). Returns ERCE and the
+    pairs' (confidences, outcomes) for the reliability diagram.
+    """
+    p = pair_probabilities(lists)
+    if p.size == 0:
+        raise RankuqError(
+            f"{lists.ranked.source}: no query has both a relevant and a non-relevant candidate, "
+            "so ERCE has no pair to compare"
+        )
+    confidence = np.maximum(p, np.subtract(1, p))
+    outcome = (p > 0.5).astype(np.float64)
+    outcome[p == 0.5] = 0.5
+    return expected_calibration_error(confidence, outcome, n_bins, adaptive=True), confidence, outcome
+
+
+def subsample_negatives(lists: ScoredLists, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
+    """Candidate lists of 1 relevant and k non-relevant candidates (paper 000 Figure 2).
+
+    Of the queries with exactly one relevant candidate and at least k non-relevant ones, keep the
+    relevant candidate and the k non-relevant ones with the smallest keys drawn by
+    ``numpy.random.default_rng(seed).random((Q, L))``; the subsample for k contains that for any
+    smaller k. Returns their (probabilities, relevance) and the number of queries.
+    """
+    relevant, negative = lists.relevant, lists.mask & ~lists.relevant
+    most = most_negatives(lists)
+    if k > most:
+        raise RankuqError(
+            f"{lists.ranked.source}: no query has exactly one relevant and at least {k} non-relevant "
+            f"candidates (at most {most}); choose a smaller #non-relevant"
+        )
+    keys = np.where(negative, np.random.default_rng(seed).random(negative.shape), np.inf)
+    order = np.argsort(np.argsort(keys, axis=1, kind="stable"), axis=1, kind="stable")
+    queries = (relevant.sum(axis=1) == 1) & (negative.sum(axis=1) >= k)
+    kept = queries[:, None] & (relevant | (negative & (order < k)))
+    return lists.scores[kept], relevant[kept].astype(np.float64), int(queries.sum())
+
+
+def most_negatives(lists: ScoredLists) -> int:
+    """The most non-relevant candidates of a query with exactly one relevant one (0 if none)."""
+    single = lists.relevant.sum(axis=1) == 1
+    return int((lists.mask & ~lists.relevant)[single].sum(axis=1).max(initial=0))
+
+
+def ece_by_negatives(
+    predictions: pa.Table | ScoredLists, ks: Sequence[int] = NEGATIVES, seed: int = 0, n_bins: int = N_BINS
+) -> dict[int, float]:
+    """ECE (equal-width bins) of ``subsample_negatives`` for each k: calibration as the number of
+    non-relevant candidates per relevant one grows."""
+    lists = as_lists(predictions)
+    check_probabilities(lists.ranked)
+    return {k: expected_calibration_error(*subsample_negatives(lists, k, seed)[:2], n_bins) for k in ks}
+
+
+@PROBES.register("calibration")
+def run(
+    predictions: pa.Table | ScoredLists,
+    *,
+    dev: pa.Table | ScoredLists | None = None,
+    seed: int = 0,
+    n_bins: int = N_BINS,
+    negatives: Sequence[int] = NEGATIVES,
+) -> ProbeResult:
+    """ECE, adaptive ECE, ERCE and the #non-relevant sweep over every query (ECE pools all
+    candidate rows, as ``bench.metrics``' ECE; only queries with a relevant and a non-relevant
+    candidate give ERCE pairs). ``seed`` draws the sweep's non-relevant candidates; ``dev`` is
+    unused (nothing is fitted). A table flagged non-probabilistic (BM25, a TREC run with raw
+    scores) gets ERCE only: its ECE is undefined."""
+    lists = as_lists(predictions)
+    if lists.ranked.probabilistic:
+        check_probabilities(lists.ranked)  # a score outside [0, 1] is an error, not a skip
+    erce, pair_p, pair_outcome = expected_ranking_calibration_error(lists, n_bins)
+    pairs = ProbeResult(
+        {"ERCE": erce},
+        curves={"ERCE": _curve(pair_p, pair_outcome, n_bins, adaptive=True)},
+        plots={"reliability_ERCE": _diagram({"pairs": (pair_p, pair_outcome)}, n_bins, True, "ERCE")},
+    )
+    if not lists.ranked.probabilistic:
+        note = (
+            f"{lists.ranked.source}: scores are not probabilities; ECE and its #non-relevant sweep left out"
+        )
+        return merge([pairs, ProbeResult({}, notes=(note,))])
+    scores, relevant = lists.ranked.scores, (lists.ranked.row_labels > 0).astype(np.float64)
+    rows = {"candidates": (scores, relevant)}
+    candidates = ProbeResult(
+        {
+            "ECE": expected_calibration_error(scores, relevant, n_bins),
+            "ECE.adaptive": expected_calibration_error(scores, relevant, n_bins, adaptive=True),
+        },
+        curves={
+            "ECE": _curve(scores, relevant, n_bins, adaptive=False),
+            "ECE.adaptive": _curve(scores, relevant, n_bins, adaptive=True),
+        },
+        plots={
+            "reliability": _diagram(rows, n_bins, False, "equal-width bins"),
+            "reliability_adaptive": _diagram(rows, n_bins, True, "equal-mass bins"),
+        },
+    )
+    return merge([pairs, candidates, _negative_sweep(lists, negatives, seed, n_bins)])
+
+
+def _negative_sweep(lists: ScoredLists, negatives: Sequence[int], seed: int, n_bins: int) -> ProbeResult:
+    """``ECE.nonrel_<k>`` for each k some query can fill; the others are noted."""
+    most = most_negatives(lists)
+    feasible = [k for k in negatives if k <= most]
+    notes = ()
+    if len(feasible) < len(negatives):
+        notes = (
+            f"ECE by #non-relevant: k = {[k for k in negatives if k > most]} left out; queries with "
+            f"one relevant candidate have at most {most} non-relevant ones",
+        )
+    if not feasible:
+        return ProbeResult({}, notes=notes)
+    samples = {k: subsample_negatives(lists, k, seed) for k in feasible}
+    values = {k: expected_calibration_error(p, r, n_bins) for k, (p, r, _) in samples.items()}
+    lines = {f"#non-rel = {k}": (p, r) for k, (p, r, _) in samples.items()}
+    return ProbeResult(
+        {f"ECE.nonrel_{k}": value for k, value in values.items()},
+        curves={
+            "ECE.nonrel": {
+                "k": np.array(feasible),
+                "ECE": np.array(list(values.values())),
+                "queries": np.array([n for *_, n in samples.values()]),
+            }
+        },
+        plots={"reliability_by_nonrel": _diagram(lines, n_bins, False, "1 relevant, k non-relevant")},
+        notes=notes,
+    )
+
+
+def _curve(scores: np.ndarray, outcomes: np.ndarray, n_bins: int, adaptive: bool) -> dict[str, np.ndarray]:
+    """Reliability points per non-empty bin: mean score, fraction of positive outcomes, count."""
+    counts, score_sums, outcome_sums = bin_sums(scores, outcomes, n_bins, adaptive)
+    kept = counts > 0
+    return {
+        "confidence": score_sums[kept] / counts[kept],
+        "accuracy": outcome_sums[kept] / counts[kept],
+        "count": counts[kept],
+    }
+
+
+def _diagram(curves: dict, n_bins: int, adaptive: bool, title: str) -> Callable[[Path], Path]:
+    return lambda path: reliability_diagram(curves, path, n_bins, adaptive, title)

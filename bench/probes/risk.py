@@ -1,0 +1,146 @@
+"""Risk-aware ranking from the draws: RA (paper 000 §3.2.4, b chosen on dev, Figure 3) and
+CVaR_α, optimistic and pessimistic (paper 001 §3.5).
+
+Metric keys (m ∈ R_at_1, AP, RR, nDCG_at_10): ``RA.b`` (chosen on dev), ``RA.<m>`` and
+``RA.<m>.p_value`` (paired t-test per query against the mean ranking, b = 0), ``CVaR+.<m>``,
+``CVaR-.<m>`` and their ``.p_value``. Without a dev table only CVaR and the curve of R@1 against b
+are reported. A deterministic ranker (S = 1) has no variance: every RA and CVaR ranking is its
+mean ranking, and the values say so.
+"""
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from bench.errors import RankuqError
+from bench.plots import line_plot
+from bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, key
+from bench.probes.significance import paired_t
+
+B_GRID = (0.0, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+ALPHA = 0.5
+RISK_METRICS = ("R@1", "AP", "RR", "nDCG@10")
+_CELLS = 1 << 22  # covariance entries per block of queries (32 MiB of float64)
+
+
+def risk_aware_orders(lists: ScoredLists, bs: Sequence[float]) -> dict[float, np.ndarray]:
+    """The RA-BERT ranking (paper 000 §3.2.4) of every query for each risk aversion b.
+
+    Portfolio ranking (Wang & Zhu, 2009), greedily by rank: rank n gets the remaining candidate r
+    maximising E[R_r] − b·var[R_r] − 2b·Σ_{i=1}^{n−1} cov[R_r, R_{r_i}], the sum over the n − 1
+    candidates r_i already ranked above it. E is prob_mean; var and cov are the population
+    (ddof = 0) moments of the S draws, draw t of each candidate paired. Ties go to the earlier
+    candidate of the mean ranking, so b = 0 gives the mean ranking exactly. Returns [Q, L] column
+    indices into ``lists``' rank-order matrices, best first; padding keeps its place.
+    """
+    identity = np.broadcast_to(np.arange(lists.scores.shape[1]), lists.scores.shape)
+    if lists.samples is None:  # no variance: every b gives the mean ranking
+        return {b: identity for b in bs}
+    orders = {b: np.array(identity) for b in bs}
+    width = lists.scores.shape[1]
+    step = max(1, _CELLS // (width * width))
+    for start in range(0, lists.length.size, step):
+        block = slice(start, start + step)
+        draws = lists.samples[block].astype(np.float64)
+        centred = draws - draws.mean(axis=2, keepdims=True)
+        covariance = np.einsum("qis,qjs->qij", centred, centred) / draws.shape[2]
+        for b in bs:
+            orders[b][block] = _greedy(lists.scores[block], covariance, lists.mask[block], b)
+    return orders
+
+
+def _greedy(mean: np.ndarray, covariance: np.ndarray, mask: np.ndarray, b: float) -> np.ndarray:
+    queries = np.arange(mean.shape[0])
+    order = np.tile(np.arange(mean.shape[1]), (mean.shape[0], 1))
+    remaining = mask.copy()
+    base = mean - b * np.diagonal(covariance, axis1=1, axis2=2)
+    above = np.zeros_like(mean)  # Σ cov with the candidates ranked so far
+    for n in range(mean.shape[1]):
+        active = queries[remaining.any(axis=1)]  # queries with candidates left to rank
+        pick = np.where(remaining, base - 2 * b * above, -np.inf)[active].argmax(axis=1)
+        order[active, n] = pick
+        remaining[active, pick] = False
+        above[active] += covariance[active, pick]
+    return order
+
+
+def cvar(lists: ScoredLists, alpha: float = ALPHA, optimistic: bool = True) -> np.ndarray:
+    """CVaR_α of each candidate's draws (paper 001 §3.5): the mean of the m = S − ⌊α·S⌋ highest
+    draws (optimistic, E[S | S ≥ F⁻¹(α)]) or lowest draws (pessimistic); α = 0 is the mean.
+    With one draw it is prob_mean. [Q, L], like ``lists.scores``."""
+    if not 0 <= alpha < 1:
+        raise RankuqError(f"CVaR alpha must be in [0, 1), got {alpha}")
+    if lists.samples is None:
+        return lists.scores
+    n = lists.n_samples
+    tail = n - int(np.floor(alpha * n + 1e-9))  # + 1e-9: 0.7·10 is 7.000000000000001
+    draws = np.sort(lists.samples, axis=2)
+    return (draws[..., n - tail :] if optimistic else draws[..., :tail]).mean(axis=2, dtype=np.float64)
+
+
+def order_by(lists: ScoredLists, values: np.ndarray) -> np.ndarray:
+    """Column indices ranking each query by ``values`` descending; ties keep the mean ranking's
+    order, padding goes last."""
+    return np.argsort(-np.where(lists.mask, values, -np.inf), axis=1, kind="stable")
+
+
+@PROBES.register("risk")
+def run(
+    predictions: pa.Table | ScoredLists,
+    *,
+    dev: pa.Table | ScoredLists | None = None,
+    seed: int = 0,
+    b_grid: Sequence[float] = B_GRID,
+    alpha: float = ALPHA,
+    names: Sequence[str] = RISK_METRICS,
+    select_by: str = "R@1",
+) -> ProbeResult:
+    """RA with b chosen on ``dev`` (the grid's b with the best mean ``select_by`` there, the
+    smallest on ties) and reported on ``predictions``; the curve of ``select_by`` against b on
+    both; CVaR± rankings. Over the queries with a relevant candidate; ``seed`` is unused."""
+    grid = sorted(set(map(float, b_grid)))
+    names = list(dict.fromkeys([select_by, *names]))
+    lists = as_lists(predictions).with_relevant()
+    mean_ranking = lists.per_query(names)
+    test = {b: lists.per_query(names, order) for b, order in risk_aware_orders(lists, grid).items()}
+    curve = {"b": np.array(grid), key(select_by): np.array([test[b][select_by].mean() for b in grid])}
+    values, notes = {}, ()
+    if dev is None:
+        notes = ("risk: no dev table, so b is not chosen; RA reported as the curve of b only",)
+    else:
+        dev_lists = as_lists(dev, "dev").with_relevant()
+        dev_orders = risk_aware_orders(dev_lists, grid)
+        curve[f"dev_{key(select_by)}"] = np.array(
+            [dev_lists.per_query([select_by], dev_orders[b])[select_by].mean() for b in grid]
+        )
+        best = grid[int(np.argmax(curve[f"dev_{key(select_by)}"]))]
+        values["RA.b"] = best
+        values |= _compared("RA", test[best], mean_ranking)
+    for sign, optimistic in (("+", True), ("-", False)):
+        order = order_by(lists, cvar(lists, alpha, optimistic))
+        values |= _compared(f"CVaR{sign}", lists.per_query(names, order), mean_ranking)
+    series = {"test": (curve["b"], curve[key(select_by)])}
+    if dev is not None:
+        series["dev"] = (curve["b"], curve[f"dev_{key(select_by)}"])
+    return ProbeResult(
+        values,
+        curves={"RA": curve},
+        plots={
+            "risk_aversion": lambda path: line_plot(
+                series, path, xlabel="risk aversion b", ylabel=select_by, title="RA ranking"
+            )
+        },
+        notes=notes,
+    )
+
+
+def _compared(
+    prefix: str, values: dict[str, np.ndarray], mean_ranking: dict[str, np.ndarray]
+) -> dict[str, float]:
+    """Mean of each metric and the p-value of its paired t-test against the mean ranking."""
+    out = {}
+    for name, per_query in values.items():
+        out[f"{prefix}.{key(name)}"] = float(per_query.mean())
+        out[f"{prefix}.{key(name)}.p_value"] = paired_t(per_query, mean_ranking[name]).p
+    return out

@@ -1,0 +1,159 @@
+"""Abstention: the protocol by hand (rates, ties, trapezoids, nAUC), the confidence functions,
+reference sets, threshold calibration and the skips."""
+
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.linear_model import Ridge
+
+from bench.errors import RankuqError
+from bench.probes import abstention, scored_lists
+from bench.probes.abstention import kept_means, normalised_auc, oracle_curve, performance_curve
+from bench.probes.confidence import free_confidence, sorted_scores
+
+# Two failed queries (metric 0) among ten, listed in query order.
+METRIC = np.array([0.0, 0.0, 1, 1, 1, 1, 1, 1, 1, 1])
+ORACLE = [0.8, 8 / 9, 1, 1, 1, 1, 1, 1, 1]
+WORST = [0.8, 7 / 9, 6 / 8, 5 / 7, 4 / 6, 3 / 5, 2 / 4, 1 / 3, 0 / 2]  # good queries abstained first
+
+
+def trapezoid(curve: list[float]) -> float:
+    return sum(0.1 * (a + b) / 2 for a, b in itertools.pairwise(curve))
+
+
+def test_curves_abstain_on_floor_r_n_queries() -> None:
+    np.testing.assert_allclose(oracle_curve(METRIC), ORACLE)
+    np.testing.assert_allclose(performance_curve(METRIC, -METRIC), WORST)
+    # N = 7: ⌊r·7⌋ = 0, 0, 1, 2, 2, 3, 4, 4, 5 queries abstained
+    kept = kept_means(np.arange(7.0))
+    np.testing.assert_allclose(kept, [3, 3, 3.5, 4, 4, 4.5, 5, 5, 5.5])
+
+
+def test_ties_in_confidence_abstain_on_the_lower_qid_first() -> None:
+    flat = np.zeros(10)
+    np.testing.assert_allclose(performance_curve(METRIC, flat), ORACLE)  # failures come first
+    np.testing.assert_allclose(performance_curve(METRIC[::-1], flat), WORST)
+
+
+def test_normalised_auc_by_hand() -> None:
+    random, oracle, worst = 0.8 * 0.8, trapezoid(ORACLE), trapezoid(WORST)
+    best = normalised_auc(METRIC, METRIC)
+    assert (best.value, best.oracle, best.random) == pytest.approx((1.0, oracle, random))
+    assert normalised_auc(METRIC, -METRIC).value == pytest.approx((worst - random) / (oracle - random))
+    assert normalised_auc(METRIC, -METRIC).value < 0  # harmful abstention
+    assert np.isnan(normalised_auc(np.ones(10), np.arange(10.0)).value)  # oracle = random
+
+
+def test_reference_free_confidences_by_hand(scores_table) -> None:
+    lists = scored_lists(scores_table([[1, 0, 0], [0, 1]], [[0.2, 0.9, 0.4], [0.6, 0.1]]))
+    np.testing.assert_allclose(free_confidence(lists, "u_max"), [0.9, 0.6])
+    np.testing.assert_allclose(free_confidence(lists, "u_1-2"), [0.5, 0.5])
+    np.testing.assert_allclose(
+        free_confidence(lists, "u_std"), [np.std([0.2, 0.9, 0.4]), 0.25]
+    )  # real candidates only
+    np.testing.assert_allclose(sorted_scores(lists, 4), [[0.2, 0.2, 0.4, 0.9], [0.1, 0.1, 0.1, 0.6]])
+    with pytest.raises(RankuqError, match="u_mean_var needs S > 1 draws"):
+        free_confidence(lists, "u_mean_var")
+    with pytest.raises(
+        RankuqError, match="unknown confidence function 'u_foo'; valid: u_max, u_std, u_1-2, u_lin"
+    ):
+        free_confidence(lists, "u_foo")
+
+
+def test_uncertainty_confidences_are_minus_the_variance(lists_table) -> None:
+    lists = scored_lists(lists_table([[1, 0]], [[[0.9, 0.5], [0.2, 0.2]]]))
+    assert free_confidence(lists, "u_top_var").tolist() == pytest.approx([-0.04])
+    assert free_confidence(lists, "u_mean_var").tolist() == pytest.approx([-0.02])
+
+
+def test_a_perfect_ranker_has_auc_terms_and_no_nauc(wikiqa) -> None:
+    perfect = wikiqa.set_column(
+        wikiqa.schema.get_field_index("prob_mean"), "prob_mean", wikiqa["label"].cast("double")
+    )
+    result = abstention.run(perfect, confidences=["u_max", "u_std"])
+    assert not any(k.startswith("nAUC") for k in result.metrics)
+    assert result.metrics["AUC.AP.oracle"] == result.metrics["AUC.AP.random"] == pytest.approx(0.8)
+    assert result.metrics["AUC.AP.u_max"] == pytest.approx(0.8)
+    assert any("nAUC for AP is undefined: the oracle equals random" in note for note in result.notes)
+
+
+def test_queries_the_protocol_cannot_score_are_noted(scores_table) -> None:
+    table = scores_table(
+        [[1, 0], [0, 1, 0], [1], [0, 0], [0, 1]], [[0.9, 0.1], [0.5, 0.4, 0.3], [0.7], [0.2, 0.1], [0.6, 0.3]]
+    )
+    result = abstention.run(table, confidences=["u_1-2"], names=["RR"])
+    assert result.notes[:2] == (
+        "abstention: 1 queries without a relevant candidate left out",
+        "abstention: 1 one-candidate queries left out",
+    )
+    # kept: q0 (RR 1, u 0.8), q1 (RR ½, u 0.1), q4 (RR ½, u 0.3): the confidence ranks as the oracle
+    assert result.metrics["nAUC.RR.u_1-2"] == pytest.approx(1.0)
+    with pytest.raises(RankuqError, match="abstention needs 2 or more queries"):
+        abstention.run(scores_table([[1, 0]], [[0.9, 0.1]]))
+    with pytest.raises(RankuqError, match=r"splits need 10 or more usable queries \(the table has 3\)"):
+        abstention.run(table, confidences=["u_lin"])
+
+
+def test_u_lin_is_ridge_on_the_sorted_scores_of_the_reference_set(wikiqa, wikiqa_deterministic) -> None:
+    """dev = the stochastic table, test = the deterministic one: a domain-transfer pair."""
+    test, dev = scored_lists(wikiqa_deterministic), scored_lists(wikiqa)
+    result = abstention.run(test, dev=dev, confidences=["u_lin", "u_std"], names=["AP"])
+    kept_test, kept_dev = (
+        lists.select((lists.ranked.n_relevant > 0) & (lists.length >= 2)) for lists in (test, dev)
+    )
+    ridge = Ridge(alpha=0.1).fit(sorted_scores(kept_dev), kept_dev.per_query(["AP"])["AP"])
+    expected = normalised_auc(kept_test.per_query(["AP"])["AP"], ridge.predict(sorted_scores(kept_test)))
+    assert result.metrics["nAUC.AP.u_lin"] == pytest.approx(expected.value, abs=1e-12)
+    assert result.metrics["nAUC.AP.u_lin"] > result.metrics["nAUC.AP.u_std"] > 0
+    assert "break_even.AP" in result.metrics
+    assert result.curves["reference_size"]["size"][-1] == kept_dev.length.size
+
+
+def test_threshold_calibration_is_exact_when_reference_and_test_coincide(wikiqa) -> None:
+    result = abstention.run(wikiqa, dev=wikiqa, confidences=["u_max"], names=["AP"])
+    for target in (10, 50, 90):
+        assert result.metrics[f"threshold.AP_MAE.{target}.u_max"] == pytest.approx(0.0, abs=1e-12)
+        assert result.metrics[f"threshold.rate_MAE.{target}.u_max"] < 0.01  # |r − ⌊r·N⌋/N| and ties
+
+
+def test_splits_average_every_confidence_on_the_same_test_parts(wikiqa) -> None:
+    result = abstention.run(wikiqa, confidences=["u_std", "u_lin", "u_log"], names=["AP", "RR"], splits=2)
+    assert {"nAUC.AP.u_std", "nAUC.AP.u_lin", "nAUC.AP.u_log", "threshold.rate_MAE.90.u_lin"} <= set(
+        result.metrics
+    )
+    again = abstention.run(wikiqa, confidences=["u_std", "u_lin"], names=["AP"], splits=2)
+    assert again.metrics["nAUC.AP.u_lin"] == result.metrics["nAUC.AP.u_lin"]  # seeded
+
+
+def test_default_confidences_of_a_stochastic_ranker(wikiqa) -> None:
+    result = abstention.run(wikiqa, names=["AP"], splits=1)
+    assert {
+        f"nAUC.AP.{u}"
+        for u in (
+            "u_max",
+            "u_std",
+            "u_1-2",
+            "u_lin",
+            "u_log",
+            "u_mah",
+            "u_rf",
+            "u_mlp",
+            "u_mean_var",
+            "u_top_var",
+        )
+    } <= set(result.metrics)
+
+
+def test_a_learner_the_reference_set_cannot_define_is_noted(scores_table) -> None:
+    """27 of 30 queries have RR 1: RR's quartiles tie, so u_log has no good and bad classes."""
+    labels = [[1, 0, 0]] * 27 + [[0, 1, 0]] * 3
+    scores = [[0.9 - q / 100, 0.5, 0.1 + q / 100] for q in range(30)]
+    result = abstention.run(
+        scores_table(labels, scores), confidences=["u_max", "u_log"], names=["RR"], splits=2
+    )
+    assert "nAUC.RR.u_max" in result.metrics and "AUC.RR.u_log" not in result.metrics
+    assert result.notes == (
+        "abstention: u_log for RR left out: the reference metric values have no spread between "
+        "their quartiles (1.0 and 1.0), so good and bad instances are undefined",
+    )

@@ -1,0 +1,170 @@
+"""Calibration probe: adaptive ECE, ERCE and the #non-relevant sweep against hand-computed values."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from bench import metrics
+from bench.errors import RankuqError
+from bench.metrics.ece import bin_index, expected_calibration_error
+from bench.probes import calibration, scored_lists
+from bench.probes.calibration import (
+    ece_by_negatives,
+    expected_ranking_calibration_error,
+    pair_probabilities,
+    subsample_negatives,
+)
+
+
+def test_adaptive_bins_hold_equal_mass_and_never_split_ties() -> None:
+    np.testing.assert_array_equal(bin_index(np.array([0.9, 0.1, 0.4, 0.3]), 2, adaptive=True), [1, 0, 1, 0])
+    # edges at ranks 1 and 3 of [0.2, 0.5, 0.5, 0.5, 0.7]: 0.5 and 0.5 → the tied block joins bin 2
+    np.testing.assert_array_equal(
+        bin_index(np.array([0.5, 0.2, 0.5, 0.7, 0.5]), 3, adaptive=True), [2, 0, 2, 2, 2]
+    )
+
+
+def test_equal_width_bins_match_a_binary_search_over_the_edges_at_every_edge() -> None:
+    """The arithmetic shortcut (⌊v·10⌋ corrected by one step) against the definition, on the
+    edges, one ulp either side of them, and 0 and 1."""
+    edges = np.arange(11) / 10
+    values = np.concatenate([edges, np.nextafter(edges, 0), np.nextafter(edges, 1), np.arange(1001) / 1000])
+    values = values[(values >= 0) & (values <= 1)]
+    expected = np.minimum(np.searchsorted(edges, values, side="right") - 1, 9)
+    np.testing.assert_array_equal(bin_index(values), expected)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.random.default_rng(0).random(5000),
+        np.round(np.random.default_rng(1).random(5000), 2),  # ties on every edge
+        np.r_[np.full(900, 1.0), np.random.default_rng(2).random(100)],  # saturated
+        np.r_[np.zeros(7), np.ones(7)],
+        np.full(9, 0.3),
+        np.array([0.5, 0.2]),
+        5 + 1e-12 * np.random.default_rng(3).normal(size=999),  # a tiny spread
+        np.array([5e-324, 0.0, 1e-323]),  # too small to scale
+    ],
+)
+def test_adaptive_bins_equal_a_partition_and_binary_search(values: np.ndarray) -> None:
+    """The histogram shortcut against the definition: edges = the values at ranks ⌊b·n/C⌋,
+    bin = the number of edges <= the value."""
+    for n_bins in (2, 10, 20):
+        ranks = np.arange(1, n_bins) * values.size // n_bins
+        expected = np.searchsorted(np.partition(values, ranks)[ranks], values, side="right")
+        np.testing.assert_array_equal(bin_index(values, n_bins, adaptive=True), expected)
+
+
+def test_adaptive_ece_differs_from_equal_width_when_bins_disagree() -> None:
+    scores, relevant = np.array([0.1, 0.2, 0.8, 0.9]), np.array([1.0, 0.0, 0.0, 1.0])
+    # equal width: each score alone, gaps 0.9 + 0.2 + 0.8 + 0.1
+    assert expected_calibration_error(scores, relevant) == pytest.approx(2.0 / 4)
+    # two equal-mass bins {0.1, 0.2} and {0.8, 0.9}: gaps |0.3 − 1| and |1.7 − 1|
+    assert expected_calibration_error(scores, relevant, 2, adaptive=True) == pytest.approx(1.4 / 4)
+
+
+def test_erce_of_a_deterministic_ranker_uses_the_pairwise_softmax_of_logits(scores_table) -> None:
+    """Pairs (0.9 | 0.1, 0.2, 0.3) and (0.8, 0.7 | 0.1): P = p(1−q) / (p(1−q) + q(1−p)), every
+    preferred order right, so ERCE = mean(1 − P)."""
+    lists = scored_lists(scores_table([[1, 0, 0, 0], [1, 1, 0]], [[0.9, 0.1, 0.2, 0.3], [0.8, 0.7, 0.1]]))
+    pairs = [(0.9, 0.1), (0.9, 0.2), (0.9, 0.3), (0.8, 0.1), (0.7, 0.1)]
+    expected = [p * (1 - q) / (p * (1 - q) + q * (1 - p)) for p, q in pairs]
+    np.testing.assert_allclose(sorted(pair_probabilities(lists)), sorted(expected))
+    erce, _, outcome = expected_ranking_calibration_error(lists)
+    assert erce == pytest.approx(np.mean([1 - p for p in expected]))
+    assert outcome.tolist() == [1.0] * 5
+
+
+def test_a_wrong_preference_counts_as_a_miss(scores_table) -> None:
+    """P = 0.2 for the only pair: the model prefers the non-relevant candidate with confidence
+    0.8 and is wrong, so ERCE = 0.8; raw scores use σ(s_i − s_j)."""
+    lists = scored_lists(scores_table([[1, 0]], [[0.2, 0.5]]))
+    p = 0.2 * 0.5 / (0.2 * 0.5 + 0.5 * 0.8)
+    assert expected_ranking_calibration_error(lists)[0] == pytest.approx(1 - p)
+    raw = scored_lists(scores_table([[1, 0]], [[3.0, 1.0]], probabilistic=False))
+    assert expected_ranking_calibration_error(raw)[0] == pytest.approx(1 - expit(2.0))
+
+
+def test_erce_is_zero_in_the_confident_bins_of_a_perfectly_separating_ranker(lists_table) -> None:
+    """q0: every draw ranks the relevant candidates above the others (P = 1); q1: 3 draws of 4
+    prefer the non-relevant one (confidence 0.75, wrong)."""
+    table = lists_table(
+        [[1, 1, 0, 0], [1, 0]],
+        [
+            [[0.9, 0.8, 0.9, 0.7], [0.6, 0.7, 0.6, 0.8], [0.5, 0.1, 0.2, 0.3], [0.4, 0.3, 0.1, 0.1]],
+            [[0.5, 0.2, 0.2, 0.2], [0.4, 0.3, 0.3, 0.3]],
+        ],
+    )
+    result = calibration.run(table)
+    curve = result.curves["ERCE"]
+    assert curve["confidence"].tolist() == [0.75, 1.0]
+    assert curve["accuracy"].tolist() == [0.0, 1.0]  # the confident bin: no error at all
+    assert result.metrics["ERCE"] == pytest.approx(0.75 / 5)
+    separated = lists_table([[1, 0]], [[[0.9, 0.6], [0.5, 0.1]]])
+    assert calibration.run(separated).metrics["ERCE"] == 0.0
+    assert calibration.run(lists_table([[1, 0]], [[[1.0], [0.0]]])).metrics["ERCE"] == 0.0
+
+
+def test_no_pair_to_compare_is_an_error(scores_table) -> None:
+    lists = scored_lists(scores_table([[1, 1], [0, 0]], [[0.9, 0.1], [0.2, 0.3]]))
+    with pytest.raises(RankuqError, match="no query has both a relevant and a non-relevant candidate"):
+        expected_ranking_calibration_error(lists)
+
+
+def test_negative_subsamples_are_nested_and_seeded(scores_table) -> None:
+    table = scores_table(
+        [[1, 0, 0, 0, 0], [0, 1, 0], [1, 1, 0]], [[0.9, 0.1, 0.2, 0.3, 0.4], [0.2, 0.8, 0.3], [0.9, 0.8, 0.1]]
+    )
+    lists = scored_lists(table)
+    one, two = subsample_negatives(lists, 1, seed=5), subsample_negatives(lists, 2, seed=5)
+    assert (one[2], two[2]) == (2, 2)  # q2 has two relevant candidates: left out
+    assert set(one[0]) <= set(two[0]) and len(two[0]) == 6
+    assert np.array_equal(subsample_negatives(lists, 2, seed=5)[0], two[0])
+    assert subsample_negatives(lists, 4, seed=0)[2] == 1  # only q0 has 4 non-relevant
+    with pytest.raises(RankuqError, match=r"at least 5 non-relevant candidates \(at most 4\)"):
+        subsample_negatives(lists, 5)
+
+
+def test_ece_grows_with_the_number_of_negatives_as_computed_by_hand(scores_table) -> None:
+    """Relevant at 0.9, every non-relevant at 0.3: ECE = (0.1 + 0.3·k) / (k + 1)."""
+    table = scores_table([[1, 0, 0, 0], [0, 0, 1, 0]], [[0.9, 0.3, 0.3, 0.3], [0.3, 0.3, 0.9, 0.3]])
+    values = ece_by_negatives(table, (1, 2, 3))
+    assert values == pytest.approx({k: (0.1 + 0.3 * k) / (k + 1) for k in (1, 2, 3)}, abs=1e-7)
+
+
+def test_the_probe_on_real_wikiqa(wikiqa, tmp_path: Path) -> None:
+    result = calibration.run(wikiqa, seed=1)
+    assert set(result.metrics) == {
+        "ECE",
+        "ECE.adaptive",
+        "ERCE",
+        "ECE.nonrel_1",
+        "ECE.nonrel_2",
+        "ECE.nonrel_5",
+        "ECE.nonrel_9",
+    }
+    assert result.metrics["ECE"] == metrics.compute(wikiqa, ["ECE"])["ECE"]  # the metric, same queries
+    assert 0 < result.metrics["ERCE"] < 0.5 and result.notes == ()
+    assert result.curves["ECE.nonrel"]["queries"][0] > result.curves["ECE.nonrel"]["queries"][-1] > 0
+    paths = result.write_plots(tmp_path)
+    assert {p.name for p in paths} == {
+        "reliability.png",
+        "reliability_adaptive.png",
+        "reliability_ERCE.png",
+        "reliability_by_nonrel.png",
+    }
+    assert all(p.read_bytes().startswith(b"\x89PNG") for p in paths)
+
+
+def test_raw_scores_get_erce_only(scores_table) -> None:
+    result = calibration.run(scores_table([[1, 0], [0, 1]], [[3.0, 1.0], [2.0, 5.0]], probabilistic=False))
+    assert set(result.metrics) == {"ERCE"}
+    assert "scores are not probabilities" in result.notes[0]
+
+
+def test_flagged_probabilities_outside_the_unit_interval_are_an_error(scores_table) -> None:
+    with pytest.raises(RankuqError, match=r"score 1.5 is outside \[0, 1\]"):
+        calibration.run(scores_table([[1, 0]], [[1.5, 0.2]], probabilistic=True))

@@ -1,0 +1,46 @@
+"""Cutoff prediction: F1 at each cutoff and the draw features by hand, the learned/oracle ratio."""
+
+import numpy as np
+import pyarrow.compute as pc
+import pytest
+
+from bench.probes import cutoff, scored_lists
+from bench.probes.cutoff import draw_features, f1_at_cutoffs
+
+
+def test_f1_at_each_cutoff_by_hand(scores_table) -> None:
+    """Ranked labels 1, 0, 1, 0 with 2 relevant: F1(c) = 2·rel@c / (c + 2); cuts past the end
+    keep the list."""
+    lists = scored_lists(scores_table([[1, 0, 1, 0], [0, 1]], [[0.9, 0.8, 0.7, 0.6], [0.9, 0.1]]))
+    np.testing.assert_allclose(f1_at_cutoffs(lists, 6)[0], [2 / 3, 2 / 4, 4 / 5, 4 / 6, 4 / 6, 4 / 6])
+    np.testing.assert_allclose(f1_at_cutoffs(lists, 3)[1], [0, 2 / 3, 2 / 3])
+
+
+def test_draw_features_by_hand(lists_table) -> None:
+    """Draws 0, 0, 0, 1: mean ¼, std √(3/16), skew m3/m2^1.5 with m3 = 3/32, entropy of ¾ and ¼
+    in the lowest and highest of 10 bins; equal draws (ranked first, mean ½) have none of them."""
+    lists = scored_lists(lists_table([[1, 0]], [[[0.0, 0.0, 0.0, 1.0], [0.5, 0.5, 0.5, 0.5]]]))
+    features = draw_features(lists)
+    m2 = 3 / 16
+    np.testing.assert_allclose(features[0, 0], [0.5, 0, 0, 0])
+    np.testing.assert_allclose(
+        features[0, 1], [0.25, np.sqrt(m2), (3 / 32) / m2**1.5, -(0.75 * np.log(0.75) + 0.25 * np.log(0.25))]
+    )
+
+
+def test_learned_cutoffs_never_beat_the_oracle(wikiqa, wikiqa_deterministic) -> None:
+    """On the first 150 WikiQA questions (time): the learner only sees the features."""
+    questions = pc.unique(wikiqa["qid"])[:150]
+    wikiqa, wikiqa_deterministic = (
+        t.filter(pc.is_in(t["qid"], value_set=questions)) for t in (wikiqa, wikiqa_deterministic)
+    )
+    result = cutoff.run(wikiqa, seed=1)
+    assert (
+        0 < result.metrics["cutoff.F1_ratio.scores"] <= 1
+        and 0 < result.metrics["cutoff.F1_ratio.uncertainty"] <= 1
+    )
+    lists = scored_lists(wikiqa).with_relevant()
+    assert result.metrics["cutoff.F1.oracle"] == pytest.approx(f1_at_cutoffs(lists).max(axis=1).mean())
+    deterministic = cutoff.run(wikiqa_deterministic, seed=1)
+    assert set(deterministic.metrics) == {"cutoff.F1_ratio.scores", "cutoff.F1.oracle"}
+    assert deterministic.metrics["cutoff.F1_ratio.scores"] == result.metrics["cutoff.F1_ratio.scores"]

@@ -1,0 +1,49 @@
+"""NOTA prediction: separable lists, the input spaces, too few NOTA queries, real WikiQA."""
+
+import numpy as np
+import pytest
+
+from bench.errors import RankuqError
+from bench.probes import nota
+
+
+def separable(lists_table, n: int = 20):
+    """q0…q{n−1}: NOTA queries (odd) score every candidate below 0.4, the others have one at
+    0.9 or above; draws of the NOTA queries also spread more."""
+    rng = np.random.default_rng(0)
+    labels, draws = [], []
+    for q in range(n):
+        top = 0.3 if q % 2 else 0.9 + q / 1000
+        spread = 0.2 if q % 2 else 0.01
+        labels.append([0, 0, 0] if q % 2 else [1, 0, 0])
+        draws.append([list(np.clip(m + spread * rng.normal(size=4), 0, 1)) for m in (top, 0.2, 0.1)])
+    return lists_table(labels, draws)
+
+
+def test_separable_lists_are_classified_perfectly(lists_table) -> None:
+    result = nota.run(separable(lists_table))
+    assert result.metrics["NOTA.F1.mean"] == 1.0 and result.metrics["NOTA.F1.mean.std"] == 0.0
+    assert 0.8 < result.metrics["NOTA.F1.mean_var"] <= 1.0  # 10 more, padded features to sample from
+    assert 0 < result.metrics["NOTA.p_value"] <= 1
+    assert result.curves["NOTA"]["fold"].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_a_deterministic_ranker_has_the_mean_input_space_only(scores_table) -> None:
+    labels = [[1, 0] if q % 2 else [0, 0] for q in range(12)]
+    scores = [[0.9, 0.1] if q % 2 else [0.3, 0.2] for q in range(12)]
+    result = nota.run(scores_table(labels, scores))
+    assert set(result.metrics) == {"NOTA.F1.mean", "NOTA.F1.mean.std"}
+    assert "S = 1" in result.notes[0]
+
+
+def test_too_few_nota_queries_for_five_folds(scores_table) -> None:
+    table = scores_table([[1, 0]] * 8 + [[0, 0]] * 4, [[0.9, 0.1]] * 12)
+    with pytest.raises(
+        RankuqError, match=r"at least 5 queries with and 5 without a relevant candidate .* has 8 and 4"
+    ):
+        nota.run(table)
+
+
+def test_real_wikiqa_nota_questions(wikiqa) -> None:
+    result = nota.run(wikiqa, seed=2)
+    assert 0.4 < result.metrics["NOTA.F1.mean"] < 1 and 0 <= result.metrics["NOTA.p_value"] <= 1

@@ -1,0 +1,20 @@
+"""The probe registry and ``bench.probes.run``: one ranking shared by several probes."""
+
+import pytest
+
+from bench import probes
+from bench.errors import RankuqError
+
+
+def test_every_probe_is_registered() -> None:
+    assert probes.PROBES.names() == ["abstention", "calibration", "cutoff", "nota", "risk"]
+    with pytest.raises(RankuqError, match="unknown probe 'ecee'; valid probes: abstention, calibration"):
+        probes.PROBES.get("ecee")
+
+
+def test_run_merges_the_probes_of_one_table(wikiqa) -> None:
+    result = probes.run(wikiqa, ["calibration", "risk"], dev=wikiqa)
+    alone = probes.PROBES.get("calibration")(wikiqa)
+    assert {k: result.metrics[k] for k in alone.metrics} == alone.metrics
+    assert "RA.b" in result.metrics and "ERCE" in result.curves
+    assert all("@" not in k for k in result.metrics)

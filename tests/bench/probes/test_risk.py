@@ -1,0 +1,74 @@
+"""Risk-aware ranking: the RA greedy by hand, b = 0 is the mean ranking, b chosen on dev, CVaR±."""
+
+import numpy as np
+import pytest
+
+from bench import metrics
+from bench.errors import RankuqError
+from bench.probes import risk, scored_lists
+from bench.probes.risk import cvar, order_by, risk_aware_orders
+
+# A: mean 0.7, var 0.04; B: mean 0.6, var 0.04, cov(A, B) = 0.04; C: mean 0.55, var 0.0225,
+# cov(A, C) = −0.03. With b = 1: rank 1 is A (0.66 against 0.56 and 0.5275); rank 2 scores
+# B 0.6 − 0.04 − 2·0.04 = 0.48 and C 0.55 − 0.0225 + 2·0.03 = 0.5875, so C, then B.
+PORTFOLIO = [[[0.9, 0.5], [0.8, 0.4], [0.4, 0.7]]]
+
+
+def test_the_greedy_follows_the_covariance_with_the_candidates_above(lists_table) -> None:
+    lists = scored_lists(lists_table([[0, 0, 1]], PORTFOLIO))
+    orders = risk_aware_orders(lists, [0.0, 1.0])
+    assert orders[0.0].tolist() == [[0, 1, 2]]  # the mean ranking: A, B, C
+    assert orders[1.0].tolist() == [[0, 2, 1]]  # A, C, B
+    assert lists.per_query(["AP"], orders[1.0])["AP"].tolist() == [0.5]  # C, relevant, moves up
+
+
+def test_b_zero_is_the_mean_ranking_exactly(wikiqa) -> None:
+    lists = scored_lists(wikiqa).with_relevant()
+    order = risk_aware_orders(lists, [0.0])[0.0]
+    np.testing.assert_array_equal(order, np.broadcast_to(np.arange(order.shape[1]), order.shape))
+    names = ["R@1", "AP", "nDCG@10"]
+    expected = metrics.per_query(wikiqa, names, drop_queries_without_relevant=True)[1]
+    got = lists.per_query(names, order)
+    assert all(np.array_equal(got[n], expected[n]) for n in names)
+
+
+def test_b_is_chosen_on_dev_and_reported_on_test(lists_table) -> None:
+    """On dev, a large enough b lifts the relevant C to rank 2 (AP 1/3 → 1/2); without dev only
+    the curve is reported."""
+    table = lists_table([[0, 0, 1], [1, 0, 0]], [*PORTFOLIO, [[0.9, 0.9], [0.2, 0.3], [0.1, 0.1]]])
+    result = risk.run(table, dev=table, b_grid=(0.0, 0.25, 1.0), select_by="AP")
+    # rank 2 scores B 0.6 − 0.12·b and C 0.55 + 0.0375·b: C overtakes B from b > 0.3175
+    assert result.metrics["RA.b"] == 1.0
+    assert result.metrics["RA.AP"] == pytest.approx((0.5 + 1.0) / 2)
+    assert result.curves["RA"]["AP"].tolist() == pytest.approx([(1 / 3 + 1) / 2] * 2 + [0.75])
+    without = risk.run(table, b_grid=(0.0, 1.0))
+    assert not any(k.startswith("RA.") for k in without.metrics) and "no dev table" in without.notes[0]
+
+
+def test_a_deterministic_ranker_keeps_its_mean_ranking(wikiqa_deterministic) -> None:
+    result = risk.run(wikiqa_deterministic, dev=wikiqa_deterministic)
+    plain = metrics.compute(wikiqa_deterministic, ["R@1", "AP"], drop_queries_without_relevant=True)
+    assert result.metrics["RA.b"] == 0.0  # every b ties on dev: the smallest
+    assert result.metrics["RA.R_at_1"] == plain["R@1"] and result.metrics["CVaR-.AP"] == plain["AP"]
+    assert result.metrics["RA.R_at_1.p_value"] == 1.0
+
+
+def test_cvar_takes_the_upper_or_lower_tail_of_the_draws(lists_table) -> None:
+    lists = scored_lists(lists_table([[1, 0]], [[[0.5, 0.5, 0.5, 0.5], [0.0, 0.0, 0.9, 1.0]]]))
+    np.testing.assert_allclose(cvar(lists, 0.5, optimistic=True), [[0.5, 0.95]])
+    np.testing.assert_allclose(cvar(lists, 0.5, optimistic=False), [[0.5, 0.0]])
+    np.testing.assert_allclose(cvar(lists, 0.0), lists.scores, atol=1e-7)  # α = 0: the mean
+    assert order_by(lists, cvar(lists, 0.5, optimistic=True)).tolist() == [[1, 0]]
+    ten = scored_lists(lists_table([[1]], [[list(np.arange(10) / 10)]]))
+    assert cvar(ten, 0.7)[0, 0] == pytest.approx(0.8)  # the 3 highest, although 0.7·10 > 7 in floats
+    with pytest.raises(RankuqError, match=r"alpha must be in \[0, 1\)"):
+        cvar(ten, 1.0)
+
+
+def test_the_probe_on_real_wikiqa(wikiqa) -> None:
+    result = risk.run(wikiqa, dev=wikiqa, b_grid=(0.0, 1.0, 10.0))
+    curve = result.curves["RA"]
+    assert curve["R_at_1"][0] == metrics.compute(wikiqa, ["R@1"], drop_queries_without_relevant=True)["R@1"]
+    assert np.array_equal(curve["R_at_1"], curve["dev_R_at_1"])  # dev is the test table here
+    assert result.metrics["RA.R_at_1"] == curve["R_at_1"].max()
+    assert {"CVaR+.nDCG_at_10", "CVaR-.nDCG_at_10.p_value", "RA.b"} <= set(result.metrics)
