@@ -62,7 +62,19 @@ def _run(args: argparse.Namespace) -> None:
     for noisy in ("ray", "ray.data", "ray.tune", "ray.train", "mlflow"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     board = GridRun(spec, params, run_dir, args.tracking_uri, args.address).run()
-    shown = formatted(board)[["condition", "method", "seeds", "R@1", "AP", "RR", "nDCG@10", "ECE"]]
+    columns = [
+        "condition",
+        "method",
+        "seeds",
+        "R@1",
+        "AP",
+        "nDCG@10",
+        "ECE",
+        "ERCE",
+        "RA R@1",
+        "nAUC AP u_max",
+    ]
+    shown = formatted(board)[columns]
     _print_table(f"leaderboard: {spec.name}", list(shown.columns), shown.astype(str).values.tolist())
     print(f"leaderboard written to {run_dir / 'leaderboard.md'} and .csv; MLflow store in {run_dir}")
 

@@ -131,7 +131,7 @@ def evaluate_file(
     ==============  ============================================================================
     (always)        ``R@1 R@5 P@1 AP RR nDCG@10`` and ``ECE`` for probabilities
     --calibration   ``ECE``, ``ECE.adaptive``, ``ERCE``, ``ECE.nonrel_<k>`` (k = 1, 2, 5, 9)
-    --risk          ``CVaR+.<m>``, ``CVaR-.<m>`` (m: R_at_1 AP RR nDCG_at_10) and
+    --risk          ``CVaR.optimistic.<m>``, ``CVaR.pessimistic.<m>`` (m: R_at_1 AP RR nDCG_at_10) and
                     ``<…>.p_value``; with --dev also ``RA.b``, ``RA.<m>``, ``RA.<m>.p_value``
     --abstention    ``nAUC.<m>.<u>``, ``AUC.<m>.<u>``, ``AUC.<m>.oracle``, ``AUC.<m>.random``
                     (m: AP nDCG_at_10 RR; u: u_max u_std u_1-2 u_lin u_log u_mah u_rf u_mlp,

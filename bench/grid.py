@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 import methods
 import tasks
 from bench.errors import RankuqError
+from bench.probes import DEFAULT_PROBES, PROBES
 from bench.train import TrainConfig
 from methods.backbone import ModelConfig
 from methods.base import MethodParams
@@ -24,6 +25,26 @@ class EvalConfig(BaseModel):
     batch_size: Annotated[int, Field(ge=1)] = 64
     # Standard practice scores ranking metrics only on queries with a relevant candidate.
     include_nota: bool = False
+    probes: list[str] = list(DEFAULT_PROBES)
+    dev_split: str | None = Field(
+        "dev", description="split whose predictions choose RA's b and fit the abstention learners"
+    )
+
+    @field_validator("probes")
+    @classmethod
+    def _known_probes(cls, value: list[str]) -> list[str]:
+        for name in value:
+            PROBES.get(name)
+        return value
+
+    @model_validator(mode="after")
+    def _dev_is_not_the_tested_split(self) -> "EvalConfig":
+        if self.dev_split == self.split:
+            raise ValueError(
+                f"dev_split '{self.dev_split}' is the tested split; name another split, or null to let "
+                "the probes fit on a held-out part of the tested split"
+            )
+        return self
 
 
 class ResourcesConfig(BaseModel):

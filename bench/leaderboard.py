@@ -1,4 +1,5 @@
-"""The leaderboard: one row per (condition, method), mean ± std over seeds, as Markdown and CSV."""
+"""The leaderboard: one row per (condition, method), mean ± std over seeds and the p-value against the
+baseline method, as Markdown and CSV."""
 
 import os
 from pathlib import Path
@@ -6,22 +7,32 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-LEADERBOARD_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10", "ECE")
+RANKING_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10")
+LEADERBOARD_METRICS = (*RANKING_METRICS, "ECE", "ERCE", "RA R@1", "nAUC AP u_max")
 
 
-def leaderboard(results: pd.DataFrame) -> pd.DataFrame:
-    """``results`` has one row per (condition, method, seed) and a column per metric (NaN = not defined).
+def leaderboard(
+    results: pd.DataFrame,
+    p_values: dict[tuple[str, str], dict[str, float]] | None = None,
+    baseline: str | None = None,
+) -> pd.DataFrame:
+    """``results`` has one row per (condition, method, seed) and a column per metric (NaN = not defined);
+    ``p_values`` maps (condition, method) to each metric's p-value against ``baseline``.
 
-    Returns one row per (condition, method) with ``<metric>`` = mean and ``<metric> std`` over seeds
-    (sample standard deviation; 0 for a single seed).
+    Returns one row per (condition, method) with ``<metric>`` = mean, ``<metric> std`` over seeds
+    (sample standard deviation; 0 for a single seed) and ``<metric> p`` (NaN: no test).
     """
     metrics = [m for m in LEADERBOARD_METRICS if m in results.columns]
     grouped = results.groupby(["condition", "method"], sort=False)[metrics]
     means = grouped.mean()
     stds = grouped.std(ddof=1).fillna(0.0).where(means.notna())
-    table = means.join(stds.add_suffix(" std"))
+    tests = pd.DataFrame.from_dict(p_values or {}, orient="index").reindex(index=means.index, columns=metrics)
+    table = means.join(stds.add_suffix(" std")).join(tests.add_suffix(" p"))
     table.insert(0, "seeds", grouped.size())
-    return table[["seeds", *[c for m in metrics for c in (m, f"{m} std")]]].reset_index()
+    table.insert(1, "baseline", table.index.get_level_values("method") == baseline)
+    return table[
+        ["seeds", "baseline", *[c for m in metrics for c in (m, f"{m} std", f"{m} p")]]
+    ].reset_index()
 
 
 def formatted(board: pd.DataFrame) -> pd.DataFrame:

@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,17 +21,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 import methods
 from bench import metrics
+from bench.assess import cached_probes, headline, significance
 from bench.engine import MODEL_FILE, ray_session, score_shards, train_members
 from bench.grid import GridSpec, Shift, Side
-from bench.leaderboard import LEADERBOARD_METRICS, leaderboard, write_leaderboard
-from bench.plots import reliability_diagram
+from bench.leaderboard import LEADERBOARD_METRICS, RANKING_METRICS, leaderboard, write_leaderboard
 from bench.predictions import is_probabilistic
 from bench.tracking import Tracker, default_tracking_uri
 from methods.base import MethodParams
 from tasks.base import data_root
 from tasks.shards import build_shards
-
-RANKING_METRICS = tuple(m for m in LEADERBOARD_METRICS if m != "ECE")
 
 
 def content_key(*parts: object) -> str:
@@ -53,7 +52,21 @@ class Cell:
     method: str
     seed: int
     members: tuple[str, ...]
-    key: str
+    key: str  # of its predictions on the tested split
+    dev_key: str | None  # of its predictions on the dev split the probes fit on
+
+    @property
+    def probe_key(self) -> str:
+        return content_key("probes", self.key, self.dev_key)
+
+
+@dataclass(frozen=True)
+class Study:
+    """A cell's probe metrics, notes and plot files (one seed)."""
+
+    metrics: dict[str, float]
+    notes: list[str]
+    plots: list[Path]
 
 
 class GridRun:
@@ -78,21 +91,37 @@ class GridRun:
         conditions = self.spec.conditions()
         train_shards = {c.label(): self._shards(c.train, "train", root) for c in conditions}
         eval_shards = {c.label(): self._shards(c.test, self.spec.eval.split, root) for c in conditions}
+        dev_split = self.spec.eval.dev_split
+        dev_shards = (
+            {c.label(): self._shards(c.test, dev_split, root) for c in conditions} if dev_split else {}
+        )
         # Post-hoc methods (temperature) fit on another split of the tested lists, found beside them.
         fit_splits = {methods.get(name).calibration_split for name in self.params} - {None}
         fit_shards = {
             (c.label(), split): self._shards(c.test, split, root) for c in conditions for split in fit_splits
         }
-        jobs, cells = self._plan(conditions, train_shards, eval_shards, fit_shards)
+        jobs, cells = self._plan(conditions, train_shards, eval_shards, dev_shards, fit_shards)
         with ray_session(self.address):
             self._train(jobs)
-            predictions = {
-                cell: self._predict(cell, eval_shards[cell.condition]) for cell in self._progress_over(cells)
-            }
-        results = pd.DataFrame([self._evaluate(cell, table) for cell, table in predictions.items()])
-        board = leaderboard(results)
-        files = write_leaderboard(board, self.run_dir)
-        self._track(predictions, results, board, files)
+            predictions, dev = {}, {}
+            for cell in self._progress_over("scoring cells", cells):
+                predictions[cell] = self._predict(cell, eval_shards[cell.condition], cell.key, "predictions")
+                if cell.dev_key:
+                    dev[cell] = self._predict(
+                        cell, dev_shards[cell.condition], cell.dev_key, "predictions-dev"
+                    )
+        studies = {
+            cell: Study(
+                *cached_probes(
+                    self._probe_dir(cell), predictions[cell], dev.get(cell), self.spec.eval.probes, cell.seed
+                )
+            )
+            for cell in self._progress_over("probing cells", cells)
+        }
+        results = pd.DataFrame([self._evaluate(cell, predictions[cell], studies[cell]) for cell in cells])
+        board = leaderboard(results, self._significance(predictions), self.spec.baseline)
+        files = (*write_leaderboard(board, self.run_dir), self._plot_index(studies))
+        self._track(studies, results, board, files)
         return board
 
     def _shards(self, side: Side, split: str, root: Path) -> Path:
@@ -114,6 +143,7 @@ class GridRun:
         conditions: list[Shift],
         train_shards: dict[str, Path],
         eval_shards: dict[str, Path],
+        dev_shards: dict[str, Path],
         fit_shards: dict[tuple[str, str], Path],
     ) -> tuple[dict, list[Cell]]:
         spec = self.spec
@@ -145,17 +175,11 @@ class GridRun:
                         }
                         members.append(key)
                     fit = fit_shards.get((label, method.calibration_split))
-                    key = content_key(
-                        "predictions",
-                        name,
-                        params.model_dump(),
-                        eval_shards[label].name,
-                        model,
-                        members,
-                        seed,
-                        fit.name if fit else None,
-                    )
-                    cells.append(Cell(label, condition.test.task, name, seed, tuple(members), key))
+                    identity = (name, params.model_dump(), model, members, seed, fit.name if fit else None)
+                    key = content_key("predictions", eval_shards[label].name, *identity)
+                    dev = dev_shards.get(label)
+                    dev_key = content_key("predictions", dev.name, *identity) if dev else None
+                    cells.append(Cell(label, condition.test.task, name, seed, tuple(members), key, dev_key))
         return jobs, cells
 
     @property
@@ -174,11 +198,8 @@ class GridRun:
         with self._progress("training members", len(pending)) as advance:
             train_members(pending, self.models_dir, self.run_dir / "ray", concurrent, advance)
 
-    def _prediction_path(self, cell: Cell) -> Path:
-        return self.run_dir / "predictions" / cell.task / cell.method / f"seed-{cell.seed}-{cell.key}.parquet"
-
-    def _predict(self, cell: Cell, shards: Path) -> pa.Table:
-        path = self._prediction_path(cell)
+    def _predict(self, cell: Cell, shards: Path, key: str, folder: str) -> pa.Table:
+        path = self.run_dir / folder / cell.task / cell.method / f"seed-{cell.seed}-{key}.parquet"
         if path.exists():
             return pq.read_table(path)
         threads = max(1, min(os.cpu_count() or 1, int(ray.available_resources().get("CPU", 1))))
@@ -197,7 +218,10 @@ class GridRun:
         os.replace(staging, path)
         return table
 
-    def _evaluate(self, cell: Cell, table: pa.Table) -> dict[str, object]:
+    def _probe_dir(self, cell: Cell) -> Path:
+        return self.run_dir / "probes" / cell.task / cell.method / f"seed-{cell.seed}-{cell.probe_key}"
+
+    def _evaluate(self, cell: Cell, table: pa.Table, study: Study) -> dict[str, object]:
         names = list(RANKING_METRICS) + (["ECE"] if is_probabilistic(table) else [])
         values = metrics.compute(table, names, drop_queries_without_relevant=True)
         return {
@@ -206,75 +230,110 @@ class GridRun:
             "seed": cell.seed,
             "ECE": np.nan,
             **values,
+            **headline(study.metrics),
         }
 
+    def _significance(self, predictions: dict[Cell, pa.Table]) -> dict[tuple[str, str], dict[str, float]]:
+        """Each (condition, method)'s p-values against the baseline method of that condition."""
+        baseline = self.spec.baseline
+        if baseline is None:
+            return {}
+        p_values = {}
+        for condition in dict.fromkeys(cell.condition for cell in predictions):
+            tables: dict[str, list[pa.Table]] = {}
+            for cell, table in predictions.items():
+                if cell.condition == condition:
+                    tables.setdefault(cell.method, []).append(table)
+            tests = significance(tables, baseline, RANKING_METRICS)
+            p_values.update({(condition, method): values for method, values in tests.items()})
+        return p_values
+
+    def _plot_index(self, studies: dict[Cell, Study]) -> Path:
+        """plots/ holds each (condition, method)'s plots of its first seed, listed in index.json."""
+        folder = self.run_dir / "plots"
+        folder.mkdir(exist_ok=True)
+        index, seen = [], set()
+        for cell, study in studies.items():
+            if (cell.condition, cell.method) in seen:
+                continue
+            seen.add((cell.condition, cell.method))
+            name = re.sub(r"[^\w.-]+", "_", cell.condition)  # shift labels hold ':' and '→'
+            for plot in study.plots:
+                target = folder / f"{plot.stem}-{name}-{cell.method}.png"
+                shutil.copyfile(plot, target)
+                index.append(
+                    {
+                        "condition": cell.condition,
+                        "method": cell.method,
+                        "kind": plot.stem,
+                        "path": target.name,
+                    }
+                )
+        path = folder / "index.json"
+        staging = path.with_name(f".{path.name}.tmp")
+        staging.write_text(json.dumps(index, indent=1, ensure_ascii=False))
+        os.replace(staging, path)
+        return path
+
     def _track(
-        self,
-        predictions: dict[Cell, pa.Table],
-        results: pd.DataFrame,
-        board: pd.DataFrame,
-        files: tuple[Path, ...],
+        self, studies: dict[Cell, Study], results: pd.DataFrame, board: pd.DataFrame, files: tuple[Path, ...]
     ) -> None:
         """Log what MLflow does not hold yet; a rerun of finished cells logs nothing."""
         local = self.tracking_uri == default_tracking_uri(self.run_dir)
         tracker = Tracker(self.tracking_uri, self.run_dir / "mlartifacts" if local else None)
         spec = self.spec
         grid_key = content_key("grid", spec.model_dump(mode="json"))
-        parent = tracker.open(grid_key, spec.name, tags={"rankuq.level": "grid"})
+        grid_tags = {"rankuq.level": "grid", "rankuq.baseline": spec.baseline or ""}
+        parent = tracker.open(grid_key, spec.name, tags=grid_tags)
+        plots = json.loads(files[-1].read_text())
         changed = False
         for (condition, method), group in results.groupby(["condition", "method"], sort=False):
-            cells = [cell for cell in predictions if (cell.condition, cell.method) == (condition, method)]
-            cell_key = content_key("cell", grid_key, condition, method, [cell.key for cell in cells])
+            cells = [cell for cell in studies if (cell.condition, cell.method) == (condition, method)]
+            cell_key = content_key("cell", grid_key, condition, method, [cell.probe_key for cell in cells])
             if tracker.find(cell_key):
                 continue
             changed = True
-            task = cells[0].task
-            tags = {"rankuq.level": "cell", "method": method, "task": task, "shift": condition}
+            tags = {"rankuq.level": "cell", "method": method, "task": cells[0].task, "shift": condition}
             child = tracker.open(cell_key, f"{method} × {condition}", parent, tags)
             for cell, row in zip(cells, group.to_dict("records"), strict=True):
-                seed_run = tracker.open(
-                    cell.key,
-                    f"{method} × {condition} seed {cell.seed}",
-                    child,
-                    {**tags, "rankuq.level": "seed", "seed": str(cell.seed)},
-                )
-                params = {**tags, "seed": cell.seed, **self.params[method].model_dump()}
-                del params["rankuq.level"]
-                tracker.log(seed_run, metrics=_finite(row, LEADERBOARD_METRICS), params=params)
-                tracker.finish(seed_run)
+                self._track_seed(tracker, child, cell, row, studies[cell], tags)
             summary = board[(board.condition == condition) & (board.method == method)].iloc[0]
-            columns = [c for m in LEADERBOARD_METRICS for c in (m, f"{m} std")]
-            artifacts = self._reliability(method, cells, predictions)
+            columns = [c for m in LEADERBOARD_METRICS for c in (m, f"{m} std", f"{m} p")]
+            own = [
+                entry["path"]
+                for entry in plots
+                if (entry["condition"], entry["method"]) == (condition, method)
+            ]
             tracker.log(
                 child,
-                metrics=_finite(summary, columns, rename=lambda c: c.replace(" std", "_std")),
-                params={"method": method, "task": task, "shift": condition, "seeds": len(cells)},
-                artifacts=artifacts,
+                metrics=_finite(summary, columns),  # "R@1 std" → R_at_1_std (mlflow_name)
+                params={"method": method, "task": tags["task"], "shift": condition, "seeds": len(cells)},
+                artifacts=tuple(files[-1].parent / name for name in own),
             )
             tracker.finish(child)
         if changed:
             tracker.log(parent, artifacts=files)
         tracker.finish(parent)
 
-    def _reliability(
-        self, method: str, cells: list[Cell], predictions: dict[Cell, pa.Table]
-    ) -> tuple[Path, ...]:
-        if not methods.get(method).probabilistic:
-            return ()
-        curves = {
-            f"seed {cell.seed}": (
-                predictions[cell].column("prob_mean").to_numpy(),
-                (predictions[cell].column("label").to_numpy() > 0).astype(float),
-            )
-            for cell in cells
-        }
-        folder = self.run_dir / "plots"
-        folder.mkdir(exist_ok=True)
-        name = re.sub(r"[^\w.-]+", "_", cells[0].condition)  # shift labels hold ':' and '→'
-        return (reliability_diagram(curves, folder / f"reliability-{name}-{method}.png"),)
+    def _track_seed(
+        self, tracker: Tracker, parent: str, cell: Cell, row: dict, study: Study, tags: dict[str, str]
+    ) -> None:
+        """A seed's run: its leaderboard metrics, every probe metric, its plots, and the probes' notes."""
+        seed_run = tracker.open(
+            cell.key,
+            f"{cell.method} × {cell.condition} seed {cell.seed}",
+            parent,
+            {**tags, "rankuq.level": "seed", "seed": str(cell.seed)},
+        )
+        params = {**tags, "seed": cell.seed, **self.params[cell.method].model_dump()}
+        del params["rankuq.level"]
+        values = {**_finite(study.metrics, study.metrics), **_finite(row, LEADERBOARD_METRICS)}
+        notes = {"rankuq.notes": "\n".join(study.notes)[:5000]} if study.notes else {}
+        tracker.log(seed_run, metrics=values, params=params, tags=notes, artifacts=tuple(study.plots))
+        tracker.finish(seed_run)
 
-    def _progress_over(self, cells: list[Cell]) -> Iterator[Cell]:
-        with self._progress("scoring cells", len(cells)) as advance:
+    def _progress_over(self, what: str, cells: list[Cell]) -> Iterator[Cell]:
+        with self._progress(what, len(cells)) as advance:
             for cell in cells:
                 yield cell
                 advance(f"{cell.method} × {cell.condition} seed {cell.seed}")
@@ -287,5 +346,5 @@ class GridRun:
             yield lambda done: progress.update(bar, advance=1, description=f"{what} (last: {done})")
 
 
-def _finite(row: dict | pd.Series, names, rename=lambda name: name) -> dict[str, float]:
-    return {rename(n): float(row[n]) for n in names if n in row and np.isfinite(row[n])}
+def _finite(row: dict | pd.Series, names) -> dict[str, float]:
+    return {n: float(row[n]) for n in names if n in row and np.isfinite(row[n])}

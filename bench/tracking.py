@@ -17,8 +17,9 @@ EXPERIMENT = "rankuq"
 
 
 def mlflow_name(metric: str) -> str:
-    """MLflow metric names cannot hold '@': R@1 → R_at_1."""
-    return metric.replace("@", "_at_")
+    """MLflow metric names cannot hold '@', and keys with spaces are awkward to filter on:
+    R@1 → R_at_1, "RA R@1" → RA_R_at_1."""
+    return metric.replace("@", "_at_").replace(" ", "_")
 
 
 def default_tracking_uri(run_dir: Path) -> str:

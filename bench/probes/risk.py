@@ -2,8 +2,8 @@
 CVaR_α, optimistic and pessimistic (paper 001 §3.5).
 
 Metric keys (m ∈ R_at_1, AP, RR, nDCG_at_10): ``RA.b`` (chosen on dev), ``RA.<m>`` and
-``RA.<m>.p_value`` (paired t-test per query against the mean ranking, b = 0), ``CVaR+.<m>``,
-``CVaR-.<m>`` and their ``.p_value``. Without a dev table only CVaR and the curve of R@1 against b
+``RA.<m>.p_value`` (paired t-test per query against the mean ranking, b = 0), ``CVaR.optimistic.<m>``,
+``CVaR.pessimistic.<m>`` and their ``.p_value``. Without a dev table only CVaR and the curve of R@1 against b
 are reported. A deterministic ranker (S = 1) has no variance: every RA and CVaR ranking is its
 mean ranking, and the values say so.
 """
@@ -117,9 +117,9 @@ def run(
         best = grid[int(np.argmax(curve[f"dev_{key(select_by)}"]))]
         values["RA.b"] = best
         values |= _compared("RA", test[best], mean_ranking)
-    for sign, optimistic in (("+", True), ("-", False)):
+    for view, optimistic in (("optimistic", True), ("pessimistic", False)):
         order = order_by(lists, cvar(lists, alpha, optimistic))
-        values |= _compared(f"CVaR{sign}", lists.per_query(names, order), mean_ranking)
+        values |= _compared(f"CVaR.{view}", lists.per_query(names, order), mean_ranking)
     series = {"test": (curve["b"], curve[key(select_by)])}
     if dev is not None:
         series["dev"] = (curve["b"], curve[f"dev_{key(select_by)}"])

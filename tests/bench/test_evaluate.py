@@ -108,15 +108,10 @@ def test_predictions_file_keeps_queries_without_relevant(tmp_path: Path) -> None
     ours = evaluate_file(predictions=tmp_path / "p.parquet")
     assert list(ours) == [*DEFAULT, "ECE"]
     assert ours == metrics.compute(table, [*DEFAULT, "ECE"])
-    qrels = [
-        ir_measures.Qrel(q, f"c{i}", int(x))
-        for i, (q, x) in enumerate(zip(qid, labels, strict=True))
-    ]
+    qrels = [ir_measures.Qrel(q, f"c{i}", int(x)) for i, (q, x) in enumerate(zip(qid, labels, strict=True))]
     run = [
         ir_measures.ScoredDoc(q, c, s)
-        for q, c, s in zip(
-            qid, table["cid"].to_pylist(), table["prob_mean"].to_pylist(), strict=True
-        )
+        for q, c, s in zip(qid, table["cid"].to_pylist(), table["prob_mean"].to_pylist(), strict=True)
     ]
     expected = ir_measures.calc_aggregate(map(ir_measures.parse_measure, DEFAULT), qrels, run)
     for measure, value in expected.items():
@@ -234,7 +229,12 @@ def test_the_cli_scores_a_black_box_run_with_probes(
         == 0
     )
     values = json.loads(capsys.readouterr().out)
-    assert {"ERCE", "CVaR+.AP", "CVaR-.nDCG_at_10.p_value", "cutoff.F1_ratio.scores"} <= set(values)
+    assert {
+        "ERCE",
+        "CVaR.optimistic.AP",
+        "CVaR.pessimistic.nDCG_at_10.p_value",
+        "cutoff.F1_ratio.scores",
+    } <= set(values)
     assert "ECE" not in values and "RA.b" not in values
     assert "scores are not probabilities" in caplog.text and "no dev table" in caplog.text
     path = stochastic_file(tmp_path / "p.parquet", 20)

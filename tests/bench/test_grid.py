@@ -46,6 +46,14 @@ def test_a_user_grid_is_read_with_method_defaults(tmp_path):
         ),
         ("tasks: [wikiqa]\nmethods: {bert: {}}\nseeds: [1, 1]\n", r"seeds: seeds must be unique"),
         ("tasks: [wikiqa]\nmethods: {bm25: {}}\nbaseline: bert\n", r"baseline 'bert' is not one of the grid"),
+        (
+            "tasks: [wikiqa]\nmethods: {bert: {}}\neval: {probes: [risk, abstain]}\n",
+            r"unknown probe 'abstain'; valid probes: abstention",
+        ),
+        (
+            "tasks: [wikiqa]\nmethods: {bert: {}}\neval: {split: dev}\n",
+            r"eval: dev_split 'dev' is the tested split; name another split, or null",
+        ),
         ("tasks: [wikiqa\n", r"grid.yaml: not valid YAML"),
         ("- wikiqa\n", r"grid.yaml: a grid is a YAML mapping"),
     ],

@@ -1,5 +1,6 @@
 """The integration test: a whole tiny grid on real WikiQA through real Ray and a real MLflow store."""
 
+import json
 import math
 
 import numpy as np
@@ -17,9 +18,10 @@ TINY_GRID = {
     "tasks": ["wikiqa"],
     "methods": {"bm25": {}, "bert": {}, "mc_dropout": {"T": 3}, "ensemble": {"M": 2}},
     "seeds": [0, 1],
+    "baseline": "bert",
     "model": {"backbone": "tiny", "max_length": 32},
     "train": {"max_queries": 30, "batch_size": 16},
-    "eval": {"split": "dev", "batch_size": 128},
+    "eval": {"split": "test", "batch_size": 128},  # the probes fit on dev
 }
 
 
@@ -72,9 +74,32 @@ def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finish
     assert {a.path for a in client.list_artifacts(parent.info.run_id)} == {
         "leaderboard.md",
         "leaderboard.csv",
+        "index.json",
     }
+    assert parent.data.tags["rankuq.baseline"] == "bert"
+    index = json.loads((run_dir / "plots" / "index.json").read_text())
     bert = next(cell for cell in cells if cell.data.tags["method"] == "bert")
-    assert [a.path for a in client.list_artifacts(bert.info.run_id)] == ["reliability-wikiqa-bert.png"]
+    own = sorted(entry["path"] for entry in index if entry["method"] == "bert")
+    assert sorted(a.path for a in client.list_artifacts(bert.info.run_id)) == own
+    assert {"reliability-wikiqa-bert.png", "risk_aversion-wikiqa-bert.png"} <= set(own)
+    assert all((run_dir / "plots" / entry["path"]).stat().st_size > 0 for entry in index)
+
+
+def test_the_probes_reach_the_leaderboard_and_every_seed_run(finished):
+    run_dir, board = finished
+    by_method = board.set_index("method")
+    for metric in ("ERCE", "RA R@1", "nAUC AP u_max"):
+        assert by_method[metric].notna().all(), metric
+    assert by_method.loc["bert", "baseline"] and not by_method.loc["bm25", "baseline"]
+    assert np.isnan(by_method.loc["bert", "R@1 p"])  # the baseline is not tested against itself
+    assert by_method.drop(index="bert")["R@1 p"].between(0, 1).all()
+    client = MlflowClient(default_tracking_uri(run_dir))
+    for seed_run in runs(run_dir, "seed"):
+        assert {"ERCE", "ECE.adaptive", "nAUC.AP.u_max", "RA.b", "CVaR.pessimistic.R_at_1"} <= set(
+            seed_run.data.metrics
+        )
+        plots = {a.path for a in client.list_artifacts(seed_run.info.run_id)}
+        assert {"reliability_ERCE.png", "abstention_AP.png"} <= plots
 
 
 def test_predictions_follow_contract_2(finished):
@@ -84,7 +109,7 @@ def test_predictions_follow_contract_2(finished):
     samples = np.stack(table.column("samples").to_numpy(zero_copy_only=False))
     assert samples.shape[1] == 3
     np.testing.assert_allclose(table.column("prob_mean").to_numpy(), samples.mean(axis=1), rtol=1e-6)
-    assert len(table.column("qid").unique()) == 126  # dev questions with a correct sentence
+    assert len(table.column("qid").unique()) == 243  # test questions with a correct sentence
 
 
 def test_a_rerun_is_a_cache_hit_with_no_new_mlflow_runs(finished):
@@ -133,8 +158,8 @@ def test_every_method_of_papers_001_003_004_trains_and_predicts_inside_a_grid(ra
         "pg_gp": {},
         "conv_knrm": {},
     }
-    grid = {**TINY_GRID, "methods": heads, "seeds": [0], "eval": {"split": "test", "batch_size": 128}}
-    board = run(grid, tmp_path).set_index("method")  # temperature fits on dev, so test on test
+    grid = {**TINY_GRID, "methods": heads, "seeds": [0]}
+    board = run(grid, tmp_path).set_index("method")  # temperature fits on dev
     assert set(board.index) == set(heads)
     assert board["R@1"].between(0, 1).all()
     assert board["ECE"].between(0, 1).all()

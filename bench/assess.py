@@ -1,0 +1,95 @@
+"""The studies of a grid cell beyond its ranking metrics: the probes on each seed's predictions (cached
+with their plots) and the paired significance of each method against the grid's baseline."""
+
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from bench import metrics
+from bench.errors import RankuqError
+from bench.probes import PROBES, ProbeResult, merge, scored_lists
+from bench.probes.significance import paired_t
+
+# Probe keys shown on the leaderboard (all of them go to MLflow): display name ← probe key.
+HEADLINE = {"ERCE": "ERCE", "RA R@1": "RA.R_at_1", "nAUC AP u_max": "nAUC.AP.u_max"}
+METRICS_FILE = "metrics.json"
+
+
+def answerable(table: pa.Table) -> pa.Table:
+    """The rows of queries with a relevant candidate: what ranking metrics and most probes score."""
+    relevant = pc.unique(table.filter(pc.greater(table["label"], 0))["qid"])
+    return table.filter(pc.is_in(table["qid"], relevant))
+
+
+def run_probes(table: pa.Table, dev: pa.Table | None, names: Sequence[str], seed: int) -> ProbeResult:
+    """The named probes on one seed's predictions; NOTA sees every query, the others only answerable
+    ones. A probe the data cannot support (too few NOTA queries, say) becomes a note, not a crash,
+    so one study does not stop a grid."""
+    lists = scored_lists(answerable(table))
+    reference = None if dev is None else scored_lists(answerable(dev), "dev")
+    results = []
+    for name in names:
+        probe = PROBES.get(name)
+        try:
+            data = scored_lists(table) if name == "nota" else lists
+            results.append(probe(data, dev=reference, seed=seed))
+        except RankuqError as error:
+            results.append(ProbeResult({}, notes=(f"{name} left out: {error}",)))
+    return merge(results)
+
+
+def cached_probes(
+    folder: Path, table: pa.Table, dev: pa.Table | None, names: Sequence[str], seed: int
+) -> tuple[dict[str, float], list[str], list[Path]]:
+    """Probe metrics, notes and plot files of one seed, computed once into ``folder``.
+
+    The folder is written under a temporary name and renamed, so a killed run leaves no
+    half-written study behind.
+    """
+    if not (folder / METRICS_FILE).exists():
+        staging = folder.with_name(f".{folder.name}.tmp")
+        shutil.rmtree(staging, ignore_errors=True)
+        result = run_probes(table, dev, names, seed)
+        result.write_plots(staging)
+        record = {"metrics": result.metrics, "notes": list(result.notes)}
+        (staging / METRICS_FILE).write_text(json.dumps(record, indent=1, allow_nan=True))
+        os.replace(staging, folder)
+    record = json.loads((folder / METRICS_FILE).read_text())
+    return record["metrics"], record["notes"], sorted(folder.glob("*.png"))
+
+
+def headline(probe_metrics: dict[str, float]) -> dict[str, float]:
+    """The leaderboard's probe columns (NaN where the probe did not report the key)."""
+    return {name: probe_metrics.get(key, np.nan) for name, key in HEADLINE.items()}
+
+
+def seed_averaged(tables: Sequence[pa.Table], names: Sequence[str]) -> tuple[np.ndarray, dict]:
+    """Per-query metric values averaged over seeds (every seed scores the same queries)."""
+    per_seed = [metrics.per_query(t, names, drop_queries_without_relevant=True) for t in tables]
+    qids = per_seed[0][0]
+    if any(not np.array_equal(qids, other) for other, _ in per_seed[1:]):
+        raise RankuqError("the seeds of a cell scored different queries; clear the run's predictions cache")
+    return qids, {name: np.mean([values[name] for _, values in per_seed], axis=0) for name in names}
+
+
+def significance(
+    tables: dict[str, Sequence[pa.Table]], baseline: str, names: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """method → metric → p-value of a two-sided paired t-test per query (seed-averaged values)
+    against ``baseline``, for the methods of one condition; the baseline has none."""
+    base_qids, base = seed_averaged(tables[baseline], names)
+    p_values = {}
+    for method, method_tables in tables.items():
+        if method == baseline:
+            continue
+        qids, values = seed_averaged(method_tables, names)
+        if not np.array_equal(qids, base_qids):
+            raise RankuqError(f"{method} and the baseline {baseline} scored different queries")
+        p_values[method] = {name: paired_t(values[name], base[name]).p for name in names}
+    return p_values
