@@ -1,15 +1,21 @@
-"""The `rankuq` command: run a grid, list the registries, evaluate a black-box run."""
+"""The `rankuq` command: run a grid, list the registries, evaluate a black-box run, report a grid."""
 
 import argparse
 import json
 import logging
+import os
 import sys
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from bench.errors import RankuqError
+
+if TYPE_CHECKING:
+    from bench.leaderboard import Board
 
 EXIT_USAGE = 2
 EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff")  # keys: bench.evaluate
@@ -38,6 +44,14 @@ def _parser() -> argparse.ArgumentParser:
         evaluate.add_argument(f"--{probe}", action="store_true", help=f"add the {probe} probe (bench.probes)")
     evaluate.add_argument("--dev", type=Path, help="dev-split predictions Parquet: RA's b, abstention fits")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the probes' splits and learners")
+
+    board = commands.add_parser(
+        "leaderboard", help="print a grid's per-condition tables; write leaderboard.md and report.html"
+    )
+    board.add_argument("run_dir", nargs="?", type=Path, help="a run directory of `rankuq run`")
+    board.add_argument("--tracking-uri", help="read the grid from this MLflow store instead")
+    board.add_argument("--grid", help="with --tracking-uri: the grid's name (default: the newest grid)")
+    board.add_argument("--out", type=Path, help="output folder (default: RUN_DIR, or reports/<grid name>)")
     return parser
 
 
@@ -52,7 +66,7 @@ def _print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
 
 def _run(args: argparse.Namespace) -> None:
     from bench.grid import load_grid
-    from bench.leaderboard import formatted
+    from bench.leaderboard import read_run_dir
     from bench.runner import GridRun
 
     spec, params = load_grid(args.grid)
@@ -61,22 +75,19 @@ def _run(args: argparse.Namespace) -> None:
     run_dir = args.run_dir or Path("runs") / spec.name
     for noisy in ("ray", "ray.data", "ray.tune", "ray.train", "mlflow"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    board = GridRun(spec, params, run_dir, args.tracking_uri, args.address).run()
-    columns = [
-        "condition",
-        "method",
-        "seeds",
-        "R@1",
-        "AP",
-        "nDCG@10",
-        "ECE",
-        "ERCE",
-        "RA R@1",
-        "nAUC AP u_max",
-    ]
-    shown = formatted(board)[columns]
-    _print_table(f"leaderboard: {spec.name}", list(shown.columns), shown.astype(str).values.tolist())
-    print(f"leaderboard written to {run_dir / 'leaderboard.md'} and .csv; MLflow store in {run_dir}")
+    GridRun(spec, params, run_dir, args.tracking_uri, args.address).run()
+    _show(read_run_dir(run_dir))
+    print(f"written: leaderboard.md, .csv and report.html in {run_dir}, beside the MLflow store")
+
+
+def _show(board: "Board") -> None:
+    """The board's per-condition tables and their footnote, on the terminal."""
+    from bench.leaderboard import footnote, rich_tables
+
+    console = Console()
+    for table in rich_tables(board):
+        console.print(table)
+    console.print(footnote(board.table))
 
 
 def _evaluate(args: argparse.Namespace) -> None:
@@ -95,6 +106,24 @@ def _evaluate(args: argparse.Namespace) -> None:
         print(json.dumps(values))
     else:
         _print_table("evaluation", ["metric", "value"], [[k, f"{v:.4f}"] for k, v in values.items()])
+
+
+def _leaderboard(args: argparse.Namespace) -> None:
+    from bench.leaderboard import read_run_dir, read_tracking
+    from bench.report import write_report
+
+    if (args.run_dir is None) == (args.tracking_uri is None) or (args.grid and args.run_dir):
+        raise RankuqError("rankuq leaderboard: give either RUN_DIR or --tracking-uri URI [--grid NAME]")
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # plot downloads: no bars
+    with tempfile.TemporaryDirectory() as downloads:  # the report embeds the plots: no need to keep them
+        board = (
+            read_run_dir(args.run_dir)
+            if args.run_dir
+            else read_tracking(args.tracking_uri, args.grid, Path(downloads))
+        )
+        _show(board)
+        paths = write_report(board, args.out or args.run_dir or Path("reports") / board.name)
+    print(f"written: {paths[0]} and {paths[1]}")
 
 
 def _list_tasks() -> None:
@@ -128,10 +157,16 @@ def _entries(package) -> list[tuple[str, object]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    actions = {"run": _run, "evaluate": _evaluate, "tasks": _list_tasks, "methods": _list_methods}
+    actions = {
+        "run": _run,
+        "evaluate": _evaluate,
+        "leaderboard": _leaderboard,
+        "tasks": _list_tasks,
+        "methods": _list_methods,
+    }
     try:
         action = actions[args.command]
-        action(args) if args.command in ("run", "evaluate") else action()
+        action(args) if args.command in ("run", "evaluate", "leaderboard") else action()
     except RankuqError as error:
         print(f"rankuq: error: {error}", file=sys.stderr)
         return EXIT_USAGE

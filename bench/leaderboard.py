@@ -1,14 +1,42 @@
-"""The leaderboard: one row per (condition, method), mean ± std over seeds and the p-value against the
-baseline method, as Markdown and CSV."""
+"""The leaderboard: one row per (condition, method), mean ± std over seeds and the paired-test p-value
+against the baseline method, as Markdown and CSV; read back from a run directory or MLflow and laid
+out as paper 000's Tables 2–3 (per condition, relative change against the baseline with significance
+marks)."""
 
+import json
 import os
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from mlflow.entities import Run
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+from pandas.api.types import is_bool_dtype, is_numeric_dtype
+from rich.table import Table
+from rich.text import Text
+
+from bench.errors import RankuqError
+from bench.tracking import (
+    BASELINE_TAG,
+    EXPERIMENT,
+    LEVEL_TAG,
+    METRICS_TAG,
+    PLOT_INDEX,
+    ROW_TAG,
+    mlflow_name,
+)
 
 RANKING_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10")
 LEADERBOARD_METRICS = (*RANKING_METRICS, "ECE", "ERCE", "RA R@1", "nAUC AP u_max")
+KEYS = ("condition", "method", "seeds", "baseline")
+LOWER_IS_BETTER = ("ECE", "ERCE")  # name prefixes: calibration errors
+ALPHA = 0.05
+BETTER, WORSE = "†", "‡"
+MISSING = "—"
+SEARCH_LIMIT = 50_000  # the most runs one MLflow search returns; a grid has far fewer cells
 
 
 def leaderboard(
@@ -30,32 +58,282 @@ def leaderboard(
     table = means.join(stds.add_suffix(" std")).join(tests.add_suffix(" p"))
     table.insert(0, "seeds", grouped.size())
     table.insert(1, "baseline", table.index.get_level_values("method") == baseline)
-    return table[
-        ["seeds", "baseline", *[c for m in metrics for c in (m, f"{m} std", f"{m} p")]]
-    ].reset_index()
+    return table[["seeds", "baseline", *board_columns(metrics)]].reset_index()
 
 
-def formatted(board: pd.DataFrame) -> pd.DataFrame:
-    """Mean ± std strings; '—' where a metric does not apply (ECE of a non-probabilistic ranker)."""
-    out = board[["condition", "method", "seeds"]].copy()
-    for metric in LEADERBOARD_METRICS:
-        if metric in board:
-            out[metric] = [
-                "—" if np.isnan(m) else f"{m:.3f} ± {s:.3f}"
-                for m, s in zip(board[metric], board[f"{metric} std"], strict=True)
-            ]
-    return out
+def metrics_of(board: pd.DataFrame) -> list[str]:
+    """The metric columns, in board order: those with a ``<metric> std`` column beside them."""
+    return [column for column in board.columns if f"{column} std" in board.columns]
 
 
-def write_leaderboard(board: pd.DataFrame, folder: Path) -> tuple[Path, Path]:
-    """Write leaderboard.md (formatted) and leaderboard.csv (raw numbers), each atomically."""
-    markdown, csv = folder / "leaderboard.md", folder / "leaderboard.csv"
-    _atomic_write(markdown, formatted(board).to_markdown(index=False) + "\n")
-    _atomic_write(csv, board.to_csv(index=False))
-    return markdown, csv
+def board_columns(metrics: Iterable[str]) -> list[str]:
+    """The number columns of a board's metrics: mean, sample std over seeds, paired-test p-value."""
+    return [f"{m}{suffix}" for m in metrics for suffix in ("", " std", " p")]
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def lower_is_better(metric: str) -> bool:
+    return metric.startswith(LOWER_IS_BETTER)
+
+
+def _mean_std(mean: float, std: float) -> str:
+    return MISSING if np.isnan(mean) else f"{mean:.3f} ± {std:.3f}"
+
+
+def write_csv(board: pd.DataFrame, folder: Path) -> Path:
+    """Write the raw numbers as ``folder/leaderboard.csv``, atomically (the Markdown and HTML layouts
+    are ``bench.report.write_report``'s)."""
+    path = folder / "leaderboard.csv"
+    atomic_write(path, board.to_csv(index=False))
+    return path
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Readers see the old file or the whole new one, never a part."""
     staging = path.with_name(f".{path.name}.tmp")
-    staging.write_text(text)
-    os.replace(staging, path)
+    try:
+        staging.write_text(text)
+        os.replace(staging, path)
+    finally:
+        staging.unlink(missing_ok=True)
+
+
+# --- reading a board back ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plot:
+    condition: str
+    method: str
+    kind: str  # reliability, risk_aversion, abstention_AP, …
+    path: Path
+
+
+@dataclass(frozen=True, eq=False)
+class Board:
+    """A grid's leaderboard (the columns of leaderboard.csv: ``KEYS``, then ``M``, ``M std``,
+    ``M p`` per metric M) and its plots."""
+
+    name: str
+    table: pd.DataFrame
+    plots: tuple[Plot, ...]
+
+
+def read_run_dir(run_dir: Path) -> Board:
+    """The board of ``RUN_DIR/leaderboard.csv`` and the plots of ``RUN_DIR/plots/index.json``."""
+    csv = run_dir / "leaderboard.csv"
+    if not csv.is_file():
+        raise RankuqError(f"{csv} not found: run `rankuq run [GRID.yaml] --run-dir {run_dir}` first")
+    # Only empty fields are missing values: a method or condition may well be called 'NA'.
+    table = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+    _check(table, str(csv))
+    index = run_dir / "plots" / PLOT_INDEX
+    plots = _read_index(index)
+    absent = [str(plot.path) for plot in plots if not plot.path.is_file()]
+    if absent:
+        raise RankuqError(f"{index} names missing plot files ({', '.join(absent)}): rerun `rankuq run`")
+    return Board(run_dir.resolve().name, table, plots)
+
+
+def _check(table: pd.DataFrame, source: str) -> None:
+    """One error naming the source and what is wrong, before anything is formatted."""
+    fix = "rewrite it with `rankuq run` (this rankuq reads the leaderboard.csv of its own runner)"
+    metrics = metrics_of(table)
+    missing = [c for c in (*KEYS, *(f"{m} p" for m in metrics)) if c not in table]
+    if missing or not metrics:
+        raise RankuqError(f"{source}: missing columns {missing or ['M', 'M std', 'M p']}; {fix}")
+    if table.empty:
+        raise RankuqError(f"{source}: no rows (did the grid finish?); {fix}")
+    numbers = ["seeds", *board_columns(metrics)]
+    wrong = [c for c in numbers if not is_numeric_dtype(table[c])]
+    wrong += [] if is_bool_dtype(table["baseline"]) else ["baseline (True/False)"]
+    if wrong:
+        raise RankuqError(f"{source}: columns {wrong} hold values of the wrong type; {fix}")
+    twice = table.condition[table.baseline][lambda c: c.duplicated()]
+    if len(twice):
+        raise RankuqError(f"{source}: condition {twice.iloc[0]!r} has two baseline rows; {fix}")
+
+
+def _read_index(index: Path) -> tuple[Plot, ...]:
+    """The plot index: a JSON list of {condition, method, kind, path (a file name beside it)}."""
+    if not index.is_file():
+        raise RankuqError(f"{index} not found: rerun `rankuq run` to write the plots and their index")
+    try:
+        entries = json.loads(index.read_text())
+        return tuple(
+            Plot(str(e["condition"]), str(e["method"]), str(e["kind"]), index.parent / e["path"])
+            for e in entries
+        )
+    except (ValueError, TypeError, KeyError) as error:
+        raise RankuqError(
+            f"{index}: not a JSON list of {{condition, method, kind, path}} objects ({error!r}); "
+            "rerun `rankuq run` to rewrite it"
+        ) from error
+
+
+def read_tracking(uri: str, grid: str | None, folder: Path) -> Board:
+    """The newest grid run in MLflow at ``uri`` (or the one named ``grid``) as a board, its plot
+    artifacts downloaded into ``folder``. What is read is described in ``bench.tracking``."""
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
+        # MLflow would create an empty store there; a typo deserves an error instead.
+        raise RankuqError(f"{uri}: no such MLflow store; give the URI that `rankuq run` logged to")
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name(EXPERIMENT)
+    if experiment is None:
+        raise RankuqError(f"no MLflow experiment '{EXPERIMENT}' at {uri}: run `rankuq run` first")
+    parent = _grid_run(client, experiment.experiment_id, uri, grid)
+    grid_id = parent.info.run_id
+    cells = client.search_runs(
+        [experiment.experiment_id],
+        f"tags.`mlflow.parentRunId` = '{grid_id}' and tags.`{LEVEL_TAG}` = 'cell'",
+        max_results=SEARCH_LIMIT,
+    )
+    source = f"grid run {parent.info.run_name!r} ({grid_id}) at {uri}"
+    try:
+        table = _cell_table(parent.data.tags[METRICS_TAG], parent.data.tags[BASELINE_TAG], cells)
+        ids = {(run.data.tags["shift"], run.data.tags["method"]): run.info.run_id for run in cells}
+        plots = _read_index(Path(client.download_artifacts(grid_id, PLOT_INDEX, str(folder))))
+        for plot in plots:
+            client.download_artifacts(ids[plot.condition, plot.method], plot.path.name, str(folder))
+    except (KeyError, ValueError, MlflowException) as error:
+        raise RankuqError(
+            f"{source}: {type(error).__name__}: {error}; it was not logged by this rankuq's "
+            f"`rankuq run`: rerun the grid with --tracking-uri {uri}"
+        ) from error
+    _check(table, source)
+    return Board(parent.info.run_name, table, plots)
+
+
+def _grid_run(client: MlflowClient, experiment_id: str, uri: str, grid: str | None) -> Run:
+    is_grid = f"tags.`{LEVEL_TAG}` = 'grid'"
+    named = f" and attributes.run_name = '{grid}'" if grid else ""
+    runs = client.search_runs(
+        [experiment_id], is_grid + named, order_by=["attributes.start_time DESC"], max_results=1
+    )
+    if not runs:
+        names = sorted({run.info.run_name for run in client.search_runs([experiment_id], is_grid)})
+        raise RankuqError(
+            f"no grid run{f' named {grid!r}' if grid else ''} at {uri} (grids there: "
+            f"{', '.join(names) or 'none'}); run `rankuq run --tracking-uri {uri}` first"
+        )
+    return runs[0]
+
+
+def _cell_table(metrics_tag: str, baseline: str, cells: list[Run]) -> pd.DataFrame:
+    columns = board_columns(json.loads(metrics_tag))
+    rows = [
+        {
+            "condition": run.data.tags["shift"],
+            "method": run.data.tags["method"],
+            "seeds": int(run.data.params["seeds"]),
+            "baseline": run.data.tags["method"] == baseline,
+            **{column: run.data.metrics.get(mlflow_name(column), np.nan) for column in columns},
+        }
+        for run in sorted(cells, key=lambda run: int(run.data.tags[ROW_TAG]))
+    ]
+    return pd.DataFrame(rows, columns=[*KEYS, *columns])
+
+
+# --- the paper layout -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cell: 'mean ± std', the relative change against the baseline and its significance mark."""
+
+    value: str
+    change: str = ""  # '+10.00%'; empty for the baseline itself or where undefined
+    mark: str = ""  # BETTER, WORSE or empty
+    best: bool = False
+
+    @property
+    def note(self) -> str:
+        return f"({' '.join(filter(None, (self.change, self.mark)))})" if self.change else ""
+
+    def text(self, strong: str = "") -> str:
+        """Plain text, the value wrapped in ``strong`` (e.g. '**') when it is the column's best."""
+        value = f"{strong}{self.value}{strong}" if self.best else self.value
+        return f"{value} {self.note}".rstrip()
+
+
+def paper_tables(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per condition (in board order): one row per method (index; the baseline's labelled so),
+    its ``seeds`` and an ``Entry`` per metric."""
+    metrics = metrics_of(table)
+    baseline_means = table[table.baseline].set_index("condition")[metrics]
+    # The baseline mean of each row's condition; NaN on the baseline's own row (no change shown).
+    reference = baseline_means.reindex(table.condition).set_axis(table.index).where(~table.baseline, axis=0)
+    best = _best(table, metrics)
+    out = pd.DataFrame(
+        {
+            "method": np.where(table.baseline, table.method + " (baseline)", table.method),
+            "seeds": table.seeds,
+            **{
+                m: [
+                    _entry(*values, lower_is_better(m))
+                    for values in zip(
+                        table[m], table[f"{m} std"], table[f"{m} p"], reference[m], best[m], strict=True
+                    )
+                ]
+                for m in metrics
+            },
+        },
+        index=table.index,
+    )
+    return {
+        condition: rows.set_index("method") for condition, rows in out.groupby(table.condition, sort=False)
+    }
+
+
+def _best(table: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+    """Per condition and metric, the rows whose shown (3-decimal) mean is the best one."""
+    shown = table[metrics].round(3)
+    grouped = shown.groupby(table.condition, sort=False)
+    return pd.DataFrame(
+        {m: shown[m] == grouped[m].transform("min" if lower_is_better(m) else "max") for m in metrics}
+    )
+
+
+def _entry(mean: float, std: float, p: float, reference: float, best: bool, lower: bool) -> Entry:
+    if np.isnan(mean):
+        return Entry(MISSING)
+    if np.isnan(reference) or reference == 0:
+        return Entry(_mean_std(mean, std), best=best)
+    gain = reference - mean if lower else mean - reference
+    mark = BETTER if p < ALPHA and gain > 0 else WORSE if p < ALPHA and gain < 0 else ""
+    return Entry(_mean_std(mean, std), f"{(mean - reference) / abs(reference):+.2%}", mark, best)
+
+
+def footnote(table: pd.DataFrame) -> str:
+    lower = [m for m in metrics_of(table) if lower_is_better(m)]
+    return (
+        "Mean ± std over seeds; in brackets the relative change against the baseline method of the "
+        f"condition; {BETTER} significantly better, {WORSE} significantly worse than the baseline "
+        f"(two-sided paired t-test on per-query values, p < {ALPHA})"
+        + (f"; lower is better for {', '.join(lower)}" if lower else "")
+        + f"; bold: the best value of a column; {MISSING}: not defined for the method."
+    )
+
+
+def paper_markdown(board: Board) -> str:
+    parts = [f"# Leaderboard: {board.name}"]
+    for condition, rows in paper_tables(board.table).items():
+        shown = rows.astype(object).map(lambda cell: cell.text("**") if isinstance(cell, Entry) else cell)
+        parts.append(f"## {condition}\n\n{shown.reset_index().to_markdown(index=False)}")
+    parts.append(footnote(board.table))
+    return "\n\n".join(parts) + "\n"
+
+
+def rich_tables(board: Board) -> list[Table]:
+    tables = []
+    for condition, rows in paper_tables(board.table).items():
+        table = Table(title=f"{board.name}: {condition}")
+        for column in ("method", *rows.columns):
+            table.add_column(column, justify="left" if column == "method" else "right")
+        for method, row in rows.iterrows():
+            table.add_row(method, str(row.seeds), *(_rich(entry) for entry in row.iloc[1:]))
+        tables.append(table)
+    return tables
+
+
+def _rich(entry: Entry) -> Text:
+    return Text.assemble((entry.value, "bold" if entry.best else ""), f" {entry.note}".rstrip())

@@ -24,9 +24,26 @@ from bench import metrics
 from bench.assess import cached_probes, headline, significance
 from bench.engine import MODEL_FILE, ray_session, score_shards, train_members
 from bench.grid import GridSpec, Shift, Side
-from bench.leaderboard import LEADERBOARD_METRICS, RANKING_METRICS, leaderboard, write_leaderboard
+from bench.leaderboard import (
+    LEADERBOARD_METRICS,
+    RANKING_METRICS,
+    board_columns,
+    leaderboard,
+    metrics_of,
+    read_run_dir,
+    write_csv,
+)
 from bench.predictions import is_probabilistic
-from bench.tracking import Tracker, default_tracking_uri
+from bench.report import write_report
+from bench.tracking import (
+    BASELINE_TAG,
+    LEVEL_TAG,
+    METRICS_TAG,
+    PLOT_INDEX,
+    ROW_TAG,
+    Tracker,
+    default_tracking_uri,
+)
 from methods.base import MethodParams
 from tasks.base import data_root
 from tasks.shards import build_shards
@@ -120,7 +137,9 @@ class GridRun:
         }
         results = pd.DataFrame([self._evaluate(cell, predictions[cell], studies[cell]) for cell in cells])
         board = leaderboard(results, self._significance(predictions), self.spec.baseline)
-        files = (*write_leaderboard(board, self.run_dir), self._plot_index(studies))
+        csv, index = write_csv(board, self.run_dir), self._plot_index(studies)
+        # leaderboard.md (paper 000's layout) and report.html, read back as `rankuq leaderboard` does
+        files = (*write_report(read_run_dir(self.run_dir), self.run_dir), csv, index)
         self._track(studies, results, board, files)
         return board
 
@@ -269,7 +288,7 @@ class GridRun:
                         "path": target.name,
                     }
                 )
-        path = folder / "index.json"
+        path = folder / PLOT_INDEX
         staging = path.with_name(f".{path.name}.tmp")
         staging.write_text(json.dumps(index, indent=1, ensure_ascii=False))
         os.replace(staging, path)
@@ -283,31 +302,30 @@ class GridRun:
         tracker = Tracker(self.tracking_uri, self.run_dir / "mlartifacts" if local else None)
         spec = self.spec
         grid_key = content_key("grid", spec.model_dump(mode="json"))
-        grid_tags = {"rankuq.level": "grid", "rankuq.baseline": spec.baseline or ""}
+        metrics = metrics_of(board)
+        grid_tags = {LEVEL_TAG: "grid", BASELINE_TAG: spec.baseline or "", METRICS_TAG: json.dumps(metrics)}
         parent = tracker.open(grid_key, spec.name, tags=grid_tags)
-        plots = json.loads(files[-1].read_text())
+        plots = json.loads(files[-1].read_text())  # the plot index
         changed = False
-        for (condition, method), group in results.groupby(["condition", "method"], sort=False):
+        for row, summary in board.iterrows():
+            condition, method = summary.condition, summary.method
             cells = [cell for cell in studies if (cell.condition, cell.method) == (condition, method)]
             cell_key = content_key("cell", grid_key, condition, method, [cell.probe_key for cell in cells])
             if tracker.find(cell_key):
                 continue
             changed = True
-            tags = {"rankuq.level": "cell", "method": method, "task": cells[0].task, "shift": condition}
-            child = tracker.open(cell_key, f"{method} × {condition}", parent, tags)
-            for cell, row in zip(cells, group.to_dict("records"), strict=True):
-                self._track_seed(tracker, child, cell, row, studies[cell], tags)
-            summary = board[(board.condition == condition) & (board.method == method)].iloc[0]
-            columns = [c for m in LEADERBOARD_METRICS for c in (m, f"{m} std", f"{m} p")]
-            own = [
-                entry["path"]
-                for entry in plots
-                if (entry["condition"], entry["method"]) == (condition, method)
-            ]
+            tags = {"method": method, "task": cells[0].task, "shift": condition}
+            child = tracker.open(
+                cell_key, f"{method} × {condition}", parent, {**tags, LEVEL_TAG: "cell", ROW_TAG: str(row)}
+            )
+            seeds = results[(results.condition == condition) & (results.method == method)]
+            for cell, values in zip(cells, seeds.to_dict("records"), strict=True):
+                self._track_seed(tracker, child, cell, values, studies[cell], tags)
+            own = [e["path"] for e in plots if (e["condition"], e["method"]) == (condition, method)]
             tracker.log(
                 child,
-                metrics=_finite(summary, columns),  # "R@1 std" → R_at_1_std (mlflow_name)
-                params={"method": method, "task": tags["task"], "shift": condition, "seeds": len(cells)},
+                metrics=_finite(summary, board_columns(metrics)),  # "R@1 std" → R_at_1_std (mlflow_name)
+                params={**tags, "seeds": len(cells)},
                 artifacts=tuple(files[-1].parent / name for name in own),
             )
             tracker.finish(child)
@@ -323,10 +341,9 @@ class GridRun:
             cell.key,
             f"{cell.method} × {cell.condition} seed {cell.seed}",
             parent,
-            {**tags, "rankuq.level": "seed", "seed": str(cell.seed)},
+            {**tags, LEVEL_TAG: "seed", "seed": str(cell.seed)},
         )
         params = {**tags, "seed": cell.seed, **self.params[cell.method].model_dump()}
-        del params["rankuq.level"]
         values = {**_finite(study.metrics, study.metrics), **_finite(row, LEADERBOARD_METRICS)}
         notes = {"rankuq.notes": "\n".join(study.notes)[:5000]} if study.notes else {}
         tracker.log(seed_run, metrics=values, params=params, tags=notes, artifacts=tuple(study.plots))

@@ -2,6 +2,18 @@
 
 Runs carry a ``rankuq.key`` content-hash tag, so a rerun finds them instead of adding new ones.
 Only the driver writes (a single SQLite writer avoids "database is locked").
+
+What `rankuq leaderboard --tracking-uri` reads back (``bench.leaderboard.read_tracking``):
+
+- grid run: tags ``rankuq.level=grid``, ``rankuq.baseline`` (the baseline method) and
+  ``rankuq.metrics`` (JSON list of the board's metric names, in column order: MLflow keys cannot
+  be turned back into names such as ``nAUC AP u_max``); run name = grid name; artifact
+  ``index.json`` (the plot index of ``RUN_DIR/plots``);
+- cell runs (``mlflow.parentRunId`` = the grid run): tags ``rankuq.level=cell``, ``method``,
+  ``task``, ``shift`` (the condition) and ``rankuq.row`` (the row in leaderboard.csv, so the board
+  keeps its order); param ``seeds``; metrics ``mlflow_name(column)`` of the board's columns
+  ``M``, ``M std`` and ``M p`` (``R_at_1``, ``R_at_1_std``, ``R_at_1_p``; NaN values are not
+  logged); the plot files of index.json as artifacts under their index names.
 """
 
 import time
@@ -13,13 +25,18 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
 KEY_TAG = "rankuq.key"
+LEVEL_TAG = "rankuq.level"
+BASELINE_TAG = "rankuq.baseline"
+METRICS_TAG = "rankuq.metrics"
+ROW_TAG = "rankuq.row"
+PLOT_INDEX = "index.json"
 EXPERIMENT = "rankuq"
 
 
-def mlflow_name(metric: str) -> str:
-    """MLflow metric names cannot hold '@', and keys with spaces are awkward to filter on:
-    R@1 → R_at_1, "RA R@1" → RA_R_at_1."""
-    return metric.replace("@", "_at_").replace(" ", "_")
+def mlflow_name(column: str) -> str:
+    """MLflow metric names cannot hold '@'; keys without spaces are easier to query:
+    R@1 → R_at_1, 'R@1 std' → R_at_1_std, 'nAUC AP u_max' → nAUC_AP_u_max."""
+    return column.replace("@", "_at_").replace(" ", "_")
 
 
 def default_tracking_uri(run_dir: Path) -> str:

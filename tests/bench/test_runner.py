@@ -53,7 +53,13 @@ def test_the_leaderboard_has_a_row_per_method_with_mean_and_std(finished):
     assert board.set_index("method").loc[["bert", "ensemble"], "ECE"].between(0, 1).all()
     written = pd.read_csv(run_dir / "leaderboard.csv")
     pd.testing.assert_frame_equal(written, board, check_dtype=False)
-    assert "± " in (run_dir / "leaderboard.md").read_text()
+    assert (
+        "± " in (run_dir / "leaderboard.md").read_text()
+        and "(baseline)" in (run_dir / "leaderboard.md").read_text()
+    )
+    assert (run_dir / "report.html").read_text().count("data:image/png;base64,") == len(
+        json.loads((run_dir / "plots" / "index.json").read_text())
+    )
 
 
 def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finished):
@@ -75,6 +81,7 @@ def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finish
         "leaderboard.md",
         "leaderboard.csv",
         "index.json",
+        "report.html",
     }
     assert parent.data.tags["rankuq.baseline"] == "bert"
     index = json.loads((run_dir / "plots" / "index.json").read_text())

@@ -1,0 +1,124 @@
+"""A self-contained HTML report of a board: the per-condition tables and every plot, embedded as
+data URIs with inline CSS, so the one file opens anywhere without a network or the run directory."""
+
+import base64
+import mimetypes
+from pathlib import Path
+
+import jinja2
+
+from bench.errors import RankuqError
+from bench.leaderboard import Board, Plot, atomic_write, footnote, paper_markdown, paper_tables
+
+KIND_TITLES = {"reliability": "Reliability diagram", "risk_aversion": "Risk-aversion curve"}
+
+TEMPLATE = jinja2.Template(
+    """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>rankuq leaderboard: {{ name }}</title>
+<style>
+body { font-family: sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 14px; }
+th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; }
+.note { color: #666; font-size: 12px; }
+.plots { display: flex; flex-wrap: wrap; gap: 16px; }
+figure { margin: 0; }
+figure img { width: 380px; border: 1px solid #eee; }
+figcaption { font-size: 13px; text-align: center; }
+</style>
+</head>
+<body data-images="{{ images }}" data-images-loaded="0">
+<h1>Leaderboard: {{ name }}</h1>
+<p class="note">{{ footnote }}</p>
+{% for section in sections %}
+<section>
+<h2>{{ section.condition }}</h2>
+{% if section.rows is not none %}
+<table>
+<tr>{% for column in section.rows.reset_index().columns %}<th>{{ column }}</th>{% endfor %}</tr>
+{% for method, row in section.rows.iterrows() %}
+<tr><td>{{ method }}</td><td>{{ row.seeds }}</td>
+{%- for entry in row.iloc[1:] %}<td>
+{%- if entry.best %}<strong>{{ entry.value }}</strong>{% else %}{{ entry.value }}{% endif %}
+{%- if entry.note %} <span class="note">{{ entry.note }}</span>{% endif %}</td>{% endfor %}</tr>
+{% endfor %}
+</table>
+{% endif %}
+{% for title, figures in section.kinds %}
+<h3>{{ title }}</h3>
+<div class="plots">
+{% for uri, caption in figures %}
+<figure><img src="{{ uri }}" alt="{{ caption }}"><figcaption>{{ caption }}</figcaption></figure>
+{% endfor %}
+</div>
+{% endfor %}
+</section>
+{% endfor %}
+<script>
+// Lets a headless browser's --dump-dom tell that every embedded plot decoded.
+window.addEventListener("load", () => {
+  const decoded = Array.from(document.images).filter((image) => image.complete && image.naturalWidth > 0);
+  document.body.dataset.imagesLoaded = decoded.length;
+});
+</script>
+</body>
+</html>
+""",
+    autoescape=True,
+)
+
+
+def kind_title(kind: str) -> str:
+    """'abstention_nDCG_at_10' → 'Performance–abstention curve (nDCG@10)',
+    'reliability_ERCE' → 'Reliability ERCE'."""
+    if kind.startswith("abstention_"):
+        return f"Performance–abstention curve ({kind.removeprefix('abstention_').replace('_at_', '@')})"
+    text = kind.replace("_", " ")
+    return KIND_TITLES.get(kind, text[:1].upper() + text[1:])
+
+
+def data_uri(path: Path) -> str:
+    """The image inlined, so the report needs no file beside it."""
+    mime, _ = mimetypes.guess_type(path.name)
+    if not mime or not mime.startswith("image/"):
+        raise RankuqError(f"{path}: a plot must be an image file (.png, .svg, …); fix the plot index")
+    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+
+
+def render_report(board: Board) -> str:
+    """The report's HTML: per condition (board order, then conditions with plots only) its table,
+    then its plots grouped by kind (in index order), each captioned."""
+    tables = paper_tables(board.table)
+    conditions = list(dict.fromkeys([*tables, *(plot.condition for plot in board.plots)]))
+    sections = [
+        {"condition": c, "rows": tables.get(c), "kinds": _kinds([p for p in board.plots if p.condition == c])}
+        for c in conditions
+    ]
+    return TEMPLATE.render(
+        name=board.name, footnote=footnote(board.table), sections=sections, images=len(board.plots)
+    )
+
+
+def _kinds(plots: list[Plot]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(title, [(data URI, caption)]) per kind, kinds in order of first appearance."""
+    kinds: dict[str, list[Plot]] = {}
+    for plot in plots:
+        kinds.setdefault(plot.kind, []).append(plot)
+    return [
+        (title, [(data_uri(p.path), f"{title}: {p.method}, {p.condition}") for p in group])
+        for title, group in ((kind_title(kind), group) for kind, group in kinds.items())
+    ]
+
+
+def write_report(board: Board, out: Path) -> tuple[Path, Path]:
+    """Write ``out/leaderboard.md`` (the paper layout) and ``out/report.html``; both are rendered
+    before either is written, so a bad plot leaves nothing behind."""
+    texts = paper_markdown(board), render_report(board)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = out / "leaderboard.md", out / "report.html"
+    for path, text in zip(paths, texts, strict=True):
+        atomic_write(path, text)
+    return paths
