@@ -22,7 +22,8 @@ class EvalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     split: str = "test"
-    batch_size: Annotated[int, Field(ge=1)] = 64
+    # Rows per scorer call; neural scorers sort them by length into forward passes of 64.
+    batch_size: Annotated[int, Field(ge=1)] = 512
     # Standard practice scores ranking metrics only on queries with a relevant candidate.
     include_nota: bool = False
     probes: list[str] = list(DEFAULT_PROBES)

@@ -150,8 +150,11 @@ class GridRun:
             split,
             root=root,
             cache_dir=self.run_dir / "cache",
-            # NOTA lists are what the nota variant is about; ranking metrics skip them anyway.
-            include_nota=split == "train" or side.variant == "nota" or self.spec.eval.include_nota,
+            # NOTA lists are what the nota variant and probe are about; ranking metrics skip them anyway.
+            include_nota=split == "train"
+            or side.variant == "nota"
+            or self.spec.eval.include_nota
+            or "nota" in self.spec.eval.probes,
             strategy=side.ns,
             n=side.n,
             variant=side.variant,

@@ -1,7 +1,7 @@
 """The method interface: every ranker turns a batch of candidate rows into [n, S] relevance draws."""
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -18,6 +18,19 @@ from methods.losses import cross_entropy
 
 # Scores one batch of candidate rows (contract-1 columns) → float array [n, S].
 BatchScorer = Callable[[pd.DataFrame], np.ndarray]
+BUCKET_SIZE = 64  # rows per forward pass of a neural scorer (a scorer call holds several)
+
+
+def length_buckets(
+    inputs: dict[str, torch.Tensor], size: int = BUCKET_SIZE
+) -> Iterator[tuple[torch.Tensor, dict[str, torch.Tensor]]]:
+    """A padded batch's rows sorted by length in chunks of ``size``, each cut to its longest row:
+    a scorer call pads once, the forward passes see little padding. Yields (row indices, inputs)."""
+    lengths = inputs["attention_mask"].sum(dim=1)
+    order = torch.argsort(lengths, stable=True)
+    for rows in order.split(size):
+        width = int(lengths[rows].max())
+        yield rows, {name: tensor[rows, :width] for name, tensor in inputs.items()}
 
 
 class MethodParams(BaseModel):
@@ -103,7 +116,13 @@ class NeuralMethod(Method):
         def score(batch: pd.DataFrame) -> np.ndarray:
             contexts = [list(turns) for turns in batch["context"]]
             inputs = encode_pairs(tokenizer, contexts, batch["text"].tolist(), model.max_length)
-            return self.sample(models, inputs, params).float().numpy()
+            rows, draws = zip(
+                *((chunk, self.sample(models, part, params)) for chunk, part in length_buckets(inputs)),
+                strict=True,
+            )
+            out = torch.empty_like(torch.cat(draws))
+            out[torch.cat(rows)] = torch.cat(draws)
+            return out.float().numpy()
 
         return score
 

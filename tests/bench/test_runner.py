@@ -10,6 +10,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from bench.grid import parse_grid
+from bench.leaderboard import read_run_dir, read_tracking
 from bench.runner import GridRun
 from bench.tracking import EXPERIMENT, default_tracking_uri, mlflow_name
 
@@ -92,6 +93,16 @@ def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finish
     assert all((run_dir / "plots" / entry["path"]).stat().st_size > 0 for entry in index)
 
 
+def test_rankuq_leaderboard_reads_the_same_board_from_mlflow_as_from_the_run_dir(finished, tmp_path):
+    run_dir, _ = finished
+    from_dir = read_run_dir(run_dir)
+    from_mlflow = read_tracking(default_tracking_uri(run_dir), "tiny", tmp_path)
+    pd.testing.assert_frame_equal(from_mlflow.table, from_dir.table, check_dtype=False)
+    assert [plot.path.read_bytes() for plot in from_mlflow.plots] == [
+        plot.path.read_bytes() for plot in from_dir.plots
+    ]
+
+
 def test_the_probes_reach_the_leaderboard_and_every_seed_run(finished):
     run_dir, board = finished
     by_method = board.set_index("method")
@@ -103,8 +114,11 @@ def test_the_probes_reach_the_leaderboard_and_every_seed_run(finished):
     client = MlflowClient(default_tracking_uri(run_dir))
     for seed_run in runs(run_dir, "seed"):
         keys = {"ERCE", "nAUC.AP.u_max", "RA.b", "CVaR.pessimistic.R_at_1"}
-        if seed_run.data.tags["method"] != "bm25":  # BM25 scores are not probabilities
-            keys |= {"ECE", "ECE.adaptive", "nAUC.AP.u_mean_var"}
+        method = seed_run.data.tags["method"]
+        if method != "bm25":  # BM25 scores are not probabilities
+            keys |= {"ECE", "ECE.adaptive"}
+        if method in ("mc_dropout", "ensemble"):  # S > 1 draws: the variance-based confidences
+            keys |= {"nAUC.AP.u_mean_var", "cutoff.F1_ratio.uncertainty"}
         assert keys <= set(seed_run.data.metrics)
         plots = {a.path for a in client.list_artifacts(seed_run.info.run_id)}
         assert {"reliability_ERCE.png", "abstention_AP.png"} <= plots
@@ -143,6 +157,7 @@ def test_a_cross_domain_and_a_cross_ns_pair_run_end_to_end(ray_session, tmp_path
         "tasks": [],
         "methods": {"bm25": {}, "bert": {}},
         "seeds": [0],
+        "eval": {**TINY_GRID["eval"], "probes": ["calibration", "nota"]},  # NOTA: WikiQA's own
         "shifts": [
             {"train": {"task": "wikiqa"}, "test": {"task": "wikiqa", "ns": "bm25"}},
             {"train": {"task": "clariq", "ns": "random"}, "test": {"task": "wikiqa"}},
@@ -153,6 +168,8 @@ def test_a_cross_domain_and_a_cross_ns_pair_run_end_to_end(ray_session, tmp_path
     assert board["R@1"].between(0, 1).all()
     shifts = {run.data.tags["shift"] for run in runs(tmp_path, "cell")}
     assert shifts == set(board.condition)
+    for seed_run in runs(tmp_path, "seed"):  # the unanswerable test questions are kept for NOTA
+        assert 0 < seed_run.data.metrics["NOTA.F1.mean"] <= 1
     # Each train side is trained once, whatever the number of conditions or methods using it.
     assert len(list((tmp_path / "models").iterdir())) == 2
 

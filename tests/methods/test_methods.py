@@ -8,7 +8,7 @@ import torch
 import methods
 from bench.errors import RankuqError
 from methods.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
-from methods.base import NeuralMethod
+from methods.base import NeuralMethod, length_buckets
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
 BATCH = pd.DataFrame(
@@ -107,3 +107,22 @@ def test_bm25_ranks_the_overlapping_candidate_first(tmp_path):
     assert scores[0, 0] > scores[1, 0]
     assert not method.probabilistic and not method.trains
     assert np.isfinite(scores).all()
+
+
+def test_length_buckets_sort_rows_and_cut_each_chunk_to_its_longest_row():
+    mask = torch.tensor([[1, 1, 1], [1, 0, 0], [1, 1, 0]])
+    chunks = list(length_buckets({"attention_mask": mask, "input_ids": mask * 7}, size=2))
+    assert [rows.tolist() for rows, _ in chunks] == [[1, 2], [0]]
+    assert chunks[0][1]["input_ids"].tolist() == [[7, 0], [7, 7]]
+    assert chunks[1][1]["attention_mask"].shape == (1, 3)
+
+
+def test_a_bucketed_scorer_call_equals_scoring_row_by_row(tmp_path):
+    checkpoint = tmp_path / "model.pt"
+    torch.save(build_cross_encoder(TINY_MODEL, seed=0).state_dict(), checkpoint)
+    method = methods.get("bert")()
+    score = method.make_scorer(method.parse({}, "test"), TINY_MODEL, [checkpoint], tmp_path)
+    rows = pd.concat([BATCH] * 30, ignore_index=True)  # 90 rows: two buckets of 64 and 26
+    rows["text"] = [text + " word" * (i % 7) for i, text in enumerate(rows.text)]
+    alone = np.concatenate([score(rows.iloc[[i]]) for i in range(len(rows))])
+    np.testing.assert_allclose(score(rows), alone, atol=1e-6)
