@@ -199,7 +199,8 @@ class GridRun:
                     fit = fit_shards.get((label, method.calibration_split))
                     identity = (name, params.model_dump(), model, members, seed, fit.name if fit else None)
                     key = content_key("predictions", eval_shards[label].name, *identity)
-                    dev = dev_shards.get(label)
+                    # A post-hoc method fitted on the dev split cannot score it: its probes fit on test.
+                    dev = dev_shards.get(label) if method.calibration_split != spec.eval.dev_split else None
                     dev_key = content_key("predictions", dev.name, *identity) if dev else None
                     cells.append(Cell(label, condition.test.task, name, seed, tuple(members), key, dev_key))
         return jobs, cells
