@@ -85,7 +85,7 @@ def _show(board: "Board") -> None:
     from bench.leaderboard import footnote, rich_tables
 
     console = Console()
-    for table in rich_tables(board):
+    for table in rich_tables(board, console.width):
         console.print(table)
     console.print(footnote(board.table))
 

@@ -36,6 +36,7 @@ LOWER_IS_BETTER = ("ECE", "ERCE")  # name prefixes: calibration errors
 ALPHA = 0.05
 BETTER, WORSE = "†", "‡"
 MISSING = "—"
+METHOD_WIDTH, ENTRY_WIDTH = 30, 28  # terminal columns: method + seeds, one metric entry
 SEARCH_LIMIT = 50_000  # the most runs one MLflow search returns; a grid has far fewer cells
 
 
@@ -323,15 +324,20 @@ def paper_markdown(board: Board) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def rich_tables(board: Board) -> list[Table]:
+def rich_tables(board: Board, width: int = 200) -> list[Table]:
+    """Per condition, tables of as many metric columns as fit in ``width`` terminal columns."""
+    per_table = max(1, (width - METHOD_WIDTH) // ENTRY_WIDTH)
     tables = []
     for condition, rows in paper_tables(board.table).items():
-        table = Table(title=f"{board.name}: {condition}")
-        for column in ("method", *rows.columns):
-            table.add_column(column, justify="left" if column == "method" else "right")
-        for method, row in rows.iterrows():
-            table.add_row(method, str(row.seeds), *(_rich(entry) for entry in row.iloc[1:]))
-        tables.append(table)
+        metrics = list(rows.columns[1:])
+        for start in range(0, len(metrics), per_table):
+            shown = metrics[start : start + per_table]
+            table = Table(title=f"{board.name}: {condition}")
+            for column in ("method", "seeds", *shown):
+                table.add_column(column, justify="left" if column == "method" else "right")
+            for method, row in rows.iterrows():
+                table.add_row(method, str(row.seeds), *(_rich(row[m]) for m in shown))
+            tables.append(table)
     return tables
 
 

@@ -88,6 +88,13 @@ def test_rich_tables_print_one_table_per_condition(run_dir):
     assert ensemble_r1.plain == "0.440 ± 0.020 (+10.00% †)" and ensemble_r1.spans[0].style == "bold"
 
 
+def test_rich_tables_split_the_metrics_to_fit_a_narrow_terminal(run_dir):
+    tables = rich_tables(read_run_dir(run_dir), width=90)  # (90 − 30) // 28 = 2 metrics a table
+    headers = [[c.header for c in t.columns][2:] for t in tables]
+    assert headers == [["R@1", "ECE"], ["nAUC AP u_max"]] * 2
+    assert [t.title for t in tables][1] == "my-grid: wikiqa"
+
+
 def test_read_run_dir_reads_the_plot_index(run_dir):
     board = read_run_dir(run_dir)
     assert len(board.plots) == 8 and all(plot.path.is_file() for plot in board.plots)
