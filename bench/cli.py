@@ -3,6 +3,7 @@
 import argparse
 import json
 import logging
+import shlex
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from rich.table import Table
 from bench.errors import RankuqError
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
 EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff")  # keys: bench.evaluate
 
 
@@ -135,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     except RankuqError as error:
         print(f"rankuq: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        command = shlex.join(["rankuq", *(sys.argv[1:] if argv is None else argv)])
+        print(f"rankuq: interrupted; finished work is kept, resume with: {command}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0
 
 
