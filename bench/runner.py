@@ -304,7 +304,9 @@ class GridRun:
             tags = {"rankuq.level": "cell", "method": method, "task": cells[0].task, "shift": condition}
             child = tracker.open(cell_key, f"{method} × {condition}", parent, tags)
             for cell, row in zip(cells, group.to_dict("records"), strict=True):
-                self._track_seed(tracker, child, cell, row, studies[cell], tags)
+                # Keyed by its cell too: two conditions with one test side share bm25's predictions.
+                seed_key = content_key("seed", cell_key, cell.key)
+                self._track_seed(tracker, child, seed_key, cell, row, studies[cell], tags)
             summary = board[(board.condition == condition) & (board.method == method)].iloc[0]
             columns = [c for m in LEADERBOARD_METRICS for c in (m, f"{m} std", f"{m} p")]
             own = [
@@ -324,13 +326,20 @@ class GridRun:
         tracker.finish(parent)
 
     def _track_seed(
-        self, tracker: Tracker, parent: str, cell: Cell, row: dict, study: Study, tags: dict[str, str]
+        self,
+        tracker: Tracker,
+        parent: str,
+        key: str,
+        cell: Cell,
+        row: dict,
+        study: Study,
+        tags: dict[str, str],
     ) -> None:
         """A seed's run: its leaderboard metrics, every probe metric, its plots, and the probes' notes."""
-        if tracker.find(cell.key, finished=True):  # logged before the driver was interrupted
+        if tracker.find(key, finished=True):  # logged before the driver was interrupted
             return
         seed_run = tracker.open(
-            cell.key,
+            key,
             f"{cell.method} × {cell.condition} seed {cell.seed}",
             parent,
             {**tags, "rankuq.level": "seed", "seed": str(cell.seed)},
