@@ -45,6 +45,7 @@ def ray_session(address: str | None = None) -> Iterator[None]:
 
 
 def save_checkpoint(folder: Path, state: TrainState) -> None:
+    """An epoch checkpoint: the weights under the name scoring loads, the rest of the state beside."""
     torch.save(state["model"], folder / MODEL_FILE)
     torch.save({name: value for name, value in state.items() if name != "model"}, folder / STATE_FILE)
 
