@@ -7,9 +7,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import psutil
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -52,7 +54,7 @@ def undisturbed(ray_session, tmp_path_factory) -> tuple[Path, float]:
     return run_dir, time.perf_counter() - start
 
 
-def predictions(run_dir: Path) -> dict[str, object]:
+def predictions(run_dir: Path) -> dict[str, pa.Table]:
     files = sorted(run_dir.glob("predictions/**/*.parquet"))
     assert len(files) == 2  # one per method
     return {str(path.relative_to(run_dir)): pq.read_table(path) for path in files}
@@ -65,11 +67,11 @@ def assert_same_numbers(run_dir: Path, reference: Path) -> None:
         assert table.equals(theirs[name]), name
 
 
-def first_checkpoint(storage: Path, after: set[Path] = frozenset(), timeout: float = 300) -> Path:
+def first_checkpoint(storage: Path, after: Collection[Path] = (), timeout: float = 300) -> Path:
     """The Train run folder whose first checkpoint Ray Train stores next (not one of ``after``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = {path.parent for path in storage.glob(f"*/{SNAPSHOT}")} - after
+        found = {path.parent for path in storage.glob(f"*/{SNAPSHOT}")} - set(after)
         if found:
             return found.pop()
         time.sleep(0.05)
@@ -81,10 +83,11 @@ def train_workers() -> list[psutil.Process]:
     workers = []
     for process in psutil.Process().children(recursive=True):
         try:
-            if process.cmdline()[:1] and process.cmdline()[0].startswith("ray::RayTrainWorker"):
-                workers.append(process)
+            title = process.cmdline()  # Ray titles a worker "ray::<actor class>.<method>"
         except psutil.NoSuchProcess:
             continue
+        if title and title[0].startswith("ray::RayTrainWorker"):
+            workers.append(process)
     return workers
 
 
