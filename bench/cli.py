@@ -4,6 +4,7 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from bench.leaderboard import Board
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
 EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff")  # keys: bench.evaluate
 
 
@@ -170,6 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     except RankuqError as error:
         print(f"rankuq: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        command = shlex.join(["rankuq", *(sys.argv[1:] if argv is None else argv)])
+        print(f"rankuq: interrupted; finished work is kept, resume with: {command}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0
 
 

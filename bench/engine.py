@@ -1,6 +1,7 @@
 """Ray parts of a grid: members trained as Tune trials (each a Ray Train TorchTrainer), inference
 with Ray Data ``map_batches`` and a stateful scorer over the Parquet shards."""
 
+import json
 import os
 import shutil
 import tempfile
@@ -20,11 +21,13 @@ from ray.train.torch import TorchTrainer
 import methods
 from bench.errors import RankuqError
 from bench.predictions import predictions_table
-from bench.train import TrainConfig, balanced_pairs, fit
+from bench.train import TrainConfig, TrainState, balanced_pairs, fit
 from methods.backbone import ModelConfig, load_tokenizer
 from tasks.shards import read_shards, shard_files
 
-MODEL_FILE = "model.pt"
+MODEL_FILE = "model.pt"  # a member's weights: what scoring loads
+STATE_FILE = "train-state.pt"  # the rest of an epoch checkpoint: optimizer, schedule, epoch, losses, RNGs
+TRAINING_FILE = "training.json"  # a trained member's last reported metrics, beside its weights
 
 
 @contextmanager
@@ -41,14 +44,46 @@ def ray_session(address: str | None = None) -> Iterator[None]:
         ray.shutdown()
 
 
+def save_checkpoint(folder: Path, state: TrainState) -> None:
+    """An epoch checkpoint: the weights under the name scoring loads, the rest of the state beside."""
+    torch.save(state["model"], folder / MODEL_FILE)
+    torch.save({name: value for name, value in state.items() if name != "model"}, folder / STATE_FILE)
+
+
+def load_checkpoint(checkpoint: train.Checkpoint) -> TrainState:
+    with checkpoint.as_directory() as folder:
+        state = torch.load(Path(folder) / STATE_FILE, weights_only=True)
+        state["model"] = torch.load(Path(folder) / MODEL_FILE, weights_only=True)
+    return state
+
+
 def train_member(job: dict[str, Any]) -> None:
-    """Ray Train worker loop: fine-tune one member of ``job["method"]`` and report it as a checkpoint."""
+    """Ray Train worker loop: fine-tune one member of ``job["method"]``, reporting a checkpoint after
+    every epoch. A restarted worker (FailureConfig), a retried trial or a rerun of the grid (same run
+    name, so Ray Train restores its checkpoints) resumes from the latest one."""
     model_config, train_config = ModelConfig(**job["model"]), TrainConfig(**job["train"])
     method = methods.get(job["method"])()
     params = method.Params(**job["params"])
     pairs = balanced_pairs(read_shards(Path(job["shards"])), job["seed"], train_config.max_queries)
     model = method.build_model(model_config, params, job["seed"])
-    losses = fit(
+    checkpoint = train.get_checkpoint()
+    resume = load_checkpoint(checkpoint) if checkpoint else None
+    start = resume["epoch"] if resume else 0
+
+    def report(state: TrainState) -> None:
+        losses = state["losses"]
+        metrics = {
+            "epoch": state["epoch"],
+            "start_epoch": start,  # where this worker began: 0 unless it resumed
+            "loss": float(np.mean(losses[-50:])),
+            "steps": len(losses),
+            "pairs": len(pairs),
+        }
+        with tempfile.TemporaryDirectory() as folder:
+            save_checkpoint(Path(folder), state)
+            train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder))
+
+    fit(
         model,
         load_tokenizer(model_config),
         pairs,
@@ -58,11 +93,9 @@ def train_member(job: dict[str, Any]) -> None:
         loss_fn=lambda net, inputs, labels: method.loss(net, inputs, labels, params),
         on_epoch_start=lambda: method.on_epoch_start(model, params),
         whole_queries=method.whole_query_batches(params),
+        resume=resume,
+        on_epoch_end=report,
     )
-    with tempfile.TemporaryDirectory() as folder:
-        torch.save(model.state_dict(), Path(folder) / MODEL_FILE)
-        metrics = {"loss": float(np.mean(losses[-50:])), "steps": len(losses), "pairs": len(pairs)}
-        train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder))
 
 
 def train_trial(config: dict[str, Any]) -> None:
@@ -76,25 +109,36 @@ def train_trial(config: dict[str, Any]) -> None:
             num_workers=1, use_gpu=gpus > 0, resources_per_worker={"CPU": job["cpus"], "GPU": gpus}
         ),
         run_config=train.RunConfig(
-            name=job["key"], storage_path=job["storage"], failure_config=train.FailureConfig(max_failures=2)
+            name=job["key"],
+            storage_path=job["storage"],
+            failure_config=train.FailureConfig(max_failures=2),
+            checkpoint_config=train.CheckpointConfig(num_to_keep=1),  # the latest epoch is all a resume needs
         ),
     )
     result = trainer.fit()
-    tune.report({**result.metrics, "checkpoint_dir": result.checkpoint.path})
+    tune.report({"training": result.metrics, "checkpoint_dir": result.checkpoint.path})
 
 
-class _TrialProgress(tune.Callback):
-    def __init__(self, advance: Callable[[str], None]) -> None:
-        self.advance = advance
+class _MemberSaver(tune.Callback):
+    """Moves each member's model into ``models_dir`` as soon as its trial completes, so an
+    interrupted grid keeps every finished member."""
+
+    def __init__(self, models_dir: Path, storage: Path, advance: Callable[[str], None]) -> None:
+        self.models_dir, self.storage, self.advance = models_dir, storage, advance
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        self.advance(trial.config["job"]["key"])
+        key = trial.config["job"]["key"]
+        staging = self.models_dir / f".{key}.tmp"  # renamed when whole: a killed copy is no model
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        shutil.copy2(Path(trial.last_result["checkpoint_dir"]) / MODEL_FILE, staging / MODEL_FILE)
+        (staging / TRAINING_FILE).write_text(json.dumps(trial.last_result["training"]))
+        os.replace(staging, self.models_dir / key)
+        shutil.rmtree(self.storage / key)  # its epoch checkpoints, optimizer state included
+        self.advance(key)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {}  # Tune pickles its callbacks with the experiment; the progress bar stays behind
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.advance = lambda key: None
+        return {}  # Tune pickles its callbacks with the experiment state, which a rerun never restores
 
 
 def _trial_name(trial: Any) -> str:
@@ -112,6 +156,9 @@ def train_members(
     if not jobs:
         return
     storage.mkdir(parents=True, exist_ok=True)
+    # Ctrl-C stops the driver at once rather than letting Tune wind the experiment down: a rerun
+    # resumes from the members' checkpoints, not from Tune's experiment state.
+    os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
     tuner = tune.Tuner(
         # The trial only drives its Train worker, which holds the CPUs; a bundle cannot be empty.
         tune.with_resources(train_trial, {"CPU": 0, "memory": 1 << 20}),
@@ -122,20 +169,17 @@ def train_members(
             trial_dirname_creator=_trial_name,
         ),
         run_config=tune.RunConfig(
-            storage_path=str(storage), name="tune", verbose=0, callbacks=[_TrialProgress(advance)]
+            storage_path=str(storage),
+            name="tune",
+            verbose=0,
+            callbacks=[_MemberSaver(models_dir, storage, advance)],
+            # A failed trial starts a new TorchTrainer of the same name, which resumes from its checkpoint.
+            failure_config=tune.FailureConfig(max_failures=2),
         ),
     )
-    results = tuner.fit()
-    for result in results:
-        key = result.config["job"]["key"]
+    for result in tuner.fit():
         if result.error is not None:
-            raise RankuqError(f"training member {key} failed: {result.error}")
-        target = models_dir / key
-        staging = models_dir / f".{key}.tmp"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        shutil.copy2(Path(result.metrics["checkpoint_dir"]) / MODEL_FILE, staging / MODEL_FILE)
-        os.replace(staging, target)
+            raise RankuqError(f"training member {result.config['job']['key']} failed: {result.error}")
 
 
 class ShardScorer:

@@ -7,7 +7,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +100,7 @@ class GridRun:
         self.run_dir = run_dir.resolve()
         self.tracking_uri = tracking_uri or default_tracking_uri(self.run_dir)
         self.console = console or Console(stderr=True)
+        self._ray = ExitStack()  # holds the Ray session from its first need: a finished grid never starts Ray
 
     def run(self) -> pd.DataFrame:
         """Run (or resume) the grid; return the leaderboard."""
@@ -118,7 +119,7 @@ class GridRun:
             (c.label(), split): self._shards(c.test, split, root) for c in conditions for split in fit_splits
         }
         jobs, cells = self._plan(conditions, train_shards, eval_shards, dev_shards, fit_shards)
-        with ray_session(self.address):
+        with self._ray:
             self._train(jobs)
             predictions, dev = {}, {}
             for cell in self._progress_over("scoring cells", cells):
@@ -209,11 +210,16 @@ class GridRun:
     def models_dir(self) -> Path:
         return self.run_dir / "models"
 
+    def _start_ray(self) -> None:
+        if not ray.is_initialized():
+            self._ray.enter_context(ray_session(self.address))
+
     def _train(self, jobs: dict[str, dict]) -> None:
         pending = [job for key, job in jobs.items() if not (self.models_dir / key / MODEL_FILE).exists()]
         self.console.print(f"[bold]training[/] {len(pending)} members ({len(jobs) - len(pending)} cached)")
         if not pending:
             return
+        self._start_ray()
         cpus = ray.cluster_resources().get("CPU", 1)
         concurrent = self.spec.resources.max_concurrent_trials or max(
             1, int(cpus // self.spec.resources.cpus_per_trial)
@@ -225,6 +231,7 @@ class GridRun:
         path = self.run_dir / folder / cell.task / cell.method / f"seed-{cell.seed}-{key}.parquet"
         if path.exists():
             return pq.read_table(path)
+        self._start_ray()
         threads = max(1, min(os.cpu_count() or 1, int(ray.available_resources().get("CPU", 1))))
         table = score_shards(
             cell.method,
@@ -301,21 +308,22 @@ class GridRun:
     def _track(
         self, studies: dict[Cell, Study], results: pd.DataFrame, board: pd.DataFrame, files: tuple[Path, ...]
     ) -> None:
-        """Log what MLflow does not hold yet; a rerun of finished cells logs nothing."""
+        """Log what MLflow does not hold yet; a rerun of finished cells logs nothing. A run counts as
+        held once finished, so one an interrupted driver left open is completed, never duplicated."""
         local = self.tracking_uri == default_tracking_uri(self.run_dir)
         tracker = Tracker(self.tracking_uri, self.run_dir / "mlartifacts" if local else None)
         spec = self.spec
         grid_key = content_key("grid", spec.model_dump(mode="json"))
         metrics = metrics_of(board)
         grid_tags = {LEVEL_TAG: "grid", BASELINE_TAG: spec.baseline or "", METRICS_TAG: json.dumps(metrics)}
+        changed = tracker.find(grid_key, finished=True) is None
         parent = tracker.open(grid_key, spec.name, tags=grid_tags)
         plots = json.loads(files[-1].read_text())  # the plot index
-        changed = False
         for row, summary in board.iterrows():
             condition, method = summary.condition, summary.method
             cells = [cell for cell in studies if (cell.condition, cell.method) == (condition, method)]
             cell_key = content_key("cell", grid_key, condition, method, [cell.probe_key for cell in cells])
-            if tracker.find(cell_key):
+            if tracker.find(cell_key, finished=True):
                 continue
             changed = True
             tags = {"method": method, "task": cells[0].task, "shift": condition}
@@ -324,7 +332,9 @@ class GridRun:
             )
             seeds = results[(results.condition == condition) & (results.method == method)]
             for cell, values in zip(cells, seeds.to_dict("records"), strict=True):
-                self._track_seed(tracker, child, cell, values, studies[cell], tags)
+                # Keyed by its cell too: two conditions with one test side share bm25's predictions.
+                seed_key = content_key("seed", cell_key, cell.key)
+                self._track_seed(tracker, child, seed_key, cell, values, studies[cell], tags)
             own = [e["path"] for e in plots if (e["condition"], e["method"]) == (condition, method)]
             tracker.log(
                 child,
@@ -338,11 +348,20 @@ class GridRun:
         tracker.finish(parent)
 
     def _track_seed(
-        self, tracker: Tracker, parent: str, cell: Cell, row: dict, study: Study, tags: dict[str, str]
+        self,
+        tracker: Tracker,
+        parent: str,
+        key: str,
+        cell: Cell,
+        row: dict,
+        study: Study,
+        tags: dict[str, str],
     ) -> None:
         """A seed's run: its leaderboard metrics, every probe metric, its plots, and the probes' notes."""
+        if tracker.find(key, finished=True):  # logged before the driver was interrupted
+            return
         seed_run = tracker.open(
-            cell.key,
+            key,
             f"{cell.method} × {cell.condition} seed {cell.seed}",
             parent,
             {**tags, LEVEL_TAG: "seed", "seed": str(cell.seed)},

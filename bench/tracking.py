@@ -22,6 +22,7 @@ from pathlib import Path
 
 import mlflow
 from mlflow.entities import Metric, Param, RunTag
+from mlflow.store.tracking import SEARCH_MAX_RESULTS_THRESHOLD
 from mlflow.tracking import MlflowClient
 
 KEY_TAG = "rankuq.key"
@@ -59,11 +60,17 @@ class Tracker:
             )
         )
 
-    def find(self, key: str) -> str | None:
-        runs = self.client.search_runs(
-            [self.experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'", max_results=1
-        )
+    def find(self, key: str, finished: bool = False) -> str | None:
+        """The run tagged ``key``; with ``finished``, only once ``finish`` has closed it (a run an
+        interrupted driver left open is found by ``open`` and logged again, never skipped)."""
+        where = f"tags.`{KEY_TAG}` = '{key}'" + (" and attributes.status = 'FINISHED'" if finished else "")
+        runs = self.client.search_runs([self.experiment_id], filter_string=where, max_results=1)
         return runs[0].info.run_id if runs else None
+
+    def run_keys(self) -> list[str]:
+        """The key of every run of the experiment: one per grid, cell and seed, none twice."""
+        runs = self.client.search_runs([self.experiment_id], max_results=SEARCH_MAX_RESULTS_THRESHOLD)
+        return [run.data.tags[KEY_TAG] for run in runs]
 
     def open(self, key: str, name: str, parent: str | None = None, tags: Mapping[str, str] = {}) -> str:
         """The run tagged ``key``, created (under ``parent``) if it does not exist yet."""

@@ -1,9 +1,11 @@
 """Fine-tuning one cross-encoder: balanced pointwise cross-entropy (paper 000 §4.1)."""
 
+import copy
 import random
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
+import numpy as np
 import pyarrow as pa
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -98,6 +100,32 @@ def query_groups(pairs: Pairs) -> list[list[int]]:
     return list(groups.values())
 
 
+# What fit hands to ``on_epoch_end`` and takes back as ``resume``: model, optimizer and schedule
+# state dicts, the next epoch, the losses so far and the RNG states (plain types and tensors, so
+# ``torch.load(weights_only=True)`` reads it back).
+TrainState = dict[str, Any]
+
+
+def rng_states() -> dict[str, Any]:
+    """Every global RNG a training step may draw from: dropout and the GP samplers use torch's."""
+    key, *rest = np.random.get_state(legacy=True)[1:]
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "numpy": [key.tolist(), *rest],
+        "python": random.getstate(),
+    }
+
+
+def set_rng_states(states: dict[str, Any]) -> None:
+    torch.set_rng_state(states["torch"])
+    if states["cuda"]:
+        torch.cuda.set_rng_state_all(states["cuda"])
+    key, *rest = states["numpy"]
+    np.random.set_state(("MT19937", np.array(key, dtype=np.uint32), *rest))
+    random.setstate(states["python"])
+
+
 def fit(
     model: nn.Module,
     tokenizer: PreTrainedTokenizerBase,
@@ -108,24 +136,35 @@ def fit(
     loss_fn: Callable[[nn.Module, dict[str, torch.Tensor], torch.Tensor], torch.Tensor] = cross_entropy,
     on_epoch_start: Callable[[], None] = lambda: None,
     whole_queries: bool = False,
+    resume: TrainState | None = None,
+    on_epoch_end: Callable[[TrainState], None] = lambda state: None,
 ) -> list[float]:
     """Train in place with AdamW and a linear warm-up schedule; return the loss of every step.
 
     ``whole_queries`` keeps a query's rows in one batch (pairwise losses need both candidates).
+    ``on_epoch_end`` receives the state after every epoch; passing one back as ``resume`` continues
+    from it and ends with the same weights and losses as an uninterrupted run.
     """
     torch.manual_seed(seed)
     rng = random.Random(seed)
     lengths = pair_lengths(tokenizer, pairs, model_config.max_length)
     groups = query_groups(pairs) if whole_queries else None
+    # Every epoch's batch order is drawn here from the seed, so a resumed run draws the same again.
     epochs = [length_bucketed_batches(lengths, train.batch_size, rng, groups) for _ in range(train.epochs)]
     optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr)
     total = sum(len(batches) for batches in epochs)
     schedule = get_linear_schedule_with_warmup(optimizer, int(train.warmup * total), total)
-    losses = []
+    start, losses = 0, []
+    if resume is not None:
+        model.load_state_dict(resume["model"])
+        optimizer.load_state_dict(resume["optimizer"])
+        schedule.load_state_dict(resume["schedule"])
+        set_rng_states(resume["rng"])
+        start, losses = resume["epoch"], list(resume["losses"])
     model.train()
-    for batches in epochs:
+    for epoch in range(start, train.epochs):
         on_epoch_start()
-        for batch_rows in batches:
+        for batch_rows in epochs[epoch]:
             contexts, texts, labels = zip(*(pairs[i] for i in batch_rows), strict=True)
             inputs = encode_pairs(tokenizer, list(contexts), list(texts), model_config.max_length)
             loss = loss_fn(model, inputs, torch.tensor(labels))
@@ -134,4 +173,13 @@ def fit(
             schedule.step()
             optimizer.zero_grad()
             losses.append(loss.item())
+        state = {
+            "epoch": epoch + 1,
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "schedule": schedule.state_dict(),
+            "losses": losses,
+            "rng": rng_states(),
+        }
+        on_epoch_end(copy.deepcopy(state))  # a snapshot: the live tensors change in the next epoch
     return losses

@@ -1,7 +1,12 @@
+import random
+
+import numpy as np
 import pyarrow as pa
+import torch
 
 from bench.train import TrainConfig, balanced_pairs, fit
 from methods.backbone import TINY, ModelConfig, build_cross_encoder, load_tokenizer
+from methods.losses import cross_entropy
 
 TABLE = pa.table(
     {
@@ -33,6 +38,32 @@ def test_same_seed_same_losses():
     ]
     assert runs[0] == runs[1]
     assert len(runs[0]) == 2 * 3  # 5 pairs in batches of 2, twice
+
+
+def test_a_run_resumed_from_an_epoch_state_ends_with_the_same_weights_and_losses():
+    model_config = ModelConfig(backbone=TINY, max_length=16)  # dropout 0.1 draws from torch's RNG
+    tokenizer = load_tokenizer(model_config)
+    pairs = balanced_pairs(TABLE, seed=0)
+    train = TrainConfig(epochs=3, batch_size=2)
+
+    def noisy_loss(net, inputs, labels):  # draws from numpy's and Python's global RNGs too
+        return cross_entropy(net, inputs, labels) * (1 + np.random.rand() / 10) * (1 + random.random() / 10)
+
+    def run(resume=None):
+        states = []
+        model = build_cross_encoder(model_config, 3)
+        fit_args = (model, tokenizer, pairs, model_config, train, 3, noisy_loss)
+        losses = fit(*fit_args, resume=resume, on_epoch_end=states.append)
+        return model.state_dict(), losses, states
+
+    weights, losses, states = run()
+    assert [state["epoch"] for state in states] == [1, 2, 3]
+    random.seed(9), np.random.seed(9), torch.manual_seed(9)  # whatever a restarted process holds
+    resumed_weights, resumed_losses, resumed_states = run(resume=states[0])
+    assert [state["epoch"] for state in resumed_states] == [2, 3]
+    assert resumed_losses == losses
+    assert all(torch.equal(weights[name], resumed_weights[name]) for name in weights)
+    assert not torch.equal(states[0]["model"]["classifier.weight"], weights["classifier.weight"])
 
 
 def test_length_bucketed_batches_cover_every_row_once_with_similar_lengths():
