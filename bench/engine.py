@@ -16,12 +16,15 @@ import ray
 import torch
 from ray import train, tune
 from ray.train.torch import TorchTrainer
+from torch import nn
 
+import bench.metrics
 import methods
 from bench.errors import RankuqError
 from bench.predictions import predictions_table
 from bench.train import TrainConfig, balanced_pairs, fit
 from methods.backbone import ModelConfig, load_tokenizer
+from methods.base import MethodParams, NeuralMethod
 from tasks.shards import read_shards, shard_files
 
 MODEL_FILE = "model.pt"
@@ -42,7 +45,11 @@ def ray_session(address: str | None = None) -> Iterator[None]:
 
 
 def train_member(job: dict[str, Any]) -> None:
-    """Ray Train worker loop: fine-tune one member of ``job["method"]`` and report it as a checkpoint."""
+    """Ray Train worker loop: fine-tune one member of ``job["method"]`` and report it as a checkpoint.
+
+    With ``job["dev"]`` it is a search trial's loop instead, run in the Tune trial itself: it reports
+    the dev metric after every epoch and keeps no model.
+    """
     model_config, train_config = ModelConfig(**job["model"]), TrainConfig(**job["train"])
     method = methods.get(job["method"])()
     params = method.Params(**job["params"])
@@ -58,22 +65,53 @@ def train_member(job: dict[str, Any]) -> None:
         loss_fn=lambda net, inputs, labels: method.loss(net, inputs, labels, params),
         on_epoch_start=lambda: method.on_epoch_start(model, params),
         whole_queries=method.whole_query_batches(params),
+        on_epoch_end=_dev_reporter(job.get("dev"), method, params, model, model_config),
     )
+    if "dev" in job:
+        return  # a search trial: its per-epoch dev reports are its results, the model is not kept
     with tempfile.TemporaryDirectory() as folder:
         torch.save(model.state_dict(), Path(folder) / MODEL_FILE)
         metrics = {"loss": float(np.mean(losses[-50:])), "steps": len(losses), "pairs": len(pairs)}
         train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder))
 
 
+def _dev_reporter(
+    dev: dict[str, Any] | None,
+    method: NeuralMethod,
+    params: MethodParams,
+    model: nn.Module,
+    config: ModelConfig,
+) -> Callable[[int], None]:
+    """For a search trial (``dev`` set), after each epoch: score the dev lists with the model as it
+    is and report ``dev["metric"]`` (and the epoch, the scheduler's time) to Tune."""
+    if dev is None:
+        return lambda epoch: None
+    lists = read_shards(Path(dev["shards"])).select(["qid", "context", "cid", "text", "label"]).to_pandas()
+    score, size, name = method.batch_scorer(params, config, [model]), dev["batch_size"], dev["metric"]
+
+    def report(epoch: int) -> None:
+        with torch.random.fork_rng():  # training goes on with the numbers it would draw without a search
+            samples = np.concatenate([score(lists.iloc[i : i + size]) for i in range(0, len(lists), size)])
+        columns = (lists["qid"].tolist(), lists["cid"].tolist(), lists["label"].to_numpy())
+        table = predictions_table(*columns, samples, method.probabilistic)
+        value = bench.metrics.compute(table, [name], drop_queries_without_relevant=True)[name]
+        tune.report({name: value, "epoch": epoch + 1})
+
+    return report
+
+
 def train_trial(config: dict[str, Any]) -> None:
-    """One Tune trial = one member: a single-worker TorchTrainer (fractional GPU allowed)."""
+    """One Tune trial = one member: a TorchTrainer of ``job["workers"]`` data-parallel workers sharing
+    the trial's CPUs and GPUs (a fraction of a GPU only with one worker, as the grid checks)."""
     job = config["job"]
-    gpus = job["gpus"]
+    workers = job["workers"]
     trainer = TorchTrainer(
         train_member,
         train_loop_config=job,
         scaling_config=train.ScalingConfig(
-            num_workers=1, use_gpu=gpus > 0, resources_per_worker={"CPU": job["cpus"], "GPU": gpus}
+            num_workers=workers,
+            use_gpu=job["gpus"] > 0,
+            resources_per_worker={"CPU": job["cpus"] / workers, "GPU": job["gpus"] / workers},
         ),
         run_config=train.RunConfig(
             name=job["key"], storage_path=job["storage"], failure_config=train.FailureConfig(max_failures=2)

@@ -108,10 +108,12 @@ def fit(
     loss_fn: Callable[[nn.Module, dict[str, torch.Tensor], torch.Tensor], torch.Tensor] = cross_entropy,
     on_epoch_start: Callable[[], None] = lambda: None,
     whole_queries: bool = False,
+    on_epoch_end: Callable[[int], None] = lambda epoch: None,
 ) -> list[float]:
     """Train in place with AdamW and a linear warm-up schedule; return the loss of every step.
 
     ``whole_queries`` keeps a query's rows in one batch (pairwise losses need both candidates).
+    ``on_epoch_end(epoch)`` runs after every epoch (0-based), e.g. to score dev for a search.
     """
     torch.manual_seed(seed)
     rng = random.Random(seed)
@@ -122,8 +124,8 @@ def fit(
     total = sum(len(batches) for batches in epochs)
     schedule = get_linear_schedule_with_warmup(optimizer, int(train.warmup * total), total)
     losses = []
-    model.train()
-    for batches in epochs:
+    for epoch, batches in enumerate(epochs):
+        model.train()  # again each epoch: on_epoch_end may have scored in eval mode
         on_epoch_start()
         for batch_rows in batches:
             contexts, texts, labels = zip(*(pairs[i] for i in batch_rows), strict=True)
@@ -134,4 +136,5 @@ def fit(
             schedule.step()
             optimizer.zero_grad()
             losses.append(loss.item())
+        on_epoch_end(epoch)
     return losses
