@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import ray
+import ray.train.torch
 import torch
 from ray import train, tune
 from ray.train.torch import TorchTrainer
@@ -55,8 +56,12 @@ def train_member(job: dict[str, Any]) -> None:
     params = method.Params(**job["params"])
     pairs = balanced_pairs(read_shards(Path(job["shards"])), job["seed"], train_config.max_queries)
     model = method.build_model(model_config, params, job["seed"])
+    workers = job["workers"]
+    # Data parallel: DDP on each worker's device, each worker a shard of the batches.
+    net = ray.train.torch.prepare_model(model) if workers > 1 else model
+    rank = train.get_context().get_world_rank() if workers > 1 else 0
     losses = fit(
-        model,
+        net,
         load_tokenizer(model_config),
         pairs,
         model_config,
@@ -66,13 +71,15 @@ def train_member(job: dict[str, Any]) -> None:
         on_epoch_start=lambda: method.on_epoch_start(model, params),
         whole_queries=method.whole_query_batches(params),
         on_epoch_end=_dev_reporter(job.get("dev"), method, params, model, model_config),
+        shard=(rank, workers),
     )
     if "dev" in job:
         return  # a search trial: its per-epoch dev reports are its results, the model is not kept
     with tempfile.TemporaryDirectory() as folder:
         torch.save(model.state_dict(), Path(folder) / MODEL_FILE)
         metrics = {"loss": float(np.mean(losses[-50:])), "steps": len(losses), "pairs": len(pairs)}
-        train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder))
+        checkpoint = train.Checkpoint.from_directory(folder) if rank == 0 else None  # the ranks agree
+        train.report(metrics, checkpoint=checkpoint)
 
 
 def _dev_reporter(

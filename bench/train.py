@@ -109,17 +109,25 @@ def fit(
     on_epoch_start: Callable[[], None] = lambda: None,
     whole_queries: bool = False,
     on_epoch_end: Callable[[int], None] = lambda epoch: None,
+    shard: tuple[int, int] = (0, 1),
 ) -> list[float]:
     """Train in place with AdamW and a linear warm-up schedule; return the loss of every step.
 
     ``whole_queries`` keeps a query's rows in one batch (pairwise losses need both candidates).
     ``on_epoch_end(epoch)`` runs after every epoch (0-based), e.g. to score dev for a search.
+    ``shard`` = (rank, world): a data-parallel worker takes every world-th batch of the seeded
+    order, every worker the same number (DDP averages their gradients step by step).
     """
     torch.manual_seed(seed)
     rng = random.Random(seed)
     lengths = pair_lengths(tokenizer, pairs, model_config.max_length)
     groups = query_groups(pairs) if whole_queries else None
-    epochs = [length_bucketed_batches(lengths, train.batch_size, rng, groups) for _ in range(train.epochs)]
+    rank, world = shard
+    epochs = []
+    for _ in range(train.epochs):
+        batches = length_bucketed_batches(lengths, train.batch_size, rng, groups)
+        epochs.append(batches[rank : len(batches) - len(batches) % world : world])
+    device = next(model.parameters()).device  # where a Train worker put it (a GPU when it has one)
     optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr)
     total = sum(len(batches) for batches in epochs)
     schedule = get_linear_schedule_with_warmup(optimizer, int(train.warmup * total), total)
@@ -130,7 +138,8 @@ def fit(
         for batch_rows in batches:
             contexts, texts, labels = zip(*(pairs[i] for i in batch_rows), strict=True)
             inputs = encode_pairs(tokenizer, list(contexts), list(texts), model_config.max_length)
-            loss = loss_fn(model, inputs, torch.tensor(labels))
+            inputs = {name: tensor.to(device) for name, tensor in inputs.items()}
+            loss = loss_fn(model, inputs, torch.tensor(labels, device=device))
             loss.backward()
             optimizer.step()
             schedule.step()

@@ -35,6 +35,28 @@ def test_same_seed_same_losses():
     assert len(runs[0]) == 2 * 3  # 5 pairs in batches of 2, twice
 
 
+def test_a_data_parallel_worker_takes_its_share_of_the_batches():
+    model_config = ModelConfig(backbone=TINY, max_length=16)
+    tokenizer = load_tokenizer(model_config)
+    pairs = balanced_pairs(TABLE, seed=0)
+    train = TrainConfig(epochs=2, batch_size=2)
+    steps = [
+        len(
+            fit(
+                build_cross_encoder(model_config, 3),
+                tokenizer,
+                pairs,
+                model_config,
+                train,
+                3,
+                shard=(rank, 2),
+            )
+        )
+        for rank in (0, 1)
+    ]
+    assert steps == [2, 2]  # 3 batches an epoch: one each, the third left out so the ranks step together
+
+
 def test_length_bucketed_batches_cover_every_row_once_with_similar_lengths():
     import random
 
