@@ -20,7 +20,7 @@ import pandas as pd
 from ray import tune
 from ray.tune import ResultGrid
 from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, TrialScheduler
-from ray.tune.search import BasicVariantGenerator, SearchAlgorithm, Searcher
+from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter, SearchAlgorithm, Searcher
 from ray.tune.search.optuna import OptunaSearch
 
 from bench.engine import train_member
@@ -131,10 +131,9 @@ def _search(
             tune_config=tune.TuneConfig(
                 metric=search.metric,
                 mode=search.mode,
-                search_alg=_searcher(search.algorithm, seed),
+                search_alg=_searcher(search.algorithm, seed, concurrency),
                 scheduler=scheduler,
                 num_samples=search.num_samples,
-                max_concurrent_trials=concurrency,
             ),
             run_config=tune.RunConfig(storage_path=storage, name=f"search-{folder.name}", verbose=0),
         )
@@ -181,11 +180,14 @@ def _best(table: pd.DataFrame, search: SearchConfig, keys: list[str]) -> dict[st
     }
 
 
-def _searcher(algorithm: str, seed: int) -> SearchAlgorithm | Searcher:
+def _searcher(algorithm: str, seed: int, concurrency: int | None) -> SearchAlgorithm | Searcher:
+    """The seeded search algorithm, with at most ``concurrency`` trials at once (Tune ignores
+    TuneConfig.max_concurrent_trials beside a BasicVariantGenerator of one's own)."""
     if algorithm == "optuna":
         optuna.logging.set_verbosity(optuna.logging.WARNING)  # not a line per trial
-        return OptunaSearch(seed=seed)
-    return BasicVariantGenerator(random_state=seed)
+        searcher = OptunaSearch(seed=seed)
+        return ConcurrencyLimiter(searcher, max_concurrent=concurrency) if concurrency else searcher
+    return BasicVariantGenerator(max_concurrent=concurrency or 0, random_state=seed)
 
 
 def _scheduler(search: SearchConfig, epochs: int) -> TrialScheduler:
