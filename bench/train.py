@@ -127,7 +127,7 @@ def fit(
     for _ in range(train.epochs):
         batches = length_bucketed_batches(lengths, train.batch_size, rng, groups)
         epochs.append(batches[rank : len(batches) - len(batches) % world : world])
-    device = next(model.parameters()).device  # where a Train worker put it (a GPU when it has one)
+    device = next(model.parameters()).device  # a data-parallel worker's (prepare_model), else the CPU
     optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr)
     total = sum(len(batches) for batches in epochs)
     schedule = get_linear_schedule_with_warmup(optimizer, int(train.warmup * total), total)
