@@ -4,8 +4,9 @@ with their plots) and the paired significance of each method against the grid's 
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -27,10 +28,17 @@ def answerable(table: pa.Table) -> pa.Table:
     return table.filter(pc.is_in(table["qid"], relevant))
 
 
-def run_probes(table: pa.Table, dev: pa.Table | None, names: Sequence[str], seed: int) -> ProbeResult:
-    """The named probes on one seed's predictions; NOTA sees every query, the others only answerable
-    ones. A probe the data cannot support (too few NOTA queries, say) becomes a note, not a crash,
-    so one study does not stop a grid."""
+def run_probes(
+    table: pa.Table,
+    dev: pa.Table | None,
+    names: Sequence[str],
+    seed: int,
+    options: Mapping[str, Mapping[str, Any]] = {},
+) -> ProbeResult:
+    """The named probes on one seed's predictions, each with its ``options`` (e.g. a searched
+    ``{"risk": {"b": 0.5}}``); NOTA sees every query, the others only answerable ones. A probe the
+    data cannot support (too few NOTA queries, say) becomes a note, not a crash, so one study does
+    not stop a grid."""
     lists = scored_lists(answerable(table))
     reference = None if dev is None else scored_lists(answerable(dev), "dev")
     results = []
@@ -38,14 +46,19 @@ def run_probes(table: pa.Table, dev: pa.Table | None, names: Sequence[str], seed
         probe = PROBES.get(name)
         try:
             data = scored_lists(table) if name == "nota" else lists
-            results.append(probe(data, dev=reference, seed=seed))
+            results.append(probe(data, dev=reference, seed=seed, **options.get(name, {})))
         except RankuqError as error:
             results.append(ProbeResult({}, notes=(f"{name} left out: {error}",)))
     return merge(results)
 
 
 def cached_probes(
-    folder: Path, table: pa.Table, dev: pa.Table | None, names: Sequence[str], seed: int
+    folder: Path,
+    table: pa.Table,
+    dev: pa.Table | None,
+    names: Sequence[str],
+    seed: int,
+    options: Mapping[str, Mapping[str, Any]] = {},
 ) -> tuple[dict[str, float], list[str], list[Path]]:
     """Probe metrics, notes and plot files of one seed, computed once into ``folder``.
 
@@ -55,7 +68,7 @@ def cached_probes(
     if not (folder / METRICS_FILE).exists():
         staging = folder.with_name(f".{folder.name}.tmp")
         shutil.rmtree(staging, ignore_errors=True)
-        result = run_probes(table, dev, names, seed)
+        result = run_probes(table, dev, names, seed, options)
         result.write_plots(staging)
         record = {"metrics": result.metrics, "notes": list(result.notes)}
         (staging / METRICS_FILE).write_text(json.dumps(record, indent=1, allow_nan=True))

@@ -14,15 +14,19 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import ray
+import ray.train.torch
 import torch
 from ray import train, tune
 from ray.train.torch import TorchTrainer
+from torch import nn
 
+import bench.metrics
 import methods
 from bench.errors import RankuqError
 from bench.predictions import predictions_table
 from bench.train import TrainConfig, TrainState, balanced_pairs, fit
 from methods.backbone import ModelConfig, load_tokenizer
+from methods.base import MethodParams, NeuralMethod
 from tasks.shards import read_shards, shard_files
 
 MODEL_FILE = "model.pt"  # a member's weights: what scoring loads
@@ -60,13 +64,21 @@ def load_checkpoint(checkpoint: train.Checkpoint) -> TrainState:
 def train_member(job: dict[str, Any]) -> None:
     """Ray Train worker loop: fine-tune one member of ``job["method"]``, reporting a checkpoint after
     every epoch. A restarted worker (FailureConfig), a retried trial or a rerun of the grid (same run
-    name, so Ray Train restores its checkpoints) resumes from the latest one."""
+    name, so Ray Train restores its checkpoints) resumes from the latest one.
+
+    With ``job["dev"]`` it is a search trial's loop instead, run in the Tune trial itself: it reports
+    the dev metric after every epoch and keeps no model.
+    """
     model_config, train_config = ModelConfig(**job["model"]), TrainConfig(**job["train"])
     method = methods.get(job["method"])()
     params = method.Params(**job["params"])
     pairs = balanced_pairs(read_shards(Path(job["shards"])), job["seed"], train_config.max_queries)
     model = method.build_model(model_config, params, job["seed"])
-    checkpoint = train.get_checkpoint()
+    workers, dev = job["workers"], job.get("dev")
+    # Data parallel: DDP on each worker's device, each worker a shard of the batches.
+    net = ray.train.torch.prepare_model(model) if workers > 1 else model
+    rank = train.get_context().get_world_rank() if workers > 1 else 0
+    checkpoint = None if dev else train.get_checkpoint()
     resume = load_checkpoint(checkpoint) if checkpoint else None
     start = resume["epoch"] if resume else 0
 
@@ -81,10 +93,11 @@ def train_member(job: dict[str, Any]) -> None:
         }
         with tempfile.TemporaryDirectory() as folder:
             save_checkpoint(Path(folder), state)
-            train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder))
+            # Every rank reports; the ranks' weights agree, so rank 0's checkpoint is kept.
+            train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder) if rank == 0 else None)
 
     fit(
-        model,
+        net,
         load_tokenizer(model_config),
         pairs,
         model_config,
@@ -94,19 +107,46 @@ def train_member(job: dict[str, Any]) -> None:
         on_epoch_start=lambda: method.on_epoch_start(model, params),
         whole_queries=method.whole_query_batches(params),
         resume=resume,
-        on_epoch_end=report,
+        on_epoch_end=_dev_reporter(dev, method, params, model, model_config) if dev else report,
+        shard=(rank, workers),
     )
 
 
+def _dev_reporter(
+    dev: dict[str, Any],
+    method: NeuralMethod,
+    params: MethodParams,
+    model: nn.Module,
+    config: ModelConfig,
+) -> Callable[[TrainState], None]:
+    """For a search trial, after each epoch: score the dev lists with the model as it is and report
+    ``dev["metric"]`` (and the epoch, the scheduler's time) to Tune."""
+    lists = read_shards(Path(dev["shards"])).select(["qid", "context", "cid", "text", "label"]).to_pandas()
+    score, size, name = method.batch_scorer(params, config, [model]), dev["batch_size"], dev["metric"]
+
+    def report(state: TrainState) -> None:
+        with torch.random.fork_rng():  # training goes on with the numbers it would draw without a search
+            samples = np.concatenate([score(lists.iloc[i : i + size]) for i in range(0, len(lists), size)])
+        columns = (lists["qid"].tolist(), lists["cid"].tolist(), lists["label"].to_numpy())
+        table = predictions_table(*columns, samples, method.probabilistic)
+        value = bench.metrics.compute(table, [name], drop_queries_without_relevant=True)[name]
+        tune.report({name: value, "epoch": state["epoch"]})
+
+    return report
+
+
 def train_trial(config: dict[str, Any]) -> None:
-    """One Tune trial = one member: a single-worker TorchTrainer (fractional GPU allowed)."""
+    """One Tune trial = one member: a TorchTrainer of ``job["workers"]`` data-parallel workers sharing
+    the trial's CPUs and GPUs (a fraction of a GPU only with one worker, as the grid checks)."""
     job = config["job"]
-    gpus = job["gpus"]
+    workers = job["workers"]
     trainer = TorchTrainer(
         train_member,
         train_loop_config=job,
         scaling_config=train.ScalingConfig(
-            num_workers=1, use_gpu=gpus > 0, resources_per_worker={"CPU": job["cpus"], "GPU": gpus}
+            num_workers=workers,
+            use_gpu=job["gpus"] > 0,
+            resources_per_worker={"CPU": job["cpus"] / workers, "GPU": job["gpus"] / workers},
         ),
         run_config=train.RunConfig(
             name=job["key"],

@@ -2,7 +2,7 @@
 
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -11,6 +11,7 @@ import methods
 import tasks
 from bench.errors import RankuqError
 from bench.probes import DEFAULT_PROBES, PROBES
+from bench.space import SearchConfig, check_space, sections_of
 from bench.train import TrainConfig
 from methods.backbone import ModelConfig
 from methods.base import MethodParams
@@ -54,6 +55,19 @@ class ResourcesConfig(BaseModel):
     cpus_per_trial: Annotated[float, Field(gt=0)] = 1.0
     gpus_per_trial: Annotated[float, Field(ge=0)] = 0.0
     max_concurrent_trials: Annotated[int, Field(ge=1)] | None = None
+    workers_per_trial: Annotated[int, Field(ge=1, description="data-parallel Train workers per member")] = 1
+
+    @model_validator(mode="after")
+    def _whole_gpus_per_worker(self) -> "ResourcesConfig":
+        # Two ranks on one GPU make NCCL fail ("Duplicate GPU detected"): fractions only for one worker.
+        share = self.gpus_per_trial / self.workers_per_trial
+        if self.workers_per_trial > 1 and share != int(share):
+            raise ValueError(
+                f"gpus_per_trial {self.gpus_per_trial:g} over workers_per_trial {self.workers_per_trial} "
+                f"gives each data-parallel worker {share:g} GPU; give each worker whole GPUs "
+                "(gpus_per_trial a multiple of workers_per_trial), or pack fractions with one worker"
+            )
+        return self
 
 
 class Side(BaseModel):
@@ -105,6 +119,7 @@ class GridSpec(BaseModel):
     train: TrainConfig = TrainConfig()
     eval: EvalConfig = EvalConfig()
     resources: ResourcesConfig = ResourcesConfig()
+    search: SearchConfig | None = None
 
     @field_validator("tasks")
     @classmethod
@@ -169,7 +184,38 @@ def parse_grid(raw: Any, source: str) -> tuple[GridSpec, dict[str, MethodParams]
         raise RankuqError(
             f"{source}: baseline '{spec.baseline}' is not one of the grid's methods {list(spec.methods)}"
         )
+    if spec.search is not None:
+        try:
+            _check_search(spec, spec.search, params)
+        except ValueError as error:
+            raise RankuqError(f"{source}: {error}") from None
     return spec, params
+
+
+def _check_search(spec: GridSpec, search: SearchConfig, params: dict[str, MethodParams]) -> None:
+    """The space's keys and domains, and what searching them needs from the rest of the grid."""
+    try:
+        check_space(search, *sections_of(spec.train, spec.model, params))
+    except ValueError as error:
+        raise ValueError(f"search.space.{error}") from None
+    if search.training_keys() and spec.eval.dev_split is None:
+        raise ValueError("search.space: trials are scored on the dev split; set eval.dev_split")
+    if "risk.b" in search.space:
+        if "risk" not in spec.eval.probes or spec.eval.dev_split is None:
+            raise ValueError(
+                "search.space.risk.b: b is searched on the risk probe's dev predictions; "
+                "add risk to eval.probes and set eval.dev_split"
+            )
+        if search.mode == "min":
+            raise ValueError(
+                f"search.space.risk.b: b reorders candidates, which {search.metric} does not see; "
+                "search it by a ranking metric (R@1, AP, RR, nDCG@10)"
+            )
+    if search.scheduler.name == "asha" and search.scheduler.grace_period > spec.train.epochs:
+        raise ValueError(
+            f"search.scheduler.grace_period: {search.scheduler.grace_period} is more than train.epochs "
+            f"({spec.train.epochs}), so ASHA could stop no trial"
+        )
 
 
 def _valid_keys(location: tuple[Any, ...]) -> str:
@@ -179,11 +225,16 @@ def _valid_keys(location: tuple[Any, ...]) -> str:
         if isinstance(part, int):
             continue
         annotation = model.model_fields[part].annotation
-        inner = get_args(annotation)[0] if get_origin(annotation) is list else annotation
-        if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
+        # The model inside list[Shift] or SearchConfig | None, else the annotation itself.
+        inner = [arg for arg in (*get_args(annotation), annotation) if _is_model(arg)]
+        if not inner:
             break
-        model = inner
+        model = inner[0]
     return ", ".join(sorted(model.model_fields))
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
 def load_grid(path: Path | None = None) -> tuple[GridSpec, dict[str, MethodParams]]:

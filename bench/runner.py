@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 import methods
 from bench import metrics
-from bench.assess import cached_probes, headline, significance
+from bench.assess import answerable, cached_probes, headline, significance
 from bench.engine import MODEL_FILE, ray_session, score_shards, train_members
 from bench.grid import GridSpec, Shift, Side
 from bench.leaderboard import (
@@ -34,7 +35,9 @@ from bench.leaderboard import (
     write_csv,
 )
 from bench.predictions import is_probabilistic
+from bench.probes import scored_lists
 from bench.report import write_report
+from bench.search import TRIALS_FILE, SearchResult, search_risk_b, search_training, tuned_section
 from bench.tracking import (
     BASELINE_TAG,
     LEVEL_TAG,
@@ -71,10 +74,7 @@ class Cell:
     members: tuple[str, ...]
     key: str  # of its predictions on the tested split
     dev_key: str | None  # of its predictions on the dev split the probes fit on
-
-    @property
-    def probe_key(self) -> str:
-        return content_key("probes", self.key, self.dev_key)
+    tuned: tuple[tuple[str, Any], ...] = ()  # searched key → chosen value, for its trained models
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,8 @@ class Study:
     metrics: dict[str, float]
     notes: list[str]
     plots: list[Path]
+    key: str  # of the probes' inputs: both predictions and a searched b
+    searched: dict[str, Any]  # the searched values this seed used (train.lr, risk.b, …)
 
 
 class GridRun:
@@ -118,8 +120,18 @@ class GridRun:
         fit_shards = {
             (c.label(), split): self._shards(c.test, split, root) for c in conditions for split in fit_splits
         }
-        jobs, cells = self._plan(conditions, train_shards, eval_shards, dev_shards, fit_shards)
+        search = self.spec.search
+        # Training searches score the dev lists of the train side: a shift is not tuned on its target.
+        train_dev = (
+            {c.label(): self._shards(c.train, dev_split, root) for c in conditions}
+            if search and search.training_keys()
+            else {}
+        )
         with self._ray:
+            if search:
+                self._start_ray()  # the searches are Tune experiments (a finished one is only read)
+            searches = self._search_training(conditions, train_shards, train_dev)
+            jobs, cells = self._plan(conditions, train_shards, eval_shards, dev_shards, fit_shards, searches)
             self._train(jobs)
             predictions, dev = {}, {}
             for cell in self._progress_over("scoring cells", cells):
@@ -128,12 +140,9 @@ class GridRun:
                     dev[cell] = self._predict(
                         cell, dev_shards[cell.condition], cell.dev_key, "predictions-dev"
                     )
+            risk = self._search_risk(cells, dev)
         studies = {
-            cell: Study(
-                *cached_probes(
-                    self._probe_dir(cell), predictions[cell], dev.get(cell), self.spec.eval.probes, cell.seed
-                )
-            )
+            cell: self._study(cell, predictions[cell], dev.get(cell), risk.get(cell))
             for cell in self._progress_over("probing cells", cells)
         }
         results = pd.DataFrame([self._evaluate(cell, predictions[cell], studies[cell]) for cell in cells])
@@ -141,7 +150,7 @@ class GridRun:
         csv, index = write_csv(board, self.run_dir), self._plot_index(studies)
         # leaderboard.md (paper 000's layout) and report.html, read back as `rankuq leaderboard` does
         files = (*write_report(read_run_dir(self.run_dir), self.run_dir), csv, index)
-        self._track(studies, results, board, files)
+        self._track(studies, results, board, files, [*searches.values(), *risk.values()])
         return board
 
     def _shards(self, side: Side, split: str, root: Path) -> Path:
@@ -161,6 +170,77 @@ class GridRun:
             variant=side.variant,
         )
 
+    def _trainer(self, name: str) -> str | None:
+        """Who trains ``name``'s models: itself (its own head or loss), `bert` (the shared
+        cross-encoder), or nobody (lexical baselines)."""
+        method = methods.get(name)()
+        if not method.trains:
+            return None
+        return name if method.training_identity(self.params[name]) is not None else "bert"
+
+    def _tuned(self, name: str, chosen: dict[str, Any]) -> tuple[MethodParams, dict, dict]:
+        """``name``'s parameters, model and train settings with the searched values ``chosen``."""
+        params = self.params[name]
+        return (
+            type(params)(**tuned_section(name, params.model_dump(), chosen)),
+            tuned_section("model", self.spec.model.model_dump(), chosen),
+            tuned_section("train", self.spec.train.model_dump(), chosen),
+        )
+
+    def _job(
+        self, name: str, params: MethodParams, shards: Path, seed: int, model: dict, train: dict
+    ) -> dict:
+        """The training job of one member of ``name`` (its trainer's model, under ``seed``)."""
+        trainer = self._trainer(name)
+        identity = methods.get(name)().training_identity(params)
+        resources = self.spec.resources
+        # Data-parallel steps average several batches: another model (one worker keeps the old keys).
+        workers = [resources.workers_per_trial] if resources.workers_per_trial > 1 else []
+        return {
+            "key": content_key("member", shards.name, seed, model, train, identity, *workers),
+            "method": trainer,
+            "params": params.model_dump() if trainer == name else {},
+            "shards": str(shards),
+            "seed": seed,
+            "model": model,
+            "train": train,
+            "cpus": resources.cpus_per_trial,
+            "gpus": resources.gpus_per_trial,
+            "workers": resources.workers_per_trial,
+        }
+
+    def _search_training(
+        self, conditions: list[Shift], train_shards: dict[str, Path], dev_shards: dict[str, Path]
+    ) -> dict[tuple[str, str], SearchResult]:
+        """One search per trained model (trainer × train side) that a searched key changes, run on the
+        grid's first seed and scored on the train side's dev lists; keyed by (shards, trainer)."""
+        search, spec = self.spec.search, self.spec
+        found: dict[tuple[str, str], SearchResult] = {}
+        if not dev_shards:
+            return found
+        for condition in conditions:
+            shards, dev = train_shards[condition.label()], dev_shards[condition.label()]
+            for name in self.params:
+                trainer = self._trainer(name)
+                keys = search.keys_for(trainer) if trainer else []
+                if not keys or (shards.name, trainer) in found:
+                    continue
+                model, train = spec.model.model_dump(), spec.train.model_dump()
+                job = self._job(name, self.params[name], shards, spec.seeds[0], model, train)
+                key = content_key("search", job["key"], dev.name, search.identity(keys))
+                job |= {
+                    "dev": {"shards": str(dev), "metric": search.metric, "batch_size": spec.eval.batch_size},
+                    "storage": str(self.run_dir / "ray"),
+                    "workers": 1,  # a trial trains in its own process (bench.search)
+                }
+                folder = self.run_dir / "search" / key
+                result = search_training(
+                    f"{trainer} on {condition.train.label()}", job, search, keys, folder, self._concurrency()
+                )
+                self.console.print(result.line())
+                found[shards.name, trainer] = result
+        return found
+
     def _plan(
         self,
         conditions: list[Shift],
@@ -168,42 +248,34 @@ class GridRun:
         eval_shards: dict[str, Path],
         dev_shards: dict[str, Path],
         fit_shards: dict[tuple[str, str], Path],
+        searches: dict[tuple[str, str], SearchResult],
     ) -> tuple[dict, list[Cell]]:
-        spec = self.spec
-        model, train = spec.model.model_dump(), spec.train.model_dump()
         jobs: dict[str, dict] = {}
         cells = []
         for condition in conditions:
             label = condition.label()
-            for name, params in self.params.items():
+            shards = train_shards[label]
+            for name in self.params:
                 method = methods.get(name)()
-                for seed in spec.seeds:
-                    members = []
-                    identity = method.training_identity(params) if method.trains else None
-                    trainer = (name, params.model_dump()) if identity is not None else ("bert", {})
-                    for member in range(method.members(params) if method.trains else 0):
-                        job_seed = member_seed(seed, member)
-                        shards = train_shards[label]
-                        key = content_key("member", shards.name, job_seed, model, train, identity)
-                        jobs[key] = {
-                            "key": key,
-                            "method": trainer[0],
-                            "params": trainer[1],
-                            "shards": str(shards),
-                            "seed": job_seed,
-                            "model": model,
-                            "train": train,
-                            "cpus": spec.resources.cpus_per_trial,
-                            "gpus": spec.resources.gpus_per_trial,
-                        }
-                        members.append(key)
+                search = searches.get((shards.name, self._trainer(name)))
+                chosen = search.best if search else {}
+                params, model, train = self._tuned(name, chosen)
+                # A post-hoc method fitted on the dev split cannot score it: its probes fit on test.
+                dev = None if method.calibration_split == self.spec.eval.dev_split else dev_shards.get(label)
+                for seed in self.spec.seeds:
+                    count = method.members(params) if method.trains else 0
+                    members = [
+                        self._job(name, params, shards, member_seed(seed, m), model, train)
+                        for m in range(count)
+                    ]
+                    jobs |= {job["key"]: job for job in members}
+                    keys = tuple(job["key"] for job in members)
                     fit = fit_shards.get((label, method.calibration_split))
-                    identity = (name, params.model_dump(), model, members, seed, fit.name if fit else None)
+                    identity = (name, params.model_dump(), model, list(keys), seed, fit.name if fit else None)
                     key = content_key("predictions", eval_shards[label].name, *identity)
-                    # A post-hoc method fitted on the dev split cannot score it: its probes fit on test.
-                    dev = dev_shards.get(label) if method.calibration_split != spec.eval.dev_split else None
                     dev_key = content_key("predictions", dev.name, *identity) if dev else None
-                    cells.append(Cell(label, condition.test.task, name, seed, tuple(members), key, dev_key))
+                    tuned = tuple(chosen.items())
+                    cells.append(Cell(label, condition.test.task, name, seed, keys, key, dev_key, tuned))
         return jobs, cells
 
     @property
@@ -220,12 +292,15 @@ class GridRun:
         if not pending:
             return
         self._start_ray()
+        with self._progress("training members", len(pending)) as advance:
+            train_members(pending, self.models_dir, self.run_dir / "ray", self._concurrency(), advance)
+
+    def _concurrency(self) -> int:
+        """Trials at once: as set, else as many as the cluster's CPUs hold."""
         cpus = ray.cluster_resources().get("CPU", 1)
-        concurrent = self.spec.resources.max_concurrent_trials or max(
+        return self.spec.resources.max_concurrent_trials or max(
             1, int(cpus // self.spec.resources.cpus_per_trial)
         )
-        with self._progress("training members", len(pending)) as advance:
-            train_members(pending, self.models_dir, self.run_dir / "ray", concurrent, advance)
 
     def _predict(self, cell: Cell, shards: Path, key: str, folder: str) -> pa.Table:
         path = self.run_dir / folder / cell.task / cell.method / f"seed-{cell.seed}-{key}.parquet"
@@ -233,10 +308,11 @@ class GridRun:
             return pq.read_table(path)
         self._start_ray()
         threads = max(1, min(os.cpu_count() or 1, int(ray.available_resources().get("CPU", 1))))
+        params, model, _ = self._tuned(cell.method, dict(cell.tuned))
         table = score_shards(
             cell.method,
-            self.params[cell.method].model_dump(),
-            self.spec.model.model_dump(),
+            params.model_dump(),
+            model,
             [self.models_dir / key / MODEL_FILE for key in cell.members],
             shards,
             self.spec.eval.batch_size,
@@ -248,8 +324,37 @@ class GridRun:
         os.replace(staging, path)
         return table
 
-    def _probe_dir(self, cell: Cell) -> Path:
-        return self.run_dir / "probes" / cell.task / cell.method / f"seed-{cell.seed}-{cell.probe_key}"
+    def _search_risk(self, cells: list[Cell], dev: dict[Cell, pa.Table]) -> dict[Cell, SearchResult]:
+        """Each stochastic cell's RA b, searched on its dev predictions (with one draw b changes nothing)."""
+        search = self.spec.search
+        if search is None or "risk.b" not in search.space:
+            return {}
+        found = {}
+        for cell in cells:
+            lists = scored_lists(answerable(dev[cell]), "dev") if cell in dev else None
+            if lists is None or lists.samples is None:
+                continue
+            key = content_key("search-b", cell.dev_key, search.identity(["risk.b"]))
+            found[cell] = search_risk_b(
+                f"risk.b of {cell.method} × {cell.condition} seed {cell.seed}",
+                lists,
+                search,
+                self.run_dir / "search" / key,
+                str(self.run_dir / "ray"),
+                cell.seed,
+            )
+            self.console.print(found[cell].line())
+        return found
+
+    def _study(self, cell: Cell, table: pa.Table, dev: pa.Table | None, risk: SearchResult | None) -> Study:
+        """The probes of one seed (cached), RA at the searched b when there is one."""
+        searched = {**dict(cell.tuned), **(risk.best if risk else {})}
+        b = searched.get("risk.b")
+        key = content_key("probes", cell.key, cell.dev_key, b)
+        folder = self.run_dir / "probes" / cell.task / cell.method / f"seed-{cell.seed}-{key}"
+        options = {"risk": {"b": b}} if b is not None else {}
+        found = cached_probes(folder, table, dev, self.spec.eval.probes, cell.seed, options)
+        return Study(*found, key=key, searched=searched)
 
     def _evaluate(self, cell: Cell, table: pa.Table, study: Study) -> dict[str, object]:
         names = list(RANKING_METRICS) + (["ECE"] if is_probabilistic(table) else [])
@@ -306,7 +411,12 @@ class GridRun:
         return path
 
     def _track(
-        self, studies: dict[Cell, Study], results: pd.DataFrame, board: pd.DataFrame, files: tuple[Path, ...]
+        self,
+        studies: dict[Cell, Study],
+        results: pd.DataFrame,
+        board: pd.DataFrame,
+        files: tuple[Path, ...],
+        searches: list[SearchResult],
     ) -> None:
         """Log what MLflow does not hold yet; a rerun of finished cells logs nothing. A run counts as
         held once finished, so one an interrupted driver left open is completed, never duplicated."""
@@ -318,11 +428,13 @@ class GridRun:
         grid_tags = {LEVEL_TAG: "grid", BASELINE_TAG: spec.baseline or "", METRICS_TAG: json.dumps(metrics)}
         changed = tracker.find(grid_key, finished=True) is None
         parent = tracker.open(grid_key, spec.name, tags=grid_tags)
+        for search in searches:
+            self._track_search(tracker, parent, grid_key, search)
         plots = json.loads(files[-1].read_text())  # the plot index
         for row, summary in board.iterrows():
             condition, method = summary.condition, summary.method
             cells = [cell for cell in studies if (cell.condition, cell.method) == (condition, method)]
-            cell_key = content_key("cell", grid_key, condition, method, [cell.probe_key for cell in cells])
+            cell_key = content_key("cell", grid_key, condition, method, [studies[cell].key for cell in cells])
             if tracker.find(cell_key, finished=True):
                 continue
             changed = True
@@ -347,6 +459,20 @@ class GridRun:
             tracker.log(parent, artifacts=files)
         tracker.finish(parent)
 
+    def _track_search(self, tracker: Tracker, parent: str, grid_key: str, search: SearchResult) -> None:
+        """A search's run: the chosen values as params, the best dev metric, the trial table."""
+        key = content_key("search", grid_key, search.folder.name)
+        if tracker.find(key):
+            return
+        run = tracker.open(key, f"search {search.name}", parent, {LEVEL_TAG: "search"})
+        values = {
+            f"dev {search.metric}": search.score,
+            "trials": search.trials,
+            "stopped early": search.stopped,
+        }
+        tracker.log(run, metrics=values, params=search.best, artifacts=(search.folder / TRIALS_FILE,))
+        tracker.finish(run)
+
     def _track_seed(
         self,
         tracker: Tracker,
@@ -366,7 +492,8 @@ class GridRun:
             parent,
             {**tags, LEVEL_TAG: "seed", "seed": str(cell.seed)},
         )
-        params = {**tags, "seed": cell.seed, **self.params[cell.method].model_dump()}
+        method_params = self._tuned(cell.method, dict(cell.tuned))[0].model_dump()
+        params = {**tags, "seed": cell.seed, **method_params, **study.searched}
         values = {**_finite(study.metrics, study.metrics), **_finite(row, LEADERBOARD_METRICS)}
         notes = {"rankuq.notes": "\n".join(study.notes)[:5000]} if study.notes else {}
         tracker.log(seed_run, metrics=values, params=params, tags=notes, artifacts=tuple(study.plots))

@@ -14,6 +14,10 @@ What `rankuq leaderboard --tracking-uri` reads back (``bench.leaderboard.read_tr
   keeps its order); param ``seeds``; metrics ``mlflow_name(column)`` of the board's columns
   ``M``, ``M std`` and ``M p`` (``R_at_1``, ``R_at_1_std``, ``R_at_1_p``; NaN values are not
   logged); the plot files of index.json as artifacts under their index names.
+
+Search runs (``bench.search``, under the grid run) carry ``rankuq.level=search``, the chosen values
+as params (``train.lr``, ``risk.b``), metrics ``dev_<metric>``, ``trials`` and ``stopped_early``,
+and the trial table ``trials.csv``; seed runs log the searched values they used as params.
 """
 
 import time

@@ -138,36 +138,47 @@ def fit(
     whole_queries: bool = False,
     resume: TrainState | None = None,
     on_epoch_end: Callable[[TrainState], None] = lambda state: None,
+    shard: tuple[int, int] = (0, 1),
 ) -> list[float]:
     """Train in place with AdamW and a linear warm-up schedule; return the loss of every step.
 
     ``whole_queries`` keeps a query's rows in one batch (pairwise losses need both candidates).
-    ``on_epoch_end`` receives the state after every epoch; passing one back as ``resume`` continues
-    from it and ends with the same weights and losses as an uninterrupted run.
+    ``on_epoch_end`` receives the state after every epoch (to checkpoint it, or score dev for a
+    search); passing one back as ``resume`` continues from it and ends with the same weights and
+    losses as an uninterrupted run. ``shard`` = (rank, world): a data-parallel worker takes every
+    world-th batch of the seeded order, every worker the same number (DDP averages their gradients
+    step by step).
     """
     torch.manual_seed(seed)
     rng = random.Random(seed)
     lengths = pair_lengths(tokenizer, pairs, model_config.max_length)
     groups = query_groups(pairs) if whole_queries else None
+    rank, world = shard
     # Every epoch's batch order is drawn here from the seed, so a resumed run draws the same again.
-    epochs = [length_bucketed_batches(lengths, train.batch_size, rng, groups) for _ in range(train.epochs)]
+    epochs = []
+    for _ in range(train.epochs):
+        batches = length_bucketed_batches(lengths, train.batch_size, rng, groups)
+        epochs.append(batches[rank : len(batches) - len(batches) % world : world])
+    device = next(model.parameters()).device  # a data-parallel worker's (prepare_model), else the CPU
+    core = getattr(model, "module", model)  # the weights without DDP's wrapper: what a checkpoint holds
     optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr)
     total = sum(len(batches) for batches in epochs)
     schedule = get_linear_schedule_with_warmup(optimizer, int(train.warmup * total), total)
     start, losses = 0, []
     if resume is not None:
-        model.load_state_dict(resume["model"])
+        core.load_state_dict(resume["model"])
         optimizer.load_state_dict(resume["optimizer"])
         schedule.load_state_dict(resume["schedule"])
         set_rng_states(resume["rng"])
         start, losses = resume["epoch"], list(resume["losses"])
-    model.train()
     for epoch in range(start, train.epochs):
+        model.train()  # again each epoch: on_epoch_end may have scored in eval mode
         on_epoch_start()
         for batch_rows in epochs[epoch]:
             contexts, texts, labels = zip(*(pairs[i] for i in batch_rows), strict=True)
             inputs = encode_pairs(tokenizer, list(contexts), list(texts), model_config.max_length)
-            loss = loss_fn(model, inputs, torch.tensor(labels))
+            inputs = {name: tensor.to(device) for name, tensor in inputs.items()}
+            loss = loss_fn(model, inputs, torch.tensor(labels, device=device))
             loss.backward()
             optimizer.step()
             schedule.step()
@@ -175,7 +186,7 @@ def fit(
             losses.append(loss.item())
         state = {
             "epoch": epoch + 1,
-            "model": model.state_dict(),
+            "model": core.state_dict(),
             "optimizer": optimizer.state_dict(),
             "schedule": schedule.state_dict(),
             "losses": losses,

@@ -109,8 +109,13 @@ class NeuralMethod(Method):
     def make_scorer(
         self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
     ) -> BatchScorer:
+        return self.batch_scorer(params, model, self.load_models(params, model, checkpoints, shards))
+
+    def batch_scorer(
+        self, params: MethodParams, model: ModelConfig, models: Sequence[nn.Module]
+    ) -> BatchScorer:
+        """Score batches with ``models`` as they are (loaded, or still training)."""
         tokenizer = load_tokenizer(model)
-        models = self.load_models(params, model, checkpoints, shards)
 
         @torch.inference_mode()
         def score(batch: pd.DataFrame) -> np.ndarray:

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -204,7 +204,7 @@ def split_queries(n_queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 class Probe(Protocol):
     """A probe's ``run``: a predictions table (or one prepared), a dev table where it fits or
-    selects something, a seed for what it draws."""
+    selects something, a seed for what it draws, and its own keyword options (risk's ``b``)."""
 
     def __call__(
         self,
@@ -212,6 +212,7 @@ class Probe(Protocol):
         *,
         dev: pa.Table | ScoredLists | None = None,
         seed: int = 0,
+        **options: Any,
     ) -> ProbeResult: ...
 
 

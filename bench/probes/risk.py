@@ -1,7 +1,7 @@
 """Risk-aware ranking from the draws: RA (paper 000 §3.2.4, b chosen on dev, Figure 3) and
 CVaR_α, optimistic and pessimistic (paper 001 §3.5).
 
-Metric keys (m ∈ R_at_1, AP, RR, nDCG_at_10): ``RA.b`` (chosen on dev), ``RA.<m>`` and
+Metric keys (m ∈ R_at_1, AP, RR, nDCG_at_10): ``RA.b`` (chosen on dev, or given), ``RA.<m>`` and
 ``RA.<m>.p_value`` (paired t-test per query against the mean ranking, b = 0), ``CVaR.optimistic.<m>``,
 ``CVaR.pessimistic.<m>`` and their ``.p_value``. Without a dev table only CVaR and the curve of R@1 against b
 are reported. A deterministic ranker (S = 1) has no variance: every RA and CVaR ranking is its
@@ -50,6 +50,11 @@ def risk_aware_orders(lists: ScoredLists, bs: Sequence[float]) -> dict[float, np
     return orders
 
 
+def risk_aware_mean(lists: ScoredLists, b: float, name: str) -> float:
+    """Mean ``name`` over the queries of ``lists`` ranked by RA with risk aversion ``b``."""
+    return float(lists.per_query([name], risk_aware_orders(lists, [b])[b])[name].mean())
+
+
 def _greedy(mean: np.ndarray, covariance: np.ndarray, mask: np.ndarray, b: float) -> np.ndarray:
     queries = np.arange(mean.shape[0])
     order = np.tile(np.arange(mean.shape[1]), (mean.shape[0], 1))
@@ -95,28 +100,32 @@ def run(
     alpha: float = ALPHA,
     names: Sequence[str] = RISK_METRICS,
     select_by: str = "R@1",
+    b: float | None = None,
 ) -> ProbeResult:
     """RA with b chosen on ``dev`` (the grid's b with the best mean ``select_by`` there, the
-    smallest on ties) and reported on ``predictions``; the curve of ``select_by`` against b on
-    both; CVaR± rankings. Over the queries with a relevant candidate; ``seed`` is unused."""
-    grid = sorted(set(map(float, b_grid)))
+    smallest on ties), or the given ``b`` (searched elsewhere), reported on ``predictions``; the
+    curve of ``select_by`` against b on both; CVaR± rankings. Over the queries with a relevant
+    candidate; ``seed`` is unused."""
+    grid = sorted(set(map(float, b_grid)) | ({float(b)} if b is not None else set()))
     names = list(dict.fromkeys([select_by, *names]))
     lists = as_lists(predictions).with_relevant()
     mean_ranking = lists.per_query(names)
     test = {b: lists.per_query(names, order) for b, order in risk_aware_orders(lists, grid).items()}
     curve = {"b": np.array(grid), key(select_by): np.array([test[b][select_by].mean() for b in grid])}
-    values, notes = {}, ()
-    if dev is None:
-        notes = ("risk: no dev table, so b is not chosen; RA reported as the curve of b only",)
-    else:
+    values, notes, chosen = {}, (), b
+    if dev is not None:
         dev_lists = as_lists(dev, "dev").with_relevant()
         dev_orders = risk_aware_orders(dev_lists, grid)
         curve[f"dev_{key(select_by)}"] = np.array(
-            [dev_lists.per_query([select_by], dev_orders[b])[select_by].mean() for b in grid]
+            [dev_lists.per_query([select_by], dev_orders[value])[select_by].mean() for value in grid]
         )
-        best = grid[int(np.argmax(curve[f"dev_{key(select_by)}"]))]
-        values["RA.b"] = best
-        values |= _compared("RA", test[best], mean_ranking)
+        if chosen is None:
+            chosen = grid[int(np.argmax(curve[f"dev_{key(select_by)}"]))]
+    if chosen is None:
+        notes = ("risk: no dev table, so b is not chosen; RA reported as the curve of b only",)
+    else:
+        values["RA.b"] = float(chosen)
+        values |= _compared("RA", test[float(chosen)], mean_ranking)
     for view, optimistic in (("optimistic", True), ("pessimistic", False)):
         order = order_by(lists, cvar(lists, alpha, optimistic))
         values |= _compared(f"CVaR.{view}", lists.per_query(names, order), mean_ranking)

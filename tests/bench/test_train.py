@@ -66,6 +66,28 @@ def test_a_run_resumed_from_an_epoch_state_ends_with_the_same_weights_and_losses
     assert not torch.equal(states[0]["model"]["classifier.weight"], weights["classifier.weight"])
 
 
+def test_a_data_parallel_worker_takes_its_share_of_the_batches():
+    model_config = ModelConfig(backbone=TINY, max_length=16)
+    tokenizer = load_tokenizer(model_config)
+    pairs = balanced_pairs(TABLE, seed=0)
+    train = TrainConfig(epochs=2, batch_size=2)
+    steps = [
+        len(
+            fit(
+                build_cross_encoder(model_config, 3),
+                tokenizer,
+                pairs,
+                model_config,
+                train,
+                3,
+                shard=(rank, 2),
+            )
+        )
+        for rank in (0, 1)
+    ]
+    assert steps == [2, 2]  # 3 batches an epoch: one each, the third left out so the ranks step together
+
+
 def test_length_bucketed_batches_cover_every_row_once_with_similar_lengths():
     import random
 

@@ -45,6 +45,19 @@ def test_b_is_chosen_on_dev_and_reported_on_test(lists_table) -> None:
     assert not any(k.startswith("RA.") for k in without.metrics) and "no dev table" in without.notes[0]
 
 
+def test_a_given_b_is_reported_instead_of_the_dev_choice(lists_table) -> None:
+    """b = 0.25 keeps B above C (AP 1/3 on the first list) although dev would choose 1.0; it joins
+    the curve, and needs no dev table."""
+    table = lists_table([[0, 0, 1], [1, 0, 0]], [*PORTFOLIO, [[0.9, 0.9], [0.2, 0.3], [0.1, 0.1]]])
+    for dev in (table, None):
+        result = risk.run(table, dev=dev, b_grid=(0.0, 1.0), select_by="AP", b=0.25)
+        assert result.metrics["RA.b"] == 0.25
+        assert result.metrics["RA.AP"] == pytest.approx((1 / 3 + 1.0) / 2)
+        assert result.curves["RA"]["b"].tolist() == [0.0, 0.25, 1.0]
+    lists = scored_lists(table).with_relevant()
+    assert risk.risk_aware_mean(lists, 1.0, "AP") == pytest.approx(0.75)
+
+
 def test_a_deterministic_ranker_keeps_its_mean_ranking(wikiqa_deterministic) -> None:
     result = risk.run(wikiqa_deterministic, dev=wikiqa_deterministic)
     plain = metrics.compute(wikiqa_deterministic, ["R@1", "AP"], drop_queries_without_relevant=True)

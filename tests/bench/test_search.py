@@ -1,0 +1,315 @@
+"""Hyperparameter searches: the space is checked key by key; a tiny real search (Ray Tune, ASHA)
+scores every epoch on dev, its best setting trains every seed of the grid, and RA's b is searched
+on each cell's dev predictions."""
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from mlflow.tracking import MlflowClient
+from rich.console import Console
+
+import methods
+from bench import metrics
+from bench.assess import answerable
+from bench.errors import RankuqError
+from bench.grid import parse_grid
+from bench.predictions import predictions_table
+from bench.probes import scored_lists
+from bench.probes.risk import risk_aware_mean
+from bench.runner import GridRun
+from bench.search import search_risk_b
+from bench.tracking import EXPERIMENT, default_tracking_uri
+from methods.backbone import ModelConfig
+from methods.base import MethodParams
+from tasks.shards import read_shards
+
+BASE = {"tasks": ["wikiqa"], "methods": {"bert": {}, "gpf": {}, "mc_dropout": {}}}
+LR = {"loguniform": [1.0e-5, 1.0e-3]}
+
+
+def grid_with(search: dict, **more: object) -> dict:
+    return {**BASE, **more, "search": search}
+
+
+@pytest.mark.parametrize(
+    ("search", "match"),
+    [
+        (
+            {"space": {"train.lrr": LR}},
+            r"grid.yaml: search.space.train.lrr: unknown key; searchable keys: train.batch_size, train.lr, "
+            r".*model.dropout.*risk.b, .*gpf.gamma",
+        ),
+        (
+            {"space": {"train.lr": {"log_uniform": [1.0e-5, 1.0e-3]}}},
+            r"search.space.train.lr: unknown domain 'log_uniform'; valid domains: .*\{loguniform: \[lower",
+        ),
+        (
+            {"space": {"sngp.c": {"uniform": [0.5, 1.0]}}},
+            r"search.space.sngp.c: sngp is not one of the grid's methods \['bert', 'gpf', 'mc_dropout'\]",
+        ),
+        (
+            {"space": {"model.backbone": {"uniform": [0, 1]}}},
+            r"search.space.model.backbone: uniform draws numbers but model.backbone is not a number; use ch",
+        ),
+        (
+            {"space": {"train.batch_size": {"uniform": [8, 32]}}},
+            r"train.batch_size is an integer; use randint",
+        ),
+        (
+            {"space": {"mc_dropout.T": {"randint": [2, 10]}}},
+            r"mc_dropout.T does not change what mc_dropout trains",
+        ),
+        (
+            {"space": {"train.epochs": {"randint": [1, 4]}}},
+            r"train.epochs: the epochs are the scheduler's time axis",
+        ),
+        (
+            {"space": {"model.dropout": {"uniform": [0.1, 1.0]}}},
+            r"search.space.model.dropout: 1.0 is not a valid value: Input should be less than 1",
+        ),
+        (
+            {"space": {"gpf.gamma": {"choice": [0.0, -1.0]}}},
+            r"gpf.gamma: -1.0 is not a valid value: Input should be greater than or equal to 0",
+        ),
+        ({"space": {"train.lr": {"uniform": [1.0e-3]}}}, r"uniform takes \[lower, upper\], got \[0.001\]"),
+        ({"space": {"train.lr": 0.001}}, r"search.space.train.lr: a search domain is one mapping, one of"),
+        (
+            {"space": {"train.lr": {"loguniform": [0, 1.0e-3]}}},
+            r"LogUniform requires a lower bound greater than 0",
+        ),
+        ({"space": {"train.lr": {"uniform": [1.0e-3, 1.0e-5]}}}, r"uniform needs lower < upper"),
+        ({"metric": "R@", "space": {"train.lr": LR}}, r"search.metric: metric 'R@': the cutoff must be"),
+        (
+            {"metric": "ECE", "space": {"risk.b": {"uniform": [0, 2]}}},
+            r"b reorders candidates, which ECE does not",
+        ),
+        (
+            {"metrc": "R@1", "space": {"train.lr": LR}},
+            r"search.metrc: unknown key; valid keys here: algorithm, metric",
+        ),
+        (
+            {"algorithm": "bohb", "space": {"train.lr": LR}},
+            r"search.algorithm: Input should be 'random' or 'optuna'",
+        ),
+        ({"space": {}}, r"search.space: Dictionary should have at least 1 item"),
+        (
+            {"scheduler": {"grace_period": 3}, "space": {"train.lr": LR}},
+            r"search.scheduler.grace_period: 3 is more than train.epochs \(1\), so ASHA could stop no trial",
+        ),
+    ],
+)
+def test_bad_searches_are_one_clear_error_naming_the_key(search, match):
+    with pytest.raises(RankuqError, match=match):
+        parse_grid(grid_with(search), "grid.yaml")
+
+
+@pytest.mark.parametrize(
+    ("more", "match"),
+    [
+        ({"eval": {"probes": ["calibration"]}}, r"search.space.risk.b: .*add risk to eval.probes"),
+        ({"eval": {"dev_split": None}}, r"search.space.risk.b: .*set eval.dev_split"),
+    ],
+)
+def test_searching_b_needs_the_risk_probe_and_a_dev_split(more, match):
+    with pytest.raises(RankuqError, match=match):
+        parse_grid(grid_with({"space": {"risk.b": {"uniform": [0, 2]}}}, **more), "grid.yaml")
+
+
+def test_training_searches_need_a_dev_split():
+    with pytest.raises(
+        RankuqError, match=r"search.space: trials are scored on the dev split; set eval.dev_split"
+    ):
+        parse_grid(grid_with({"space": {"train.lr": LR}}, eval={"dev_split": None}), "grid.yaml")
+
+
+def test_a_space_becomes_tune_domains_drawing_what_the_fields_take():
+    space = {
+        "train.lr": LR,
+        "train.batch_size": {"randint": [8, 33]},
+        "model.dropout": {"quniform": [0.05, 0.3, 0.05]},
+        "gpf.gamma": {"choice": [0.0, 1.0, 2.0, 5.0]},
+        "risk.b": {"uniform": [0.0, 2.0]},
+    }
+    spec, _ = parse_grid(grid_with({"space": space}), "grid.yaml")
+    search = spec.search
+    assert search.mode == "max" and search.keys_for("gpf") == list(space)[:4]
+    assert search.keys_for("bert") == list(space)[:3] and search.training_keys() == list(space)[:4]
+    draws = {key: domain.sample(size=200) for key, domain in search.domains(list(space)).items()}
+    assert all(1.0e-5 <= lr < 1.0e-3 for lr in draws["train.lr"])
+    assert set(draws["train.batch_size"]) <= set(range(8, 33)) and len(set(draws["train.batch_size"])) > 10
+    assert all(size == int(size) for size in draws["train.batch_size"])
+    dropout = np.array(draws["model.dropout"])
+    np.testing.assert_allclose(np.round(dropout / 0.05) * 0.05, dropout)  # steps of q = 0.05
+    assert dropout.min() >= 0.05 and dropout.max() <= 0.3 + 1e-9
+    assert set(draws["gpf.gamma"]) == {0.0, 1.0, 2.0, 5.0}
+    ece, _ = parse_grid(grid_with({"metric": "ECE", "space": {"train.lr": LR}}), "grid.yaml")
+    assert ece.search.mode == "min"
+
+
+def test_optuna_searches_b_on_dev_lists_and_a_second_call_reads_the_cache(ray_session, wikiqa, tmp_path):
+    search = {"algorithm": "optuna", "num_samples": 6, "space": {"risk.b": {"uniform": [0.0, 5.0]}}}
+    spec, _ = parse_grid(grid_with(search), "grid.yaml")
+    lists = scored_lists(answerable(wikiqa)).with_relevant()
+    found = search_risk_b("b", lists, spec.search, tmp_path / "b", str(tmp_path / "ray"), seed=0)
+    trials = pd.read_csv(found.folder / "trials.csv")
+    values = [risk_aware_mean(lists, b, "R@1") for b in trials["risk.b"]]
+    assert len(values) == 6 and len(set(values)) > 1 and not found.cached
+    assert found.score == max(values) == risk_aware_mean(lists, found.best["risk.b"], "R@1")
+    again = search_risk_b("b", lists, spec.search, tmp_path / "b", str(tmp_path / "ray"), seed=0)
+    assert again.cached and again.best == found.best
+
+
+# The integration: a 4-trial search of the shared cross-encoder's learning rate and dropout with ASHA
+# over 2 epochs, one trial at a time (so ASHA meets the rung's reports in a fixed order), then b.
+SEARCH_GRID = {
+    "name": "tiny-search",
+    "tasks": ["wikiqa"],
+    "methods": {"mc_dropout": {"T": 3}},
+    "seeds": [0, 1],
+    "model": {"backbone": "tiny", "max_length": 32},
+    "train": {"max_queries": 30, "batch_size": 16, "epochs": 2},
+    "eval": {"split": "test", "batch_size": 128, "probes": ["risk"]},
+    "resources": {"max_concurrent_trials": 1},
+    "search": {
+        "num_samples": 4,
+        "scheduler": {"name": "asha", "grace_period": 1, "reduction_factor": 2},
+        "space": {
+            # The seeded searcher draws 3e-3 twice, then 1e-5 twice: the model barely moves at 1e-5,
+            # so ASHA stops those trials at epoch 1, below the median of the earlier reports.
+            "train.lr": {"choice": [1.0e-5, 3.0e-3]},
+            "model.dropout": {"uniform": [0.05, 0.3]},
+            "risk.b": {"uniform": [0.0, 2.0]},
+        },
+    },
+}
+
+
+def run(run_dir: Path) -> tuple[pd.DataFrame, str]:
+    spec, params = parse_grid(SEARCH_GRID, "test grid")
+    output = io.StringIO()
+    board = GridRun(spec, params, run_dir, console=Console(file=output, width=300)).run()
+    return board, output.getvalue()
+
+
+def searches(run_dir: Path) -> dict[str, tuple[dict, pd.DataFrame]]:
+    """Each search's record (best.json) and trial table, by its name."""
+    found = {}
+    for folder in (run_dir / "search").iterdir():
+        record = json.loads((folder / "best.json").read_text())
+        found[record["name"]] = (record, pd.read_csv(folder / "trials.csv"))
+    return found
+
+
+def member_jobs(run_dir: Path) -> dict[int, dict]:
+    """The job each member of the grid was trained with (its Tune trial's config), by seed."""
+    jobs = [
+        json.loads(path.read_text())["job"]
+        for path in (run_dir / "ray" / "tune").glob("member-*/params.json")
+    ]
+    return {job["seed"]: job for job in jobs}
+
+
+def mlflow_runs(run_dir: Path, level: str) -> list:
+    client = MlflowClient(default_tracking_uri(run_dir))
+    experiment = client.get_experiment_by_name(EXPERIMENT).experiment_id
+    return client.search_runs([experiment], filter_string=f"tags.`rankuq.level` = '{level}'")
+
+
+@pytest.fixture(scope="module")
+def searched(ray_session, tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("search")
+    board, output = run(run_dir)
+    return run_dir, board, output
+
+
+def test_trials_report_the_dev_metric_every_epoch_and_asha_stops_poor_ones(searched):
+    run_dir, _, output = searched
+    record, trials = searches(run_dir)["bert on wikiqa"]
+    assert trials.trial.nunique() == record["trials"] == 4
+    reached = trials.groupby("trial", sort=False).epoch.agg(list)
+    assert all(epochs == list(range(1, len(epochs) + 1)) for epochs in reached)  # one report per epoch
+    assert trials["R@1"].between(0, 1).all() and trials["R@1"].nunique() > 1
+    stopped = [trial for trial, epochs in reached.items() if len(epochs) < 2]
+    assert record["stopped"] == len(stopped) >= 1
+    # ASHA stops a trial at epoch 1 only below the median of the rung's earlier reports.
+    first = trials[trials.epoch == 1].set_index("trial")["R@1"]
+    assert all(first[trial] < first.max() for trial in stopped)
+    assert f"search bert on wikiqa: 4 trials ({len(stopped)} stopped early)" in output
+
+
+def test_the_chosen_setting_is_the_best_dev_metric_at_the_last_epoch(searched):
+    run_dir, _, _ = searched
+    record, trials = searches(run_dir)["bert on wikiqa"]
+    last = trials[trials.epoch == 2]
+    best = last.loc[last["R@1"].idxmax()]
+    assert record["score"] == best["R@1"] == last["R@1"].max()
+    assert record["best"] == {"train.lr": best["train.lr"], "model.dropout": best["model.dropout"]}
+
+
+def test_every_seed_trains_with_the_chosen_setting(searched):
+    run_dir, _, _ = searched
+    record, _ = searches(run_dir)["bert on wikiqa"]
+    jobs = member_jobs(run_dir)
+    assert sorted(jobs) == [0, 1]
+    for job in jobs.values():
+        assert (job["train"]["lr"], job["model"]["dropout"]) == tuple(record["best"].values())
+    # The seed-0 member is the best trial's model: scored as the trial scored, its dev R@1 is the report.
+    (dev,) = (run_dir / "cache").glob("wikiqa-dev-*")
+    model = run_dir / "models" / jobs[0]["key"] / "model.pt"
+    score = methods.get("bert")().make_scorer(MethodParams(), ModelConfig(**jobs[0]["model"]), [model], dev)
+    rows = read_shards(dev).to_pandas()
+    samples = np.concatenate([score(rows.iloc[i : i + 128]) for i in range(0, len(rows), 128)])
+    table = predictions_table(rows.qid.tolist(), rows.cid.tolist(), rows.label.to_numpy(), samples)
+    assert metrics.compute(table, ["R@1"], drop_queries_without_relevant=True)["R@1"] == record["score"]
+    for run in mlflow_runs(run_dir, "seed"):
+        assert float(run.data.params["train.lr"]) == record["best"]["train.lr"]
+
+
+def test_b_is_the_best_tried_b_on_each_seeds_dev_predictions(searched):
+    run_dir, _, output = searched
+    found = searches(run_dir)
+    assert len(found) == 3  # the training search and mc_dropout's two seeds
+    chosen = {}
+    for seed in ("0", "1"):
+        record, trials = found[f"risk.b of mc_dropout × wikiqa seed {seed}"]
+        (path,) = (run_dir / "predictions-dev" / "wikiqa" / "mc_dropout").glob(f"seed-{seed}-*.parquet")
+        lists = scored_lists(answerable(pq.read_table(path)), "dev")
+        values = [risk_aware_mean(lists, b, "R@1") for b in trials["risk.b"]]
+        np.testing.assert_allclose(values, trials["R@1"], atol=1e-12)
+        assert len(values) == 4 and risk_aware_mean(lists, record["best"]["risk.b"], "R@1") == max(values)
+        chosen[seed] = record["best"]["risk.b"]
+    for run in mlflow_runs(run_dir, "seed"):
+        assert run.data.metrics["RA.b"] == pytest.approx(chosen[run.data.tags["seed"]])
+        assert float(run.data.params["risk.b"]) == chosen[run.data.tags["seed"]]
+    assert output.count("search risk.b of mc_dropout × wikiqa seed") == 2
+
+
+def test_mlflow_holds_a_search_run_per_search_under_the_grid_run(searched):
+    run_dir, _, _ = searched
+    (grid,) = mlflow_runs(run_dir, "grid")
+    runs = mlflow_runs(run_dir, "search")
+    assert len(runs) == 3 and {run.data.tags["mlflow.parentRunId"] for run in runs} == {grid.info.run_id}
+    record, _ = searches(run_dir)["bert on wikiqa"]
+    (training,) = [run for run in runs if run.info.run_name == "search bert on wikiqa"]
+    assert {key: float(value) for key, value in training.data.params.items()} == record["best"]
+    assert training.data.metrics["dev_R_at_1"] == record["score"]
+    assert training.data.metrics["stopped_early"] == record["stopped"]
+    client = MlflowClient(default_tracking_uri(run_dir))
+    assert [a.path for a in client.list_artifacts(training.info.run_id)] == ["trials.csv"]
+
+
+def test_a_rerun_searches_nothing_again(searched):
+    run_dir, board, _ = searched
+    count = len(mlflow_runs(run_dir, "search")) + len(mlflow_runs(run_dir, "seed"))
+    experiments = sorted((run_dir / "ray").iterdir())
+    again, output = run(run_dir)
+    lines = [line for line in output.splitlines() if line.startswith("search")]
+    assert len(lines) == 3 and all(line.endswith("(cached)") for line in lines)
+    assert sorted((run_dir / "ray").iterdir()) == experiments  # no new Tune experiment
+    assert len(mlflow_runs(run_dir, "search")) + len(mlflow_runs(run_dir, "seed")) == count
+    pd.testing.assert_frame_equal(again, board)
