@@ -103,5 +103,7 @@ class Dense(Strategy):
         index = faiss.IndexFlatIP(corpus.shape[1])
         index.add(corpus)
         k = min(len(pool.texts), int(depth.max(initial=1)))
-        _, rows = index.search(embed(_contexts(pool, queries), self.cache_dir), k)
+        # every query of the pool, so that lists of any variant share one cached encoding
+        contexts = embed(_contexts(pool, np.arange(len(pool.qids))), self.cache_dir)
+        _, rows = index.search(contexts[queries], k)
         return list(rows.astype(np.int64))

@@ -1,6 +1,7 @@
 """The negative-sampling strategies on their own: what each ranks first, determinism, registry."""
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -65,3 +66,12 @@ def test_query_rng_depends_on_seed_query_and_purpose(purpose: str) -> None:
 def test_only_native_needs_native_lists() -> None:
     assert [name for name in negatives.names() if negatives.get(name).needs_native] == ["native"]
     assert all(negatives.get(name).description for name in negatives.names())
+
+
+def test_dense_encodes_every_query_of_the_pool_once(tmp_path: Path, stub_encoder: list[int]) -> None:
+    pool = tiny_pool()
+    dense = negatives.get("dense")(tmp_path)
+    first = dense.candidates(pool, np.array([1]), np.array([3]), seed=0)
+    both = dense.candidates(pool, np.array([0, 1]), np.array([3, 3]), seed=0)
+    assert stub_encoder == [5, 2]  # the corpus, then both queries: the subsets share the cache
+    assert first[0].tolist() == both[1].tolist()
