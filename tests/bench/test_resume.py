@@ -96,6 +96,7 @@ def training_records(run_dir: Path) -> dict[str, dict]:
     return {path.parent.name: json.loads(path.read_text()) for path in files}
 
 
+@pytest.mark.slow  # real Ray grids killed and rerun (~6 min): pytest -m slow
 def test_a_killed_train_worker_resumes_from_its_checkpoint_with_the_same_numbers(undisturbed, tmp_path):
     reference, _ = undisturbed
     killed: list[int] = []
@@ -118,6 +119,7 @@ def test_a_killed_train_worker_resumes_from_its_checkpoint_with_the_same_numbers
     assert len(keys) == len(set(keys)) == MLFLOW_RUNS
 
 
+@pytest.mark.slow  # real Ray grids killed and rerun (~6 min): pytest -m slow
 def test_a_driver_stopped_by_ctrl_c_resumes_where_it_stopped(undisturbed, tmp_path):
     reference, _ = undisturbed
     grid_file = tmp_path / "grid.yaml"
@@ -149,6 +151,7 @@ def test_a_driver_stopped_by_ctrl_c_resumes_where_it_stopped(undisturbed, tmp_pa
     assert len(keys) == len(set(keys)) == MLFLOW_RUNS
 
 
+@pytest.mark.slow  # real Ray grids killed and rerun (~6 min): pytest -m slow
 def test_a_rerun_of_a_finished_grid_takes_under_a_tenth_of_the_time_and_adds_no_mlflow_runs(undisturbed):
     run_dir, first = undisturbed
     before = mlflow_keys(run_dir)

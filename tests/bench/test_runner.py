@@ -174,6 +174,7 @@ def test_a_cross_domain_and_a_cross_ns_pair_run_end_to_end(ray_session, tmp_path
     assert len(list((tmp_path / "models").iterdir())) == 2
 
 
+@pytest.mark.slow  # six more heads trained (~5 min): pytest -m slow
 def test_every_method_of_papers_001_003_004_trains_and_predicts_inside_a_grid(ray_session, tmp_path):
     heads = {
         "temperature": {},

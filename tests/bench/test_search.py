@@ -151,6 +151,7 @@ def test_a_space_becomes_tune_domains_drawing_what_the_fields_take():
     assert ece.search.mode == "min"
 
 
+@pytest.mark.slow  # a real Tune search (~10 min on 2 busy cores): pytest -m slow
 def test_optuna_searches_b_on_dev_lists_and_a_second_call_reads_the_cache(ray_session, wikiqa, tmp_path):
     search = {"algorithm": "optuna", "num_samples": 6, "space": {"risk.b": {"uniform": [0.0, 5.0]}}}
     spec, _ = parse_grid(grid_with(search), "grid.yaml")
@@ -227,6 +228,7 @@ def searched(ray_session, tmp_path_factory):
     return run_dir, board, output
 
 
+@pytest.mark.slow  # a real Tune search (~10 min on 2 busy cores): pytest -m slow
 def test_trials_report_the_dev_metric_every_epoch_and_asha_stops_poor_ones(searched):
     run_dir, _, output = searched
     record, trials = searches(run_dir)["bert on wikiqa"]
@@ -242,6 +244,7 @@ def test_trials_report_the_dev_metric_every_epoch_and_asha_stops_poor_ones(searc
     assert f"search bert on wikiqa: 4 trials ({len(stopped)} stopped early)" in output
 
 
+@pytest.mark.slow  # a real Tune search (~10 min on 2 busy cores): pytest -m slow
 def test_the_chosen_setting_is_the_best_dev_metric_at_the_last_epoch(searched):
     run_dir, _, _ = searched
     record, trials = searches(run_dir)["bert on wikiqa"]
@@ -251,6 +254,7 @@ def test_the_chosen_setting_is_the_best_dev_metric_at_the_last_epoch(searched):
     assert record["best"] == {"train.lr": best["train.lr"], "model.dropout": best["model.dropout"]}
 
 
+@pytest.mark.slow  # a real Tune search (~10 min on 2 busy cores): pytest -m slow
 def test_every_seed_trains_with_the_chosen_setting(searched):
     run_dir, _, _ = searched
     record, _ = searches(run_dir)["bert on wikiqa"]
@@ -270,6 +274,7 @@ def test_every_seed_trains_with_the_chosen_setting(searched):
         assert float(run.data.params["train.lr"]) == record["best"]["train.lr"]
 
 
+@pytest.mark.slow  # a real Tune search (~10 min on 2 busy cores): pytest -m slow
 def test_b_is_the_best_tried_b_on_each_seeds_dev_predictions(searched):
     run_dir, _, output = searched
     found = searches(run_dir)
@@ -289,6 +294,7 @@ def test_b_is_the_best_tried_b_on_each_seeds_dev_predictions(searched):
     assert output.count("search risk.b of mc_dropout × wikiqa seed") == 2
 
 
+@pytest.mark.slow  # a real Tune search (~10 min on 2 busy cores): pytest -m slow
 def test_mlflow_holds_a_search_run_per_search_under_the_grid_run(searched):
     run_dir, _, _ = searched
     (grid,) = mlflow_runs(run_dir, "grid")
@@ -303,6 +309,7 @@ def test_mlflow_holds_a_search_run_per_search_under_the_grid_run(searched):
     assert [a.path for a in client.list_artifacts(training.info.run_id)] == ["trials.csv"]
 
 
+@pytest.mark.slow  # a real Tune search (~10 min on 2 busy cores): pytest -m slow
 def test_a_rerun_searches_nothing_again(searched):
     run_dir, board, _ = searched
     count = len(mlflow_runs(run_dir, "search")) + len(mlflow_runs(run_dir, "seed"))
