@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from bench import metrics
 from bench.errors import RankuqError
@@ -20,12 +19,6 @@ from bench.probes.significance import paired_t
 # Probe keys shown on the leaderboard (all of them go to MLflow): display name ← probe key.
 HEADLINE = {"ERCE": "ERCE", "RA R@1": "RA.R_at_1", "nAUC AP u_max": "nAUC.AP.u_max"}
 METRICS_FILE = "metrics.json"
-
-
-def answerable(table: pa.Table) -> pa.Table:
-    """The rows of queries with a relevant candidate: what ranking metrics and most probes score."""
-    relevant = pc.unique(table.filter(pc.greater(table["label"], 0))["qid"])
-    return table.filter(pc.is_in(table["qid"], relevant))
 
 
 def run_probes(
@@ -39,13 +32,14 @@ def run_probes(
     ``{"risk": {"b": 0.5}}``); NOTA sees every query, the others only answerable ones. A probe the
     data cannot support (too few NOTA queries, say) becomes a note, not a crash, so one study does
     not stop a grid."""
-    lists = scored_lists(answerable(table))
-    reference = None if dev is None else scored_lists(answerable(dev), "dev")
+    every = scored_lists(table)  # ranked once; the answerable queries are a selection of it
+    lists = every.with_relevant()
+    reference = None if dev is None else scored_lists(dev, "dev").with_relevant()
     results = []
     for name in names:
         probe = PROBES.get(name)
         try:
-            data = scored_lists(table) if name == "nota" else lists
+            data = every if name == "nota" else lists
             results.append(probe(data, dev=reference, seed=seed, **options.get(name, {})))
         except RankuqError as error:
             results.append(ProbeResult({}, notes=(f"{name} left out: {error}",)))

@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 import methods
 from bench import metrics
-from bench.assess import answerable, cached_probes, headline, significance
+from bench.assess import cached_probes, headline, significance
 from bench.engine import MODEL_FILE, ray_session, score_shards, train_members
 from bench.grid import GridSpec, Shift, Side
 from bench.leaderboard import (
@@ -331,7 +331,7 @@ class GridRun:
             return {}
         found = {}
         for cell in cells:
-            lists = scored_lists(answerable(dev[cell]), "dev") if cell in dev else None
+            lists = scored_lists(dev[cell], "dev").with_relevant() if cell in dev else None
             if lists is None or lists.samples is None:
                 continue
             key = content_key("search-b", cell.dev_key, search.identity(["risk.b"]))

@@ -5,10 +5,10 @@ import pyarrow as pa
 import pytest
 from scipy import stats
 
-from bench.assess import answerable, cached_probes, headline, run_probes, significance
+from bench.assess import cached_probes, headline, run_probes, significance
 from bench.errors import RankuqError
 from bench.predictions import predictions_table
-from bench.probes import PROBES
+from bench.probes import PROBES, scored_lists
 
 
 def table(labels: list[list[int]], scores: list[list[float]]) -> pa.Table:
@@ -19,9 +19,10 @@ def table(labels: list[list[int]], scores: list[list[float]]) -> pa.Table:
     return predictions_table(qid, cid, np.concatenate(labels), flat, True)
 
 
-def test_answerable_keeps_whole_queries_with_a_relevant_candidate():
-    kept = answerable(table([[0, 1], [0, 0], [2, 0, 0]], [[0.1, 0.9], [0.5, 0.4], [0.3, 0.2, 0.1]]))
-    assert kept.column("qid").to_pylist() == ["q0", "q0", "q2", "q2", "q2"]
+def test_the_probes_see_whole_queries_with_a_relevant_candidate():
+    lists = scored_lists(table([[0, 1], [0, 0], [2, 0, 0]], [[0.1, 0.9], [0.5, 0.4], [0.3, 0.2, 0.1]]))
+    kept = lists.with_relevant()
+    assert kept.qids.tolist() == ["q0", "q2"] and kept.length.tolist() == [2, 3]
 
 
 def test_significance_is_a_paired_t_test_of_seed_averaged_per_query_values():
@@ -44,7 +45,7 @@ def test_significance_refuses_methods_scored_on_different_queries():
 def test_a_probe_the_data_cannot_support_becomes_a_note(wikiqa):
     result = run_probes(wikiqa, None, ["calibration", "nota"], seed=0)
     assert result.metrics["ERCE"] >= 0
-    # answerable() leaves NOTA out of the other probes; the NOTA probe sees the real NOTA questions.
+    # with_relevant() leaves NOTA out of the other probes; the NOTA probe sees the real NOTA questions.
     assert any(key.startswith("NOTA.F1") for key in result.metrics)
     one_list = table([[1, 0, 0]], [[0.9, 0.2, 0.1]])
     noted = run_probes(one_list, None, ["nota"], seed=0)

@@ -15,7 +15,6 @@ from rich.console import Console
 
 import methods
 from bench import metrics
-from bench.assess import answerable
 from bench.errors import RankuqError
 from bench.grid import parse_grid
 from bench.predictions import predictions_table
@@ -155,7 +154,7 @@ def test_a_space_becomes_tune_domains_drawing_what_the_fields_take():
 def test_optuna_searches_b_on_dev_lists_and_a_second_call_reads_the_cache(ray_session, wikiqa, tmp_path):
     search = {"algorithm": "optuna", "num_samples": 6, "space": {"risk.b": {"uniform": [0.0, 5.0]}}}
     spec, _ = parse_grid(grid_with(search), "grid.yaml")
-    lists = scored_lists(answerable(wikiqa)).with_relevant()
+    lists = scored_lists(wikiqa).with_relevant()
     found = search_risk_b("b", lists, spec.search, tmp_path / "b", str(tmp_path / "ray"), seed=0)
     trials = pd.read_csv(found.folder / "trials.csv")
     values = [risk_aware_mean(lists, b, "R@1") for b in trials["risk.b"]]
@@ -283,7 +282,7 @@ def test_b_is_the_best_tried_b_on_each_seeds_dev_predictions(searched):
     for seed in ("0", "1"):
         record, trials = found[f"risk.b of mc_dropout × wikiqa seed {seed}"]
         (path,) = (run_dir / "predictions-dev" / "wikiqa" / "mc_dropout").glob(f"seed-{seed}-*.parquet")
-        lists = scored_lists(answerable(pq.read_table(path)), "dev")
+        lists = scored_lists(pq.read_table(path), "dev").with_relevant()
         values = [risk_aware_mean(lists, b, "R@1") for b in trials["risk.b"]]
         np.testing.assert_allclose(values, trials["R@1"], atol=1e-12)
         assert len(values) == 4 and risk_aware_mean(lists, record["best"]["risk.b"], "R@1") == max(values)
