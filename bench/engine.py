@@ -1,6 +1,7 @@
 """Ray parts of a grid: members trained as Tune trials (each a Ray Train TorchTrainer), inference
 with Ray Data ``map_batches`` and a stateful scorer over the Parquet shards."""
 
+import functools
 import json
 import os
 import shutil
@@ -26,7 +27,7 @@ from bench.errors import RankuqError
 from bench.predictions import predictions_table
 from bench.train import TrainConfig, TrainState, balanced_pairs, fit
 from methods.backbone import ModelConfig, load_tokenizer
-from methods.base import MethodParams, NeuralMethod
+from methods.base import MethodParams, NeuralMethod, inference_device
 from tasks.shards import read_shards, shard_files
 
 MODEL_FILE = "model.pt"  # a member's weights: what scoring loads
@@ -75,8 +76,9 @@ def train_member(job: dict[str, Any]) -> None:
     pairs = balanced_pairs(read_shards(Path(job["shards"])), job["seed"], train_config.max_queries)
     model = method.build_model(model_config, params, job["seed"])
     workers, dev = job["workers"], job.get("dev")
-    # Data parallel: DDP on each worker's device, each worker a shard of the batches.
-    net = ray.train.torch.prepare_model(model) if workers > 1 else model
+    # Data parallel: DDP on each worker's device, each worker a shard of the batches; one worker
+    # trains on the GPU its trial was given, if any.
+    net = ray.train.torch.prepare_model(model) if workers > 1 else model.to(inference_device())
     rank = train.get_context().get_world_rank() if workers > 1 else 0
     checkpoint = None if dev else train.get_checkpoint()
     resume = load_checkpoint(checkpoint) if checkpoint else None
@@ -223,7 +225,9 @@ def train_members(
 
 
 class ShardScorer:
-    """Stateful Ray Data scorer: loads the method's models once per actor, then scores batches."""
+    """Stateful Ray Data scorer: loads the method's models once (on the GPU it was given, else the
+    CPU), then scores batches, in bfloat16 autocast where ``precision`` is "bf16" or, by default
+    ("auto"), on a GPU."""
 
     def __init__(
         self,
@@ -233,18 +237,38 @@ class ShardScorer:
         checkpoints: list[str],
         shards: str,
         threads: int,
+        precision: str = "auto",
     ) -> None:
+        self.threads = threads
         torch.set_num_threads(threads)
         ranker = methods.get(method)()
         self.score = ranker.make_scorer(
             ranker.Params(**params), ModelConfig(**model), [Path(p) for p in checkpoints], Path(shards)
         )
+        self.device = inference_device()
+        self.bf16 = precision == "bf16" or (precision == "auto" and self.device.type == "cuda")
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        samples = self.score(batch)
+        torch.set_num_threads(self.threads)  # a pooled worker may have run other work in between
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+            samples = self.score(batch)
         return pd.DataFrame(
             {"qid": batch["qid"], "cid": batch["cid"], "label": batch["label"], "samples": list(samples)}
         )
+
+
+@functools.lru_cache(maxsize=1)
+def _pooled_scorer(spec: str) -> ShardScorer:
+    """The scorer a CPU worker process keeps for its next task on the same models (``spec``: the
+    JSON of ShardScorer's arguments, plus the checkpoints' stamps so rewritten weights reload)."""
+    arguments = json.loads(spec)
+    del arguments["stamps"]
+    return ShardScorer(**arguments)
+
+
+def score_batch(batch: pd.DataFrame, spec: str) -> pd.DataFrame:
+    """Ray Data task: score ``batch`` with the worker's kept scorer for ``spec``."""
+    return _pooled_scorer(spec)(batch)
 
 
 def score_shards(
@@ -255,26 +279,44 @@ def score_shards(
     shards: Path,
     batch_size: int,
     threads: int,
+    gpus: float = 0.0,
+    precision: str = "auto",
 ) -> pa.Table:
-    """Predictions (contract 2) for every candidate row of ``shards``, in shard order."""
+    """Predictions (contract 2) for every candidate row of ``shards``, in shard order.
+
+    With ``gpus`` a scoring actor holds that share of a GPU. On CPUs the batches run as Ray tasks
+    instead: Ray reuses a CPU worker process from task to task, and the scorer it keeps (imports,
+    weights) spares each call the fresh actor's start-up, which cost 4 s, a third of a WikiQA test
+    split's scoring. Ray does not reuse GPU workers (CUDA memory), so there an actor is the way.
+    """
     ray.data.DataContext.get_current().execution_options.preserve_order = True
     files = [str(part) for part in shard_files(shards)]
-    dataset = ray.data.read_parquet(files, columns=["qid", "context", "cid", "text", "label"])
-    scored = dataset.map_batches(
-        ShardScorer,
-        fn_constructor_kwargs={
-            "method": method,
-            "params": params,
-            "model": model,
-            "checkpoints": [str(p) for p in checkpoints],
-            "shards": str(shards),
-            "threads": threads,
-        },
-        batch_size=batch_size,
-        batch_format="pandas",
-        compute=ray.data.ActorPoolStrategy(size=1),
-        num_cpus=1,  # leaves the other CPUs to the read tasks on a small machine
-    )
+    dataset = ray.data.read_parquet(files).select_columns(["qid", "context", "cid", "text", "label"])
+    scorer = {
+        "method": method,
+        "params": params,
+        "model": model,
+        "checkpoints": [str(p) for p in checkpoints],
+        "shards": str(shards),
+        "threads": threads,
+        "precision": precision,
+    }
+    common: dict[str, Any] = {"batch_size": batch_size, "batch_format": "pandas", "num_cpus": 1}
+    if gpus > 0:
+        scored = dataset.map_batches(
+            ShardScorer,
+            fn_constructor_kwargs=scorer,
+            compute=ray.data.ActorPoolStrategy(size=1),
+            num_gpus=gpus,
+            **common,
+        )
+    else:
+        stamps = [[p.stat().st_mtime_ns, p.stat().st_size] for p in checkpoints]
+        spec = json.dumps(scorer | {"stamps": stamps}, sort_keys=True)
+        # One task at a time, on one CPU: leaves the others to the read tasks on a small machine.
+        scored = dataset.map_batches(
+            score_batch, fn_kwargs={"spec": spec}, compute=ray.data.TaskPoolStrategy(size=1), **common
+        )
     try:
         scored = scored.to_pandas()
     except ray.exceptions.RayError as error:  # the scorer's own message is the last line of Ray's

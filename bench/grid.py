@@ -2,7 +2,7 @@
 
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -30,6 +30,9 @@ class EvalConfig(BaseModel):
     probes: list[str] = list(DEFAULT_PROBES)
     dev_split: str | None = Field(
         "dev", description="split whose predictions choose RA's b and fit the abstention learners"
+    )
+    precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto", description="neural scoring in bfloat16 autocast (bf16) or not; auto: bf16 on a GPU only"
     )
 
     @field_validator("probes")

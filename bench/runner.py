@@ -271,12 +271,29 @@ class GridRun:
                     jobs |= {job["key"]: job for job in members}
                     keys = tuple(job["key"] for job in members)
                     fit = fit_shards.get((label, method.calibration_split))
-                    identity = (name, params.model_dump(), model, list(keys), seed, fit.name if fit else None)
+                    fitted = fit.name if fit else None
+                    identity = (
+                        name,
+                        params.model_dump(),
+                        model,
+                        list(keys),
+                        seed,
+                        fitted,
+                        self.scoring_precision,
+                    )
                     key = content_key("predictions", eval_shards[label].name, *identity)
                     dev_key = content_key("predictions", dev.name, *identity) if dev else None
                     tuned = tuple(chosen.items())
                     cells.append(Cell(label, condition.test.task, name, seed, keys, key, dev_key, tuned))
         return jobs, cells
+
+    @property
+    def scoring_precision(self) -> str:
+        """The scoring precision, "auto" resolved: bfloat16 where scoring gets a GPU."""
+        precision = self.spec.eval.precision
+        if precision == "auto":
+            return "bf16" if self.spec.resources.gpus_per_trial > 0 else "fp32"
+        return precision
 
     @property
     def models_dir(self) -> Path:
@@ -317,6 +334,8 @@ class GridRun:
             shards,
             self.spec.eval.batch_size,
             threads,
+            gpus=min(1.0, self.spec.resources.gpus_per_trial),
+            precision=self.scoring_precision,
         )
         path.parent.mkdir(parents=True, exist_ok=True)
         staging = path.with_name(f".{path.name}.tmp")

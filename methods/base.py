@@ -21,6 +21,11 @@ BatchScorer = Callable[[pd.DataFrame], np.ndarray]
 BUCKET_SIZE = 64  # rows per forward pass of a neural scorer (a scorer call holds several)
 
 
+def inference_device() -> torch.device:
+    """Where scoring runs: the GPU Ray gave the task or actor (it sets CUDA_VISIBLE_DEVICES), else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
 def length_buckets(
     inputs: dict[str, torch.Tensor], size: int = BUCKET_SIZE
 ) -> Iterator[tuple[torch.Tensor, dict[str, torch.Tensor]]]:
@@ -116,18 +121,20 @@ class NeuralMethod(Method):
     ) -> BatchScorer:
         """Score batches with ``models`` as they are (loaded, or still training)."""
         tokenizer = load_tokenizer(model)
+        device = next(models[0].parameters()).device
 
         @torch.inference_mode()
         def score(batch: pd.DataFrame) -> np.ndarray:
             contexts = [list(turns) for turns in batch["context"]]
             inputs = encode_pairs(tokenizer, contexts, batch["text"].tolist(), model.max_length)
+            inputs = {name: tensor.to(device) for name, tensor in inputs.items()}
             rows, draws = zip(
                 *((chunk, self.sample(models, part, params)) for chunk, part in length_buckets(inputs)),
                 strict=True,
             )
             out = torch.empty_like(torch.cat(draws))
             out[torch.cat(rows)] = torch.cat(draws)
-            return out.float().numpy()
+            return out.float().cpu().numpy()
 
         return score
 
@@ -141,7 +148,7 @@ class NeuralMethod(Method):
         """A trained member from its saved state dict."""
         member = self.build_model(model, params, seed=0)
         member.load_state_dict(torch.load(checkpoint, map_location="cpu", weights_only=True))
-        return member
+        return member.to(inference_device())
 
 
 def relevance_probability(logits: torch.Tensor) -> torch.Tensor:

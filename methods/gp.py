@@ -163,7 +163,9 @@ class GPHead(nn.Module, ABC):
         """Logits [n, S] of S posterior functions: φᵀβ_s = φᵀμ + (C⁻¹φ)ᵀz_s, z_s ~ N(0, I)."""
         mean, whitened = self._posterior(h)
         generator = torch.Generator(device=whitened.device).manual_seed(DRAW_SEED)
-        noise = torch.randn(len(whitened), count, generator=generator, dtype=whitened.dtype)
+        noise = torch.randn(
+            len(whitened), count, generator=generator, dtype=whitened.dtype, device=whitened.device
+        )
         return (mean[:, None] + whitened.T @ noise).to(h.dtype)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:

@@ -87,13 +87,14 @@ def split_logits(model: nn.Module, config: ModelConfig, shards: Path) -> tuple[t
     tokenizer = load_tokenizer(config)
     table = read_shards(shards).select(["context", "text", "label"]).to_pydict()
     contexts, texts = table["context"], table["text"]
+    device = next(model.parameters()).device
     model.eval()
     logits = []
     for start in range(0, len(texts), BATCH):
         stop = start + BATCH
         inputs = encode_pairs(tokenizer, contexts[start:stop], texts[start:stop], config.max_length)
-        logits.append(model(**inputs).logits)
-    return torch.cat(logits).float(), (torch.tensor(table["label"]) > 0).long()
+        logits.append(model(**{name: tensor.to(device) for name, tensor in inputs.items()}).logits)
+    return torch.cat(logits).float().cpu(), (torch.tensor(table["label"]) > 0).long()
 
 
 @REGISTRY.register("temperature")

@@ -1,10 +1,21 @@
-"""Members trained data-parallel: two Ray Train workers (gloo on CPU) train one member with DDP."""
+"""The Ray parts: members trained data-parallel (two Ray Train workers, gloo on CPU), and inference
+with Ray Data over real WikiQA shards (order, reuse of a worker's scorer, bfloat16 autocast)."""
 
+from pathlib import Path
+
+import numpy as np
 import pytest
+import torch
 
+import tasks
+from bench.engine import ShardScorer, score_shards
 from bench.errors import RankuqError
 from bench.grid import parse_grid
 from bench.runner import GridRun
+from methods.backbone import TINY, ModelConfig, build_cross_encoder
+from tasks.shards import build_shards, read_shards
+
+TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
 
 DATA_PARALLEL = {
     "tasks": ["wikiqa"],
@@ -38,3 +49,58 @@ def test_whole_gpus_per_worker_or_a_fraction_for_one_worker_are_valid(workers, g
     grid = {**DATA_PARALLEL, "resources": {"workers_per_trial": workers, "gpus_per_trial": gpus}}
     spec, _ = parse_grid(grid, "grid.yaml")
     assert (spec.resources.workers_per_trial, spec.resources.gpus_per_trial) == (workers, gpus)
+
+
+@pytest.fixture(scope="module")
+def dev_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """WikiQA dev in shards of 400 rows (scoring must keep their order)."""
+    cache = tmp_path_factory.mktemp("shards")
+    return build_shards("wikiqa", "dev", root=tasks.data_root(), cache_dir=cache, rows_per_shard=400)
+
+
+def tiny_checkpoint(path: Path, seed: int) -> Path:
+    torch.save(build_cross_encoder(TINY_MODEL, seed).state_dict(), path)
+    return path
+
+
+def scored_in_process(checkpoint: Path, shards: Path, precision: str = "auto", rows: int | None = None):
+    """Relevance probabilities of ``shards``' rows by a ShardScorer in this process."""
+    scorer = ShardScorer("bert", {}, TINY_MODEL.model_dump(), [str(checkpoint)], str(shards), 1, precision)
+    frame = read_shards(shards).to_pandas()
+    return np.stack(scorer(frame if rows is None else frame.head(rows))["samples"])[:, 0]
+
+
+def test_ray_scoring_matches_the_scorer_and_reloads_rewritten_weights(ray_session, dev_shards, tmp_path):
+    checkpoint = tiny_checkpoint(tmp_path / "model.pt", seed=0)
+    arguments = ("bert", {}, TINY_MODEL.model_dump(), [checkpoint], dev_shards, 256, 1)
+    first = score_shards(*arguments)
+    expected = read_shards(dev_shards)
+    assert first["qid"].to_pylist() == expected["qid"].to_pylist()  # shard order kept
+    assert first["cid"].to_pylist() == expected["cid"].to_pylist()
+    np.testing.assert_allclose(
+        first["prob_mean"].to_numpy(), scored_in_process(checkpoint, dev_shards), atol=1e-6
+    )
+    assert score_shards(*arguments).equals(first)  # the worker's kept scorer: the same table
+
+    tiny_checkpoint(checkpoint, seed=1)  # other weights under the same path
+    rewritten = score_shards(*arguments)["prob_mean"].to_numpy()
+    np.testing.assert_allclose(rewritten, scored_in_process(checkpoint, dev_shards), atol=1e-6)
+    assert not np.allclose(rewritten, first["prob_mean"].to_numpy(), atol=1e-3)
+
+
+def test_bf16_scoring_runs_under_autocast_close_to_fp32(dev_shards, tmp_path):
+    checkpoint = tiny_checkpoint(tmp_path / "model.pt", seed=0)
+    fp32 = scored_in_process(checkpoint, dev_shards, "fp32", rows=128)
+    bf16 = scored_in_process(checkpoint, dev_shards, "bf16", rows=128)
+    gap = np.abs(fp32 - bf16).max()
+    assert 0 < gap < 0.02  # rounded to bfloat16's 8 bits of mantissa, not to a different model
+
+
+@pytest.mark.parametrize(
+    ("precision", "gpus", "resolved"),
+    [("auto", 0, "fp32"), ("auto", 0.5, "bf16"), ("fp32", 1, "fp32"), ("bf16", 0, "bf16")],
+)
+def test_auto_precision_is_bf16_where_scoring_gets_a_gpu(precision, gpus, resolved, tmp_path):
+    grid = {**DATA_PARALLEL, "eval": {"precision": precision}, "resources": {"gpus_per_trial": gpus}}
+    spec, params = parse_grid(grid, "grid.yaml")
+    assert GridRun(spec, params, tmp_path).scoring_precision == resolved

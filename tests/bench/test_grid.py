@@ -54,6 +54,10 @@ def test_a_user_grid_is_read_with_method_defaults(tmp_path):
             "tasks: [wikiqa]\nmethods: {bert: {}}\neval: {split: dev}\n",
             r"eval: dev_split 'dev' is the tested split; name another split, or null",
         ),
+        (
+            "tasks: [wikiqa]\nmethods: {bert: {}}\neval: {precision: fp16}\n",
+            r"eval.precision: Input should be 'auto', 'fp32' or 'bf16'",
+        ),
         ("tasks: [wikiqa\n", r"grid.yaml: not valid YAML"),
         ("- wikiqa\n", r"grid.yaml: a grid is a YAML mapping"),
     ],
