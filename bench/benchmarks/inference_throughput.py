@@ -13,7 +13,12 @@ included) with the same method scorer (``methods.<m>.make_scorer``: one tokenise
 The first call of each is timed apart (one-off costs); then each is timed ``--repeats`` times,
 alternating, and the fastest run is kept; the tables must match.
 
-    python -m bench.benchmarks.inference_throughput [--method bert] [--layers 2] [--repeats 3]
+Both run on the GPU when there is one (the Ray path then gives its scoring actor ``--gpus`` of it)
+in ``--precision`` (auto: bfloat16 autocast on a GPU, fp32 on CPU). The model's FLOPs over the
+shards are counted once (``torch.utils.flop_counter``), so each path's FLOP rate is also given as a
+fraction of the device's matrix rate in that precision, measured here on square matmuls.
+
+    python -m bench.benchmarks.inference_throughput [--method bert] [--layers 2] [--precision bf16]
 """
 
 import argparse
@@ -27,29 +32,64 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import ray
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 import methods
 import tasks
-from bench.engine import ray_session, score_shards
+from bench.engine import ShardScorer, ray_session, score_shards
 from bench.predictions import predictions_table
 from methods.backbone import ModelConfig, build_cross_encoder
+from methods.base import inference_device
 from tasks.shards import build_shards, shard_files
 
 
 def plain_loop(
-    method: str, config: ModelConfig, checkpoint: Path, shards: Path, batch_size: int, threads: int
+    method: str,
+    config: ModelConfig,
+    checkpoint: Path,
+    shards: Path,
+    batch_size: int,
+    threads: int,
+    precision: str,
 ) -> pa.Table:
-    torch.set_num_threads(threads)
-    ranker = methods.get(method)()
-    score = ranker.make_scorer(ranker.parse({}, "benchmark"), config, [checkpoint], shards)
+    """The method's scorer in this process (the same ShardScorer the Ray path runs), batch after batch."""
+    scorer = ShardScorer(method, {}, config.model_dump(), [str(checkpoint)], str(shards), threads, precision)
     frame = pq.ParquetDataset(shard_files(shards)).read().to_pandas()
     samples = np.concatenate(
-        [score(frame.iloc[i : i + batch_size]) for i in range(0, len(frame), batch_size)]
+        [
+            np.stack(scorer(frame.iloc[i : i + batch_size])["samples"])
+            for i in range(0, len(frame), batch_size)
+        ]
     )
     probabilistic = methods.get(method).probabilistic
     return predictions_table(
         frame.qid.tolist(), frame.cid.tolist(), frame.label.to_numpy(), samples, probabilistic
     )
+
+
+def matrix_rate(
+    device: torch.device, bf16: bool, threads: int, size: int = 2048, seconds: float = 2.0
+) -> float:
+    """FLOP/s of ``size``² matmuls on ``device`` in bfloat16 (else fp32), measured for ``seconds``."""
+    torch.set_num_threads(threads)
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    a, b = (torch.randn(size, size, device=device, dtype=dtype) for _ in range(2))
+    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
+    a @ b  # warm-up
+    sync()
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        a @ b
+        count += 1
+    sync()
+    return 2 * size**3 * count / (time.perf_counter() - start)
+
+
+def counted_flops(run: Callable[[], pa.Table]) -> float:
+    """FLOPs of one call of ``run`` (matmuls and attention, as torch's flop counter counts them)."""
+    with FlopCounterMode(display=False) as counter:
+        run()
+    return counter.get_total_flops()
 
 
 def timed(run: Callable[[], pa.Table]) -> tuple[float, pa.Table]:
@@ -67,7 +107,14 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=512)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto")
+    parser.add_argument(
+        "--gpus", type=float, default=None, help="the Ray path's GPU share (default: 1 on a GPU)"
+    )
     args = parser.parse_args()
+    device = inference_device()
+    gpus = args.gpus if args.gpus is not None else float(device.type == "cuda")
+    bf16 = args.precision == "bf16" or (args.precision == "auto" and device.type == "cuda")
     config = ModelConfig(layers=args.layers, max_length=args.max_length)
     with tempfile.TemporaryDirectory() as folder:
         shards = build_shards("wikiqa", args.split, root=tasks.data_root(), cache_dir=Path(folder))
@@ -78,10 +125,18 @@ def main() -> None:
             ray.data.DataContext.get_current().enable_progress_bars = False
             runs = {
                 "plain": lambda: plain_loop(
-                    args.method, config, checkpoint, shards, args.batch_size, args.threads
+                    args.method, config, checkpoint, shards, args.batch_size, args.threads, args.precision
                 ),
                 "ray": lambda: score_shards(
-                    args.method, {}, config.model_dump(), [checkpoint], shards, args.batch_size, args.threads
+                    args.method,
+                    {},
+                    config.model_dump(),
+                    [checkpoint],
+                    shards,
+                    args.batch_size,
+                    args.threads,
+                    gpus=gpus,
+                    precision=args.precision,
                 ),
             }
             # The first call pays the one-off costs (imports, Ray Data's first execution, and for Ray the
@@ -93,15 +148,25 @@ def main() -> None:
                     seconds, table = timed(run)
                     times[name].append(seconds)
                     tables[name] = table
+        flops = counted_flops(runs["plain"])
+    rate = matrix_rate(device, bf16, args.threads)
     results = {name: (min(seconds), tables[name]) for name, seconds in times.items()}
     plain, through_ray = results["plain"], results["ray"]
     pairs = plain[1].num_rows
     same = np.allclose(plain[1]["prob_mean"].to_numpy(), through_ray[1]["prob_mean"].to_numpy(), atol=1e-6)
     model = f"MiniLM-L{args.layers}, max length {args.max_length}"
-    print(f"{args.method} on {model}: wikiqa/{args.split}, {pairs} pairs")
+    precision = "bf16 autocast" if bf16 else "fp32"
+    print(f"{args.method} on {model}, {precision} on {device.type}: wikiqa/{args.split}, {pairs} pairs")
+    print(
+        f"  model FLOPs {flops / 1e9:.1f} G; matrix rate of the device {rate / 1e9:.1f} GFLOP/s ({precision})"
+    )
     print("  first call: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in first.items()))
     for name, (seconds, _) in results.items():
-        print(f"  {name:5s} {seconds:7.2f} s  {pairs / seconds:8.1f} pairs/s")
+        achieved = flops / seconds
+        print(
+            f"  {name:5s} {seconds:7.2f} s  {pairs / seconds:8.1f} pairs/s  "
+            f"{achieved / 1e9:7.1f} GFLOP/s = {achieved / rate:.1%} of the matrix rate"
+        )
     print(f"  ray / plain throughput: {plain[0] / through_ray[0]:.3f}×   (tables equal: {same})")
 
 
