@@ -153,7 +153,9 @@ def main() -> None:
     results = {name: (min(seconds), tables[name]) for name, seconds in times.items()}
     plain, through_ray = results["plain"], results["ray"]
     pairs = plain[1].num_rows
-    same = np.allclose(plain[1]["prob_mean"].to_numpy(), through_ray[1]["prob_mean"].to_numpy(), atol=1e-6)
+    # Ray Data cuts batches at block edges: other length buckets, so bf16 rounds a little differently.
+    gap = np.abs(plain[1]["prob_mean"].to_numpy() - through_ray[1]["prob_mean"].to_numpy()).max()
+    same = plain[1]["qid"].equals(through_ray[1]["qid"]) and plain[1]["cid"].equals(through_ray[1]["cid"])
     model = f"MiniLM-L{args.layers}, max length {args.max_length}"
     precision = "bf16 autocast" if bf16 else "fp32"
     print(f"{args.method} on {model}, {precision} on {device.type}: wikiqa/{args.split}, {pairs} pairs")
@@ -167,7 +169,8 @@ def main() -> None:
             f"  {name:5s} {seconds:7.2f} s  {pairs / seconds:8.1f} pairs/s  "
             f"{achieved / 1e9:7.1f} GFLOP/s = {achieved / rate:.1%} of the matrix rate"
         )
-    print(f"  ray / plain throughput: {plain[0] / through_ray[0]:.3f}×   (tables equal: {same})")
+    print(f"  ray / plain throughput: {plain[0] / through_ray[0]:.3f}×")
+    print(f"  same rows in the same order: {same}; largest prob_mean difference {gap:.1e}")
 
 
 if __name__ == "__main__":
