@@ -3,6 +3,7 @@ with Ray Data ``map_batches`` and a stateful scorer over the Parquet shards."""
 
 import functools
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -42,7 +43,8 @@ def ray_session(address: str | None = None) -> Iterator[None]:
         yield
         return
     ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-    ray.data.DataContext.get_current().enable_progress_bars = False
+    ray.data.DataContext.get_current().enable_progress_bars = False  # the grid draws its own
+    logging.getLogger("ray.data").setLevel(logging.ERROR)  # "progress bars disabled", execution plans
     try:
         yield
     finally:
@@ -250,6 +252,9 @@ class ShardScorer:
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
         torch.set_num_threads(self.threads)  # a pooled worker may have run other work in between
+        # Dropout draws come from torch's global RNG: seeded from the batch's rows, they do not depend
+        # on what the worker process ran before (same shards, same numbers).
+        torch.manual_seed(int(pd.util.hash_pandas_object(batch[["qid", "cid"]], index=False).sum()) % 2**63)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
             samples = self.score(batch)
         return pd.DataFrame(

@@ -104,3 +104,18 @@ def test_auto_precision_is_bf16_where_scoring_gets_a_gpu(precision, gpus, resolv
     grid = {**DATA_PARALLEL, "eval": {"precision": precision}, "resources": {"gpus_per_trial": gpus}}
     spec, params = parse_grid(grid, "grid.yaml")
     assert GridRun(spec, params, tmp_path).scoring_precision == resolved
+
+
+def test_dropout_draws_do_not_depend_on_what_the_process_ran_before(dev_shards, tmp_path):
+    checkpoint = tiny_checkpoint(tmp_path / "model.pt", seed=0)
+    scorer = ShardScorer(
+        "mc_dropout", {"T": 4}, TINY_MODEL.model_dump(), [str(checkpoint)], str(dev_shards), 1
+    )
+    rows = read_shards(dev_shards).to_pandas().head(64)
+    first = np.stack(scorer(rows)["samples"])
+    torch.rand(1000)  # another task's draws in a pooled worker
+    again = np.stack(scorer(rows)["samples"])
+    np.testing.assert_array_equal(again, first)
+    assert np.ptp(first, axis=1).max() > 0  # dropout is on: the T passes differ
+    other = np.stack(scorer(rows.iloc[1:])["samples"])
+    assert not np.array_equal(other, first[1:])  # other rows, other draws
