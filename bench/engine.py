@@ -39,6 +39,9 @@ TRAINING_FILE = "training.json"  # a trained member's last reported metrics, bes
 @contextmanager
 def ray_session(address: str | None = None) -> Iterator[None]:
     """Use the running Ray session, or start one (local, sized to the machine, or ``address``)."""
+    # Tune's new console output prints an experiment box and result paths even at verbose=0; the
+    # grid draws its own progress bars (a user's own setting wins).
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     if ray.is_initialized():
         yield
         return
