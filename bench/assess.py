@@ -2,8 +2,6 @@
 with their plots) and the paired significance of each method against the grid's baseline."""
 
 import json
-import os
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,7 @@ import pyarrow as pa
 
 from bench import metrics
 from bench.errors import RankuqError
+from bench.files import staged_folder
 from bench.probes import PROBES, ProbeResult, merge, scored_lists
 from bench.probes.significance import paired_t
 
@@ -60,13 +59,11 @@ def cached_probes(
     half-written study behind.
     """
     if not (folder / METRICS_FILE).exists():
-        staging = folder.with_name(f".{folder.name}.tmp")
-        shutil.rmtree(staging, ignore_errors=True)
         result = run_probes(table, dev, names, seed, options)
-        result.write_plots(staging)
-        record = {"metrics": result.metrics, "notes": list(result.notes)}
-        (staging / METRICS_FILE).write_text(json.dumps(record, indent=1, allow_nan=True))
-        os.replace(staging, folder)
+        with staged_folder(folder) as staging:
+            result.write_plots(staging)
+            record = {"metrics": result.metrics, "notes": list(result.notes)}
+            (staging / METRICS_FILE).write_text(json.dumps(record, indent=1, allow_nan=True))
     record = json.loads((folder / METRICS_FILE).read_text())
     return record["metrics"], record["notes"], sorted(folder.glob("*.png"))
 

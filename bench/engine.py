@@ -25,6 +25,7 @@ from torch import nn
 import bench.metrics
 import methods
 from bench.errors import RankuqError
+from bench.files import staged_folder
 from bench.predictions import predictions_table
 from bench.train import TrainConfig, TrainState, balanced_pairs, fit
 from methods.backbone import ModelConfig, load_tokenizer
@@ -175,12 +176,9 @@ class _MemberSaver(tune.Callback):
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         key = trial.config["job"]["key"]
-        staging = self.models_dir / f".{key}.tmp"  # renamed when whole: a killed copy is no model
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        shutil.copy2(Path(trial.last_result["checkpoint_dir"]) / MODEL_FILE, staging / MODEL_FILE)
-        (staging / TRAINING_FILE).write_text(json.dumps(trial.last_result["training"]))
-        os.replace(staging, self.models_dir / key)
+        with staged_folder(self.models_dir / key) as staging:  # a killed copy is no model
+            shutil.copy2(Path(trial.last_result["checkpoint_dir"]) / MODEL_FILE, staging / MODEL_FILE)
+            (staging / TRAINING_FILE).write_text(json.dumps(trial.last_result["training"]))
         shutil.rmtree(self.storage / key)  # its epoch checkpoints, optimizer state included
         self.advance(key)
 

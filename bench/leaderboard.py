@@ -4,7 +4,6 @@ out as paper 000's Tables 2–3 (per condition, relative change against the base
 marks)."""
 
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bench.errors import RankuqError
+from bench.files import atomic_write
 from bench.tracking import (
     BASELINE_TAG,
     EXPERIMENT,
@@ -86,16 +86,6 @@ def write_csv(board: pd.DataFrame, folder: Path) -> Path:
     path = folder / "leaderboard.csv"
     atomic_write(path, board.to_csv(index=False))
     return path
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Readers see the old file or the whole new one, never a part."""
-    staging = path.with_name(f".{path.name}.tmp")
-    try:
-        staging.write_text(text)
-        os.replace(staging, path)
-    finally:
-        staging.unlink(missing_ok=True)
 
 
 # --- reading a board back ---------------------------------------------------------------------

@@ -8,7 +8,8 @@ from pathlib import Path
 import jinja2
 
 from bench.errors import RankuqError
-from bench.leaderboard import Board, Plot, atomic_write, footnote, paper_markdown, paper_tables
+from bench.files import atomic_write
+from bench.leaderboard import Board, Plot, footnote, paper_markdown, paper_tables
 
 KIND_TITLES = {"reliability": "Reliability diagram", "risk_aversion": "Risk-aversion curve"}
 

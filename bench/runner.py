@@ -24,6 +24,7 @@ import methods
 from bench import metrics
 from bench.assess import cached_probes, headline, significance
 from bench.engine import MODEL_FILE, ray_session, score_shards, train_members
+from bench.files import atomic_write
 from bench.grid import GridSpec, Shift, Side
 from bench.leaderboard import (
     LEADERBOARD_METRICS,
@@ -424,9 +425,7 @@ class GridRun:
                     }
                 )
         path = folder / PLOT_INDEX
-        staging = path.with_name(f".{path.name}.tmp")
-        staging.write_text(json.dumps(index, indent=1, ensure_ascii=False))
-        os.replace(staging, path)
+        atomic_write(path, json.dumps(index, indent=1, ensure_ascii=False))
         return path
 
     def _track(

@@ -8,8 +8,6 @@ is cached in its folder: ``trials.csv`` (one row per trial and epoch) and ``best
 """
 
 import json
-import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ from ray.tune.search.optuna import OptunaSearch
 
 from bench.engine import train_member
 from bench.errors import RankuqError
+from bench.files import staged_folder
 from bench.probes.base import ScoredLists
 from bench.probes.risk import risk_aware_mean
 from bench.space import SearchConfig
@@ -156,13 +155,10 @@ def _trial_table(name: str, results: ResultGrid, keys: list[str], metric: str) -
 
 
 def _write(folder: Path, table: pd.DataFrame, record: dict[str, Any]) -> None:
-    """The trial table and the choice, written under a temporary name and renamed: whole or not at all."""
-    staging = folder.with_name(f".{folder.name}.tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    table.to_csv(staging / TRIALS_FILE, index=False)
-    (staging / BEST_FILE).write_text(json.dumps(record, indent=1))
-    os.replace(staging, folder)
+    """The trial table and the choice, written whole or not at all."""
+    with staged_folder(folder) as staging:
+        table.to_csv(staging / TRIALS_FILE, index=False)
+        (staging / BEST_FILE).write_text(json.dumps(record, indent=1))
 
 
 def _best(table: pd.DataFrame, search: SearchConfig, keys: list[str]) -> dict[str, Any]:
