@@ -26,10 +26,10 @@ import bench.metrics
 import methods
 from bench.errors import RankuqError
 from bench.files import staged_folder
-from bench.predictions import predictions_table
+from bench.predictions import frame_predictions
 from bench.train import TrainConfig, TrainState, balanced_pairs, fit
 from methods.backbone import ModelConfig, load_tokenizer
-from methods.base import MethodParams, NeuralMethod, inference_device
+from methods.base import BatchScorer, MethodParams, NeuralMethod, inference_device
 from tasks.shards import read_shards, shard_files
 
 MODEL_FILE = "model.pt"  # a member's weights: what scoring loads
@@ -134,13 +134,17 @@ def _dev_reporter(
 
     def report(state: TrainState) -> None:
         with torch.random.fork_rng():  # training goes on with the numbers it would draw without a search
-            samples = np.concatenate([score(lists.iloc[i : i + size]) for i in range(0, len(lists), size)])
-        columns = (lists["qid"].tolist(), lists["cid"].tolist(), lists["label"].to_numpy())
-        table = predictions_table(*columns, samples, method.probabilistic)
+            table = score_frame(score, lists, size, method.probabilistic)
         value = bench.metrics.compute(table, [name], drop_queries_without_relevant=True)[name]
         tune.report({name: value, "epoch": state["epoch"]})
 
     return report
+
+
+def score_frame(score: BatchScorer, frame: pd.DataFrame, batch_size: int, probabilistic: bool) -> pa.Table:
+    """Predictions of ``frame``'s candidate rows, scored ``batch_size`` rows at a time in this process."""
+    batches = (frame.iloc[start : start + batch_size] for start in range(0, len(frame), batch_size))
+    return frame_predictions(frame, np.concatenate([score(batch) for batch in batches]), probabilistic)
 
 
 def train_trial(config: dict[str, Any]) -> None:
@@ -333,10 +337,4 @@ def score_shards(
         cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
         raise RankuqError(f"scoring {method} on {shards.name} failed: {cause}") from error
     samples = np.stack(scored["samples"].to_numpy())
-    return predictions_table(
-        scored["qid"].tolist(),
-        scored["cid"].tolist(),
-        scored["label"].to_numpy(),
-        samples,
-        probabilistic=methods.get(method).probabilistic,
-    )
+    return frame_predictions(scored, samples, methods.get(method).probabilistic)

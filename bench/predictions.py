@@ -1,6 +1,7 @@
 """Contract 2: predictions, one row per (query, candidate) with S relevance-probability draws."""
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from bench.errors import RankuqError
@@ -38,6 +39,13 @@ def predictions_table(
         schema=PREDICTION_SCHEMA,
     )
     return table.replace_schema_metadata({PROBABILISTIC_KEY: b"true" if probabilistic else b"false"})
+
+
+def frame_predictions(frame: pd.DataFrame, samples: np.ndarray, probabilistic: bool = True) -> pa.Table:
+    """``predictions_table`` of a candidate frame's qid, cid and label columns and its [n, S] draws."""
+    return predictions_table(
+        frame["qid"].tolist(), frame["cid"].tolist(), frame["label"].to_numpy(), samples, probabilistic
+    )
 
 
 def is_probabilistic(table: pa.Table) -> bool:

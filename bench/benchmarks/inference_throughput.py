@@ -36,8 +36,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 import methods
 import tasks
-from bench.engine import ShardScorer, ray_session, score_shards
-from bench.predictions import predictions_table
+from bench.engine import ShardScorer, ray_session, score_frame, score_shards
 from methods.backbone import ModelConfig, build_cross_encoder
 from methods.base import inference_device
 from tasks.shards import build_shards, shard_files
@@ -55,15 +54,8 @@ def plain_loop(
     """The method's scorer in this process (the same ShardScorer the Ray path runs), batch after batch."""
     scorer = ShardScorer(method, {}, config.model_dump(), [str(checkpoint)], str(shards), threads, precision)
     frame = pq.ParquetDataset(shard_files(shards)).read().to_pandas()
-    samples = np.concatenate(
-        [
-            np.stack(scorer(frame.iloc[i : i + batch_size])["samples"])
-            for i in range(0, len(frame), batch_size)
-        ]
-    )
-    probabilistic = methods.get(method).probabilistic
-    return predictions_table(
-        frame.qid.tolist(), frame.cid.tolist(), frame.label.to_numpy(), samples, probabilistic
+    return score_frame(
+        lambda batch: np.stack(scorer(batch)["samples"]), frame, batch_size, methods.get(method).probabilistic
     )
 
 

@@ -15,9 +15,9 @@ from rich.console import Console
 
 import methods
 from bench import metrics
+from bench.engine import score_frame
 from bench.errors import RankuqError
 from bench.grid import parse_grid
-from bench.predictions import predictions_table
 from bench.probes import scored_lists
 from bench.probes.risk import risk_aware_mean
 from bench.runner import GridRun
@@ -266,8 +266,7 @@ def test_every_seed_trains_with_the_chosen_setting(searched):
     model = run_dir / "models" / jobs[0]["key"] / "model.pt"
     score = methods.get("bert")().make_scorer(MethodParams(), ModelConfig(**jobs[0]["model"]), [model], dev)
     rows = read_shards(dev).to_pandas()
-    samples = np.concatenate([score(rows.iloc[i : i + 128]) for i in range(0, len(rows), 128)])
-    table = predictions_table(rows.qid.tolist(), rows.cid.tolist(), rows.label.to_numpy(), samples)
+    table = score_frame(score, rows, 128, probabilistic=True)
     assert metrics.compute(table, ["R@1"], drop_queries_without_relevant=True)["R@1"] == record["score"]
     for run in mlflow_runs(run_dir, "seed"):
         assert float(run.data.params["train.lr"]) == record["best"]["train.lr"]
