@@ -2,6 +2,7 @@ import random
 
 import numpy as np
 import pyarrow as pa
+import pytest
 import torch
 
 from bench.train import TrainConfig, balanced_pairs, fit
@@ -18,6 +19,14 @@ TABLE = pa.table(
 )
 
 
+@pytest.fixture(scope="module")
+def fit_inputs():
+    """What each fit test trains on: the tiny BERT's config (dropout 0.1 draws from torch's RNG),
+    its tokenizer and TABLE's balanced pairs."""
+    model_config = ModelConfig(backbone=TINY, max_length=16)
+    return model_config, load_tokenizer(model_config), balanced_pairs(TABLE, seed=0)
+
+
 def test_pairs_are_balanced_per_query_and_skip_queries_without_relevant():
     pairs = balanced_pairs(TABLE, seed=0)
     labels = [label for _, _, label in pairs]
@@ -27,10 +36,8 @@ def test_pairs_are_balanced_per_query_and_skip_queries_without_relevant():
     assert len(balanced_pairs(TABLE, seed=0, max_queries=1)) == 2
 
 
-def test_same_seed_same_losses():
-    model_config = ModelConfig(backbone=TINY, max_length=16)
-    tokenizer = load_tokenizer(model_config)
-    pairs = balanced_pairs(TABLE, seed=0)
+def test_same_seed_same_losses(fit_inputs):
+    model_config, tokenizer, pairs = fit_inputs
     train = TrainConfig(epochs=2, batch_size=2)
     runs = [
         fit(build_cross_encoder(model_config, 3), tokenizer, pairs, model_config, train, seed=3)
@@ -40,10 +47,8 @@ def test_same_seed_same_losses():
     assert len(runs[0]) == 2 * 3  # 5 pairs in batches of 2, twice
 
 
-def test_a_run_resumed_from_an_epoch_state_ends_with_the_same_weights_and_losses():
-    model_config = ModelConfig(backbone=TINY, max_length=16)  # dropout 0.1 draws from torch's RNG
-    tokenizer = load_tokenizer(model_config)
-    pairs = balanced_pairs(TABLE, seed=0)
+def test_a_run_resumed_from_an_epoch_state_ends_with_the_same_weights_and_losses(fit_inputs):
+    model_config, tokenizer, pairs = fit_inputs
     train = TrainConfig(epochs=3, batch_size=2)
 
     def noisy_loss(net, inputs, labels):  # draws from numpy's and Python's global RNGs too
@@ -66,10 +71,8 @@ def test_a_run_resumed_from_an_epoch_state_ends_with_the_same_weights_and_losses
     assert not torch.equal(states[0]["model"]["classifier.weight"], weights["classifier.weight"])
 
 
-def test_a_data_parallel_worker_takes_its_share_of_the_batches():
-    model_config = ModelConfig(backbone=TINY, max_length=16)
-    tokenizer = load_tokenizer(model_config)
-    pairs = balanced_pairs(TABLE, seed=0)
+def test_a_data_parallel_worker_takes_its_share_of_the_batches(fit_inputs):
+    model_config, tokenizer, pairs = fit_inputs
     train = TrainConfig(epochs=2, batch_size=2)
     steps = [
         len(
