@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from bench import metrics
-from bench.errors import RankuqError
-from bench.files import staged_folder
-from bench.probes import PROBES, ProbeResult, merge, scored_lists
-from bench.probes.significance import paired_t
+from rankuq.bench import metrics
+from rankuq.bench.files import staged_folder
+from rankuq.bench.probes import PROBES, ProbeResult, merge, scored_lists
+from rankuq.bench.probes.significance import paired_t
+from rankuq.errors import RankuqError
 
 # Probe keys shown on the leaderboard (all of them go to MLflow): display name ← probe key.
 HEADLINE = {"ERCE": "ERCE", "RA R@1": "RA.R_at_1", "nAUC AP u_max": "nAUC.AP.u_max"}

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from bench.errors import RankuqError
+from rankuq.errors import RankuqError
 
 if TYPE_CHECKING:
-    from bench.leaderboard import Board
+    from rankuq.bench.leaderboard import Board
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
@@ -67,9 +67,9 @@ def _print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from bench.grid import load_grid
-    from bench.leaderboard import read_run_dir
-    from bench.runner import GridRun
+    from rankuq.bench.grid import load_grid
+    from rankuq.bench.leaderboard import read_run_dir
+    from rankuq.bench.runner import GridRun
 
     spec, params = load_grid(args.grid)
     if args.data_dir:
@@ -84,7 +84,7 @@ def _run(args: argparse.Namespace) -> None:
 
 def _show(board: "Board") -> None:
     """The board's per-condition tables and their footnote, on the terminal."""
-    from bench.leaderboard import footnote, rich_tables
+    from rankuq.bench.leaderboard import footnote, rich_tables
 
     console = Console()
     for table in rich_tables(board, console.width):
@@ -93,7 +93,7 @@ def _show(board: "Board") -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    from bench.evaluate import evaluate_file
+    from rankuq.bench.evaluate import evaluate_file
 
     probes = [probe for probe in EVALUATE_PROBES if getattr(args, probe)]
     values = evaluate_file(
@@ -111,8 +111,8 @@ def _evaluate(args: argparse.Namespace) -> None:
 
 
 def _leaderboard(args: argparse.Namespace) -> None:
-    from bench.leaderboard import read_run_dir, read_tracking
-    from bench.report import write_report
+    from rankuq.bench.leaderboard import read_run_dir, read_tracking
+    from rankuq.bench.report import write_report
 
     if (args.run_dir is None) == (args.tracking_uri is None) or (args.grid and args.run_dir):
         raise RankuqError("rankuq leaderboard: give either RUN_DIR or --tracking-uri URI [--grid NAME]")
@@ -129,8 +129,8 @@ def _leaderboard(args: argparse.Namespace) -> None:
 
 
 def _list_tasks() -> None:
-    import tasks
-    from tasks import lists, negatives
+    from rankuq import tasks
+    from rankuq.tasks import lists, negatives
 
     rows = [[name, task.description, ", ".join(task.files)] for name, task in _entries(tasks)]
     _print_table("tasks", ["name", "description", "files (under the data folder)"], rows)
@@ -140,7 +140,7 @@ def _list_tasks() -> None:
 
 
 def _list_methods() -> None:
-    import methods
+    from rankuq import methods
 
     rows = [
         [

@@ -22,15 +22,15 @@ from ray import train, tune
 from ray.train.torch import TorchTrainer
 from torch import nn
 
-import bench.metrics
-import methods
-from bench.errors import RankuqError
-from bench.files import staged_folder
-from bench.predictions import frame_predictions
-from bench.train import TrainConfig, TrainState, balanced_pairs, fit
-from methods.backbone import ModelConfig, load_tokenizer
-from methods.base import BatchScorer, MethodParams, NeuralMethod, inference_device
-from tasks.shards import read_shards, shard_files
+from rankuq import methods
+from rankuq.backbone import ModelConfig, load_tokenizer
+from rankuq.bench import metrics as bench_metrics
+from rankuq.bench.files import staged_folder
+from rankuq.bench.predictions import frame_predictions
+from rankuq.bench.train import TrainConfig, TrainState, balanced_pairs, fit
+from rankuq.errors import RankuqError
+from rankuq.methods.base import BatchScorer, MethodParams, NeuralMethod, inference_device
+from rankuq.shards import read_shards, shard_files
 
 MODEL_FILE = "model.pt"  # a member's weights: what scoring loads
 STATE_FILE = "train-state.pt"  # the rest of an epoch checkpoint: optimizer, schedule, epoch, losses, RNGs
@@ -135,7 +135,7 @@ def _dev_reporter(
     def report(state: TrainState) -> None:
         with torch.random.fork_rng():  # training goes on with the numbers it would draw without a search
             table = score_frame(score, lists, size, method.probabilistic)
-        value = bench.metrics.compute(table, [name], drop_queries_without_relevant=True)[name]
+        value = bench_metrics.compute(table, [name], drop_queries_without_relevant=True)[name]
         tune.report({name: value, "epoch": state["epoch"]})
 
     return report

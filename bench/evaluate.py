@@ -17,9 +17,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from bench import metrics
-from bench.errors import RankuqError
-from bench.predictions import is_probabilistic, predictions_table, validate_predictions
+from rankuq.bench import metrics
+from rankuq.bench.predictions import is_probabilistic, predictions_table, validate_predictions
+from rankuq.errors import RankuqError
 
 RUN_LAYOUT = "qid Q0 docno rank score tag"
 QRELS_LAYOUT = "qid 0 docno relevance"
@@ -73,9 +73,7 @@ def run_to_predictions(run: pa.Table, qrels: pa.Table) -> pa.Table:
     """
     judged = run.filter(pc.is_in(run["qid"], value_set=pc.unique(qrels["qid"])))
     if judged.num_rows == 0:
-        raise RankuqError(
-            "the run and the qrels share no query id; check that they are for the same topics"
-        )
+        raise RankuqError("the run and the qrels share no query id; check that they are for the same topics")
     scores = judged["score"].to_numpy()
     table = predictions_table(
         judged["qid"].to_pylist(),
@@ -93,9 +91,7 @@ def _judgements(run: pa.Table, qrels: pa.Table) -> np.ndarray:
     """Each run row's qrels label, 0 when unjudged: (qid, cid) pairs of both tables coded
     together, which keeps the run's row order (a join would not) and is several times faster."""
     codes = [
-        pc.dictionary_encode(
-            pa.concat_arrays([run[name].combine_chunks(), qrels[name].combine_chunks()])
-        )
+        pc.dictionary_encode(pa.concat_arrays([run[name].combine_chunks(), qrels[name].combine_chunks()]))
         for name in ("qid", "cid")
     ]
     pairs = codes[0].indices.to_numpy().astype(np.int64) * len(codes[1].dictionary)
@@ -165,7 +161,7 @@ def evaluate_file(
 def _probe(
     table: pa.Table, source: str, names: Sequence[str], dev: Path | None, seed: int
 ) -> dict[str, float]:
-    from bench import probes  # matplotlib and scikit-learn load only when a probe is asked for
+    from rankuq.bench import probes  # matplotlib and scikit-learn load only when a probe is asked for
 
     reference = None if dev is None else validate_predictions(_read_parquet(dev), str(dev))
     result = probes.run(probes.scored_lists(table, source), names, dev=reference, seed=seed)
@@ -195,9 +191,7 @@ def _read_fields(path: Path, layout: str) -> tuple[np.ndarray, list[list[bytes]]
     starts = ~blank
     starts[1:] &= blank[:-1]
     newlines = np.flatnonzero(data == ord("\n"))
-    per_line = np.bincount(
-        np.searchsorted(newlines, np.flatnonzero(starts)), minlength=newlines.size + 1
-    )
+    per_line = np.bincount(np.searchsorted(newlines, np.flatnonzero(starts)), minlength=newlines.size + 1)
     bad = np.flatnonzero((per_line != 0) & (per_line != width))
     if bad.size:
         line = raw.split(b"\n")[bad[0]].decode().strip()
@@ -212,9 +206,7 @@ def _read_fields(path: Path, layout: str) -> tuple[np.ndarray, list[list[bytes]]
     return lines, [tokens[i::width] for i in range(width)]
 
 
-def _numbers(
-    path: Path, lines: np.ndarray, values: list[bytes], name: str, dtype: type
-) -> np.ndarray:
+def _numbers(path: Path, lines: np.ndarray, values: list[bytes], name: str, dtype: type) -> np.ndarray:
     """A column parsed as numbers; the first value that does not parse is reported by line."""
     try:
         return np.array(values, dtype=dtype)
@@ -225,8 +217,7 @@ def _numbers(
             except (ValueError, OverflowError):
                 kind = "an integer" if dtype is np.int64 else "a number"
                 raise RankuqError(
-                    f"{path}, line {number}: {name} {value.decode()!r} is not {kind}; "
-                    "fix or drop the line"
+                    f"{path}, line {number}: {name} {value.decode()!r} is not {kind}; fix or drop the line"
                 ) from None
         raise
 

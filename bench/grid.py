@@ -7,14 +7,13 @@ from typing import Annotated, Any, Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-import methods
-import tasks
-from bench.errors import RankuqError
-from bench.probes import DEFAULT_PROBES, PROBES
-from bench.space import SearchConfig, check_space, sections_of
-from bench.train import TrainConfig
-from methods.backbone import ModelConfig
-from methods.base import MethodParams
+from rankuq import methods, tasks
+from rankuq.backbone import ModelConfig
+from rankuq.bench.probes import DEFAULT_PROBES, PROBES
+from rankuq.bench.space import SearchConfig, check_space, sections_of
+from rankuq.bench.train import TrainConfig
+from rankuq.errors import RankuqError
+from rankuq.methods.base import MethodParams
 
 DEFAULT_GRID = "default.yaml"
 
@@ -243,7 +242,7 @@ def _is_model(annotation: Any) -> bool:
 def load_grid(path: Path | None = None) -> tuple[GridSpec, dict[str, MethodParams]]:
     """Read a grid YAML file, or the built-in default grid when ``path`` is None."""
     if path is None:
-        text = resources.files("bench.grids").joinpath(DEFAULT_GRID).read_text()
+        text = resources.files("rankuq.bench.grids").joinpath(DEFAULT_GRID).read_text()
         source = f"built-in grid {DEFAULT_GRID}"
     else:
         if not path.is_file():

@@ -17,9 +17,8 @@ from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from rich.table import Table
 from rich.text import Text
 
-from bench.errors import RankuqError
-from bench.files import atomic_write
-from bench.tracking import (
+from rankuq.bench.files import atomic_write
+from rankuq.bench.tracking import (
     BASELINE_TAG,
     EXPERIMENT,
     LEVEL_TAG,
@@ -28,6 +27,7 @@ from bench.tracking import (
     ROW_TAG,
     mlflow_name,
 )
+from rankuq.errors import RankuqError
 
 RANKING_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10")
 LEADERBOARD_METRICS = (*RANKING_METRICS, "ECE", "ERCE", "RA R@1", "nAUC AP u_max")

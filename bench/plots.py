@@ -9,7 +9,7 @@ matplotlib.use("Agg")  # files only; no display on servers
 import matplotlib.pyplot as plt
 import numpy as np
 
-from bench.metrics.ece import bin_sums
+from rankuq.bench.metrics.ece import bin_sums
 
 
 def reliability_diagram(

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from bench.errors import RankuqError
+from rankuq.errors import RankuqError
 
 PREDICTION_SCHEMA = pa.schema(
     [

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import jinja2
 
-from bench.errors import RankuqError
-from bench.files import atomic_write
-from bench.leaderboard import Board, Plot, footnote, paper_markdown, paper_tables
+from rankuq.bench.files import atomic_write
+from rankuq.bench.leaderboard import Board, Plot, footnote, paper_markdown, paper_tables
+from rankuq.errors import RankuqError
 
 KIND_TITLES = {"reliability": "Reliability diagram", "risk_aversion": "Risk-aversion curve"}
 

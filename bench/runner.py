@@ -20,13 +20,13 @@ import ray
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-import methods
-from bench import metrics
-from bench.assess import cached_probes, headline, significance
-from bench.engine import MODEL_FILE, ray_session, score_shards, train_members
-from bench.files import atomic_write
-from bench.grid import GridSpec, Shift, Side
-from bench.leaderboard import (
+from rankuq import methods
+from rankuq.bench import metrics
+from rankuq.bench.assess import cached_probes, headline, significance
+from rankuq.bench.engine import MODEL_FILE, ray_session, score_shards, train_members
+from rankuq.bench.files import atomic_write
+from rankuq.bench.grid import GridSpec, Shift, Side
+from rankuq.bench.leaderboard import (
     LEADERBOARD_METRICS,
     RANKING_METRICS,
     board_columns,
@@ -35,11 +35,11 @@ from bench.leaderboard import (
     read_run_dir,
     write_csv,
 )
-from bench.predictions import is_probabilistic
-from bench.probes import scored_lists
-from bench.report import write_report
-from bench.search import TRIALS_FILE, SearchResult, search_risk_b, search_training, tuned_section
-from bench.tracking import (
+from rankuq.bench.predictions import is_probabilistic
+from rankuq.bench.probes import scored_lists
+from rankuq.bench.report import write_report
+from rankuq.bench.search import TRIALS_FILE, SearchResult, search_risk_b, search_training, tuned_section
+from rankuq.bench.tracking import (
     BASELINE_TAG,
     LEVEL_TAG,
     METRICS_TAG,
@@ -48,9 +48,9 @@ from bench.tracking import (
     Tracker,
     default_tracking_uri,
 )
-from methods.base import MethodParams
-from tasks.base import data_root
-from tasks.shards import build_shards
+from rankuq.methods.base import MethodParams
+from rankuq.tasks.base import data_root
+from rankuq.tasks.shards import build_shards
 
 
 def content_key(*parts: object) -> str:

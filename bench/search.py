@@ -21,12 +21,12 @@ from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, TrialScheduler
 from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter, SearchAlgorithm, Searcher
 from ray.tune.search.optuna import OptunaSearch
 
-from bench.engine import train_member
-from bench.errors import RankuqError
-from bench.files import staged_folder
-from bench.probes.base import ScoredLists
-from bench.probes.risk import risk_aware_mean
-from bench.space import SearchConfig
+from rankuq.bench.engine import train_member
+from rankuq.bench.files import staged_folder
+from rankuq.bench.probes.base import ScoredLists
+from rankuq.bench.probes.risk import risk_aware_mean
+from rankuq.bench.space import SearchConfig
+from rankuq.errors import RankuqError
 
 BEST_FILE, TRIALS_FILE = "best.json", "trials.csv"
 

@@ -7,12 +7,12 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from ray import tune
 
-import methods
-from bench import metrics
-from bench.errors import RankuqError
-from bench.train import TrainConfig
-from methods.backbone import ModelConfig
-from methods.base import MethodParams
+from rankuq import methods
+from rankuq.backbone import ModelConfig
+from rankuq.bench import metrics
+from rankuq.bench.train import TrainConfig
+from rankuq.errors import RankuqError
+from rankuq.methods.base import MethodParams
 
 # name → (its arguments, what it draws: float, int, or the categories themselves)
 DOMAINS: dict[str, tuple[tuple[str, ...], type | None]] = {

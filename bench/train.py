@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from torch import nn
 from transformers import PreTrainedTokenizerBase, get_linear_schedule_with_warmup
 
-from methods.backbone import ModelConfig, encode_pairs
-from methods.losses import cross_entropy
+from rankuq.backbone import ModelConfig, encode_pairs
+from rankuq.methods.losses import cross_entropy
 
 
 class TrainConfig(BaseModel):

@@ -1,12 +1,12 @@
 """How to score: rankers that output a predictive distribution per (query, candidate)."""
 
-from methods.base import REGISTRY, Method, MethodParams
+from rankuq.methods.base import REGISTRY, Method, MethodParams
 
 get = REGISTRY.get
 names = REGISTRY.names
 register = REGISTRY.register
 
-from methods import (  # noqa: E402,F401  (register the methods)
+from rankuq.methods import (  # noqa: E402,F401  (register the methods)
     bert,
     bm25,
     conv_knrm,

@@ -11,10 +11,10 @@ import torch
 from pydantic import BaseModel, ConfigDict, ValidationError
 from torch import nn
 
-from bench.errors import RankuqError
-from bench.registry import Registry
-from methods.backbone import ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
-from methods.losses import cross_entropy
+from rankuq.backbone import ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
+from rankuq.errors import RankuqError
+from rankuq.methods.losses import cross_entropy
+from rankuq.registry import Registry
 
 # Scores one batch of candidate rows (contract-1 columns) → float array [n, S].
 BatchScorer = Callable[[pd.DataFrame], np.ndarray]

@@ -5,10 +5,10 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_probability
+from rankuq.methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_probability
 
 
-@REGISTRY.register("bert")
+@REGISTRY.register
 class Bert(NeuralMethod):
     name = "bert"
     description = "deterministic cross-encoder, pointwise cross-entropy (S = 1) [000]"

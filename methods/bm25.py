@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from methods.backbone import ModelConfig
-from methods.base import REGISTRY, BatchScorer, Method, MethodParams
-from tasks.shards import shard_files
+from rankuq.backbone import ModelConfig
+from rankuq.methods.base import REGISTRY, BatchScorer, Method, MethodParams
+from rankuq.shards import shard_files
 
 
-@REGISTRY.register("bm25")
+@REGISTRY.register
 class BM25(Method):
     name = "bm25"
     description = "BM25 baseline (bm25s; IDF over the split's candidates, context as query), S = 1"

@@ -10,18 +10,18 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from methods.backbone import ModelConfig
-from methods.base import REGISTRY, MethodParams
-from methods.encoders import ConvKNRMFeatures
-from methods.losses import LossName
-from methods.ranker import HeadMethod, Ranker
+from rankuq.backbone import ModelConfig
+from rankuq.methods.base import REGISTRY, MethodParams
+from rankuq.methods.encoders import ConvKNRMFeatures
+from rankuq.methods.losses import LossName
+from rankuq.methods.ranker import HeadMethod, Ranker
 
 
 class ConvKNRMParams(MethodParams):
     loss: LossName = "pointwise_ce"
 
 
-@REGISTRY.register("conv_knrm")
+@REGISTRY.register
 class ConvKNRM(HeadMethod):
     name = "conv_knrm"
     description = "Conv-KNRM over MiniLM word embeddings, linear output (S = 1) [001]"

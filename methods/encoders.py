@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-from methods.backbone import ModelConfig, build_cross_encoder, load_tokenizer
+from rankuq.backbone import ModelConfig, build_cross_encoder, load_tokenizer
 
 EncoderName = Literal["bert", "conv_knrm"]
 

@@ -7,14 +7,14 @@ import torch
 from pydantic import Field
 from torch import nn
 
-from methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_probability
+from rankuq.methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_probability
 
 
 class EnsembleParams(MethodParams):
     M: Annotated[int, Field(ge=2, description="members, each trained as its own trial")] = 5
 
 
-@REGISTRY.register("ensemble")
+@REGISTRY.register
 class Ensemble(NeuralMethod):
     name = "ensemble"
     description = "Deep Ensemble: M members from different seeds, each a parallel trial (M = 5) [000]"

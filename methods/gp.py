@@ -27,7 +27,7 @@ from torch import nn
 from torch.nn import functional
 from torch.nn.utils import parametrize
 
-from methods.ranker import HeadMethod, HeadParams
+from rankuq.methods.ranker import HeadMethod, HeadParams
 
 KernelName = Literal["rbf", "matern12", "matern32", "matern52", "linear"]
 MATERN_NU = {"matern12": 0.5, "matern32": 1.5, "matern52": 2.5}

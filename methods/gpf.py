@@ -10,16 +10,16 @@ import torch
 from pydantic import Field
 from torch import nn
 
-from methods.base import REGISTRY
-from methods.losses import focal
-from methods.sngp import SNGP, SNGPParams
+from rankuq.methods.base import REGISTRY
+from rankuq.methods.losses import focal
+from rankuq.methods.sngp import SNGP, SNGPParams
 
 
 class GPFParams(SNGPParams):
     gamma: Annotated[float, Field(ge=0, description="focal-loss focusing parameter γ")] = 2.0
 
 
-@REGISTRY.register("gpf")
+@REGISTRY.register
 class GPF(SNGP):
     name = "gpf"
     description = "GPF-BERT: `sngp` trained with focal loss (γ = 2) [004]"

@@ -16,9 +16,9 @@ import torch
 from pydantic import Field
 from torch import nn
 
-from methods.base import REGISTRY
-from methods.losses import LossName
-from methods.ranker import HeadMethod, HeadParams
+from rankuq.methods.base import REGISTRY
+from rankuq.methods.losses import LossName
+from rankuq.methods.ranker import HeadMethod, HeadParams
 
 
 class LastLayerMCParams(HeadParams):
@@ -50,7 +50,7 @@ class DropoutHead(nn.Module):
         return self.layers(features).squeeze(-1)
 
 
-@REGISTRY.register("last_layer_mc")
+@REGISTRY.register
 class LastLayerMC(HeadMethod):
     name = "last_layer_mc"
     description = "last-layer MC Dropout: encoder once, 2 FF layers sampled T times (T = 100) [001]"

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-from bench.errors import RankuqError
+from rankuq.errors import RankuqError
 
 LossName = Literal["pointwise_ce", "pairwise_ce", "pairwise_hinge"]
 

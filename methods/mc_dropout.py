@@ -7,14 +7,14 @@ import torch
 from pydantic import Field
 from torch import nn
 
-from methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_probability
+from rankuq.methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_probability
 
 
 class MCDropoutParams(MethodParams):
     T: Annotated[int, Field(gt=0, description="stochastic forward passes")] = 10
 
 
-@REGISTRY.register("mc_dropout")
+@REGISTRY.register
 class MCDropout(NeuralMethod):
     name = "mc_dropout"
     description = "MC Dropout: dropout on at test time, T stochastic passes (T = 10) [000]"

@@ -25,8 +25,15 @@ from polyagamma import random_polyagamma
 from pydantic import Field
 from torch import nn
 
-from methods.base import REGISTRY
-from methods.gp import GPHead, GPMethod, GPParams, KernelName, RandomFeatures, gauss_hermite_probability
+from rankuq.methods.base import REGISTRY
+from rankuq.methods.gp import (
+    GPHead,
+    GPMethod,
+    GPParams,
+    KernelName,
+    RandomFeatures,
+    gauss_hermite_probability,
+)
 
 
 class PGGPParams(GPParams):
@@ -104,7 +111,7 @@ def augmented_nll(phi: torch.Tensor, kappa: torch.Tensor, w: torch.Tensor) -> to
     return (0.5 * white.square().sum(-1) + log_det).mean() / len(kappa)
 
 
-@REGISTRY.register("pg_gp")
+@REGISTRY.register
 class PGGP(GPMethod):
     name = "pg_gp"
     description = "PG-DRR: RBF GP head, Pólya-Gamma augmentation, Gibbs sampling (N=30, T=10) [003]"

@@ -6,10 +6,10 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from methods.backbone import ModelConfig
-from methods.base import MethodParams, NeuralMethod
-from methods.encoders import EncoderName, build_encoder
-from methods.losses import ranking_loss
+from rankuq.backbone import ModelConfig
+from rankuq.methods.base import MethodParams, NeuralMethod
+from rankuq.methods.encoders import EncoderName, build_encoder
+from rankuq.methods.losses import ranking_loss
 
 
 class Ranker(nn.Module):

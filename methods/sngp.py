@@ -18,10 +18,17 @@ import torch
 from pydantic import Field
 from torch import nn
 
-from methods.backbone import ModelConfig
-from methods.base import REGISTRY
-from methods.gp import GPHead, GPMethod, GPParams, RandomFeatures, bound_spectral_norm, mean_field_probability
-from methods.ranker import Ranker
+from rankuq.backbone import ModelConfig
+from rankuq.methods.base import REGISTRY
+from rankuq.methods.gp import (
+    GPHead,
+    GPMethod,
+    GPParams,
+    RandomFeatures,
+    bound_spectral_norm,
+    mean_field_probability,
+)
+from rankuq.methods.ranker import Ranker
 
 
 class SNGPParams(GPParams):
@@ -54,7 +61,7 @@ class SNGPHead(GPHead):
         return logits
 
 
-@REGISTRY.register("sngp")
+@REGISTRY.register
 class SNGP(GPMethod):
     name = "sngp"
     description = "SNGP: spectral-norm features, RFF GP head, Laplace covariance, mean-field [003, 004]"

@@ -16,11 +16,11 @@ from torch import nn
 from torch.nn import functional
 from transformers.modeling_outputs import SequenceClassifierOutput
 
-from bench.errors import RankuqError
-from methods.backbone import ModelConfig, encode_pairs, load_tokenizer
-from methods.base import REGISTRY, MethodParams
-from methods.bert import Bert
-from tasks.shards import MANIFEST, read_shards
+from rankuq.backbone import ModelConfig, encode_pairs, load_tokenizer
+from rankuq.errors import RankuqError
+from rankuq.methods.base import REGISTRY, MethodParams
+from rankuq.methods.bert import Bert
+from rankuq.shards import MANIFEST, read_shards
 
 SETTINGS = ("task", "n", "seed", "variant", "include_nota", "schema")  # a calibration split shares these
 BATCH = 64
@@ -97,7 +97,7 @@ def split_logits(model: nn.Module, config: ModelConfig, shards: Path) -> tuple[t
     return torch.cat(logits).float().cpu(), (torch.tensor(table["label"]) > 0).long()
 
 
-@REGISTRY.register("temperature")
+@REGISTRY.register
 class Temperature(Bert):
     name = "temperature"
     description = "temperature scaling of `bert` on dev (post-hoc calibration baseline, S = 1)"

@@ -4,12 +4,12 @@
 of size n from a task's pool, ``tasks.shards.build_shards`` caches them as Parquet.
 """
 
-from tasks.base import REGISTRY, Task, data_root
+from rankuq.tasks.base import REGISTRY, Task, data_root
 
 get = REGISTRY.get
 names = REGISTRY.names
 register = REGISTRY.register
 
-from tasks import beir, clariq, response_tsv, trec, udc, wikiqa  # noqa: E402,F401  (registers the tasks)
+from rankuq.tasks import beir, clariq, response_tsv, trec, udc, wikiqa  # noqa: E402,F401  (registers the tasks)
 
 __all__ = ["REGISTRY", "Task", "data_root", "get", "names", "register"]

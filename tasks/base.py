@@ -8,10 +8,10 @@ from typing import ClassVar
 
 import pyarrow as pa
 
-from bench.errors import RankuqError
-from bench.registry import Registry
-from tasks.lists import build_lists, default_strategy
-from tasks.pool import Pool
+from rankuq.errors import RankuqError
+from rankuq.registry import Registry
+from rankuq.tasks.lists import build_lists, default_strategy
+from rankuq.tasks.pool import Pool
 
 DATA_ENV = "RANKUQ_DATA"
 SPLITS = ("train", "dev", "test")
@@ -93,8 +93,7 @@ class Task(ABC):
         """Reject a split name the task does not have, listing the valid ones."""
         if split not in self.splits:
             raise RankuqError(
-                f"unknown split '{split}' for task {self.name}; "
-                f"valid splits: {', '.join(self.splits)}"
+                f"unknown split '{split}' for task {self.name}; valid splits: {', '.join(self.splits)}"
             )
 
 

@@ -9,10 +9,10 @@ MS MARCO passage release, whose ``qrels/test.tsv`` holds the graded TREC DL 2019
 
 from pathlib import Path
 
-from bench.errors import RankuqError
-from tasks.base import REGISTRY, SPLITS, Task, require_files
-from tasks.files import jsonl_rows, line_error, open_text, require_text, tsv_rows
-from tasks.pool import Pool, PoolBuilder
+from rankuq.errors import RankuqError
+from rankuq.tasks.base import REGISTRY, SPLITS, Task, require_files
+from rankuq.tasks.files import jsonl_rows, line_error, open_text, require_text, tsv_rows
+from rankuq.tasks.pool import Pool, PoolBuilder
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 # qid → [(line, doc id, grade)], in file order.
@@ -98,14 +98,14 @@ class BeirFolder(Task):
         return builder.build()
 
 
-@REGISTRY.register("beir")
+@REGISTRY.register
 class Beir(BeirFolder):
     name = "beir"
     folder = "beir"
     description = "any BEIR-format dataset put in beir/ (corpus, queries, qrels per split)"
 
 
-@REGISTRY.register("msmarco")
+@REGISTRY.register
 class MsMarco(BeirFolder):
     name = "msmarco"
     folder = "msmarco"

@@ -13,9 +13,9 @@ keeps the first.
 from pathlib import Path
 from typing import ClassVar
 
-from tasks.base import REGISTRY, Task, require_files
-from tasks.files import line_error, open_text, require_text, tsv_rows
-from tasks.pool import Pool, PoolBuilder
+from rankuq.tasks.base import REGISTRY, Task, require_files
+from rankuq.tasks.files import line_error, open_text, require_text, tsv_rows
+from rankuq.tasks.pool import Pool, PoolBuilder
 
 HEADER = (
     "topic_id",
@@ -37,7 +37,7 @@ NEEDS = {"1": 1, "2": 2, "3": 3, "4": 4}
 FIX = "restore the original ClariQ file"
 
 
-@REGISTRY.register("clariq")
+@REGISTRY.register
 class ClariQ(Task):
     """ClariQ topics ranked over the clarifying-question bank (no native lists)."""
 

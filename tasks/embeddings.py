@@ -45,7 +45,7 @@ def load_encoder() -> "SentenceTransformer":
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
-    from methods.backbone import offline_minilm
+    from rankuq.backbone import offline_minilm
 
     hf_logging.disable_progress_bar()
     device = "cuda" if torch.cuda.is_available() else "cpu"

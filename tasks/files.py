@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench.errors import RankuqError
+from rankuq.errors import RankuqError
 
 # Failures of decompression or decoding, wherever in the file they happen.
 _UNREADABLE = (OSError, EOFError, UnicodeDecodeError, zlib.error, csv.Error)

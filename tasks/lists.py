@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from bench.errors import RankuqError
-from tasks import negatives
-from tasks.contract import CANDIDATE_SCHEMA, EXTRA_COLUMNS
-from tasks.negatives import query_rng
-from tasks.pool import Pool
+from rankuq.contract import CANDIDATE_SCHEMA, EXTRA_COLUMNS
+from rankuq.errors import RankuqError
+from rankuq.tasks import negatives
+from rankuq.tasks.negatives import query_rng
+from rankuq.tasks.pool import Pool
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.registry import Registry
-from tasks.pool import Pool
+from rankuq.registry import Registry
+from rankuq.tasks.pool import Pool
 
 
 def query_rng(seed: int, key: str, purpose: str) -> np.random.Generator:
@@ -46,7 +46,7 @@ def _contexts(pool: Pool, queries: np.ndarray) -> list[str]:
     return [" ".join(pool.contexts[q]) for q in queries]
 
 
-@REGISTRY.register("native")
+@REGISTRY.register
 class Native(Strategy):
     name = "native"
     description = "the dataset's own lists (e.g. WikiQA's page sentences), negatives in random order"
@@ -60,7 +60,7 @@ class Native(Strategy):
         return out
 
 
-@REGISTRY.register("random")
+@REGISTRY.register
 class Random(Strategy):
     name = "random"
     description = "uniform draws from the split's corpus (NS_random, paper 000)"
@@ -73,7 +73,7 @@ class Random(Strategy):
         ]
 
 
-@REGISTRY.register("bm25")
+@REGISTRY.register
 class BM25(Strategy):
     name = "bm25"
     description = "top BM25 (bm25s) candidates of the corpus, context as query (NS_classic, paper 000)"
@@ -89,7 +89,7 @@ class BM25(Strategy):
         return list(rows.astype(np.int64))
 
 
-@REGISTRY.register("dense")
+@REGISTRY.register
 class Dense(Strategy):
     name = "dense"
     description = "nearest candidates by offline all-MiniLM-L6-v2 embeddings, faiss inner product"
@@ -97,7 +97,7 @@ class Dense(Strategy):
     def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
         import faiss
 
-        from tasks.embeddings import embed
+        from rankuq.tasks.embeddings import embed
 
         corpus = embed(pool.texts, self.cache_dir)
         index = faiss.IndexFlatIP(corpus.shape[1])

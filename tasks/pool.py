@@ -3,8 +3,8 @@
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.errors import RankuqError
-from tasks.contract import EXTRA_COLUMNS
+from rankuq.contract import EXTRA_COLUMNS
+from rankuq.errors import RankuqError
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ Expected files (rename the release's files to these): ``<task>/train.tsv``, ``<t
 import hashlib
 from pathlib import Path
 
-from tasks.base import REGISTRY, Task, require_files
-from tasks.files import line_error, open_text, tsv_rows
-from tasks.pool import Pool, PoolBuilder
+from rankuq.tasks.base import REGISTRY, Task, require_files
+from rankuq.tasks.files import line_error, open_text, tsv_rows
+from rankuq.tasks.pool import Pool, PoolBuilder
 
 FIX = "each line must be: label<TAB>turn_1<TAB>…<TAB>turn_n<TAB>response"
 
@@ -74,14 +74,14 @@ def _parse(row: list[str], line: int, path: Path) -> tuple[int, tuple[str, ...],
     return label, turns, response
 
 
-@REGISTRY.register("msdialog")
+@REGISTRY.register
 class MSDialog(ResponseTsv):
     name = "msdialog"
     folder = "msdialog"
     description = "MSDialog response ranking (Qu et al. 2018), 10 native candidates per context"
 
 
-@REGISTRY.register("mantis")
+@REGISTRY.register
 class Mantis(ResponseTsv):
     name = "mantis"
     folder = "mantis"

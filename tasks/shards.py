@@ -18,17 +18,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-import tasks
-from bench.errors import RankuqError
-from tasks.base import require_files
-from tasks.contract import validate_candidates
-from tasks.embeddings import encoder_id
-from tasks.lists import build_lists, check_native, check_settings, resolve_n
+from rankuq import tasks
+from rankuq.contract import validate_candidates
+from rankuq.errors import RankuqError
+from rankuq.shards import MANIFEST, PART
+from rankuq.tasks.base import require_files
+from rankuq.tasks.embeddings import encoder_id
+from rankuq.tasks.lists import build_lists, check_native, check_settings, resolve_n
 
 # Part of every cache key: bump it when a loader's output changes for the same source bytes.
 SCHEMA_VERSION = "contract1-v2"
-PART = "part-{:05d}.parquet"
-MANIFEST = "manifest.json"
 EMBEDDINGS = "embeddings"  # cache_dir subfolder of the dense strategy's encoded texts
 
 
@@ -112,28 +111,6 @@ def _counts(table: pa.Table, pool_queries: int) -> dict[str, int]:
         "nota_queries": len(pc.unique(nota_qids)),
         "rows": table.num_rows,
     }
-
-
-def shard_files(path: Path) -> list[Path]:
-    """The Parquet parts of a shard folder, in order (the folder also holds the manifest)."""
-    parts = sorted(Path(path).glob("part-*.parquet"))
-    if not parts:
-        raise RankuqError(
-            f"{path}: no shard folder with part-*.parquet files; build it with build_shards"
-        )
-    return parts
-
-
-def read_shards(path: Path) -> pa.Table:
-    """The candidate table stored in a shard folder, validated against contract 1."""
-    parts = shard_files(path)
-    try:
-        table = pa.concat_tables([pq.read_table(part) for part in parts])
-    except (OSError, pa.ArrowException) as exc:
-        raise RankuqError(
-            f"{path}: unreadable shards ({exc}); delete the folder so build_shards rebuilds it"
-        ) from exc
-    return validate_candidates(table, str(path))
 
 
 def _publish(table: pa.Table, target: Path, rows_per_shard: int, manifest: dict[str, object]) -> None:

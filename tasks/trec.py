@@ -9,11 +9,11 @@ evaluate models trained elsewhere (MS MARCO → Robust04, TREC DL 2019).
 import re
 from pathlib import Path
 
-from bench.errors import RankuqError
-from tasks.base import REGISTRY, Task, require_files
-from tasks.beir import Qrels, add_queries, parse_grade, read_corpus
-from tasks.files import line_error, open_text, require_text
-from tasks.pool import Pool, PoolBuilder
+from rankuq.errors import RankuqError
+from rankuq.tasks.base import REGISTRY, Task, require_files
+from rankuq.tasks.beir import Qrels, add_queries, parse_grade, read_corpus
+from rankuq.tasks.files import line_error, open_text, require_text
+from rankuq.tasks.pool import Pool, PoolBuilder
 
 TOPIC = re.compile(r"<top>(.*?)</top>", re.DOTALL | re.IGNORECASE)
 NUMBER = re.compile(r"<num>\s*(?:Number:)?\s*(\S+)", re.IGNORECASE)
@@ -91,14 +91,14 @@ class TrecFolder(Task):
         return builder.build()
 
 
-@REGISTRY.register("robust04")
+@REGISTRY.register
 class Robust04(TrecFolder):
     name = "robust04"
     folder = "robust04"
     description = "TREC Robust04, title queries (paper 001: MS MARCO → Robust04), test only"
 
 
-@REGISTRY.register("trec_dl19")
+@REGISTRY.register
 class TrecDl19(TrecFolder):
     name = "trec_dl19"
     folder = "trec_dl19"

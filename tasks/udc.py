@@ -17,11 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from bench.errors import RankuqError
-from tasks.base import REGISTRY, SPLITS, Task, require_files
-from tasks.files import line_error, open_text, require_text
-from tasks.pool import Pool, PoolBuilder
-from tasks.response_tsv import text_cid
+from rankuq.errors import RankuqError
+from rankuq.tasks.base import REGISTRY, SPLITS, Task, require_files
+from rankuq.tasks.files import line_error, open_text, require_text
+from rankuq.tasks.pool import Pool, PoolBuilder
+from rankuq.tasks.response_tsv import text_cid
 
 TRAIN_HEADER = ("Context", "Utterance", "Label")
 EVAL_HEADER = ("Context", "Ground Truth Utterance", *(f"Distractor_{i}" for i in range(9)))
@@ -34,7 +34,7 @@ def split_turns(context: str) -> list[str]:
     return [turn for turn in turns if turn]
 
 
-@REGISTRY.register("udc")
+@REGISTRY.register
 class Udc(Task):
     """UDC v1: train pairs sampled by a strategy, valid/test native lists of 10."""
 
@@ -101,7 +101,7 @@ def _csv_rows(handle: Any, path: Path, header: tuple[str, ...]) -> Iterator[tupl
         yield reader.line_num, row
 
 
-@REGISTRY.register("udc_dstc8")
+@REGISTRY.register
 class UdcDstc8(Task):
     """Ubuntu NOESIS (DSTC7/DSTC8) JSON: native lists of 100 options."""
 

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
-from bench.errors import RankuqError
-from tasks.base import REGISTRY, SPLITS, Task, require_files
-from tasks.files import line_error, open_text, require_text, tsv_rows
-from tasks.pool import Pool, PoolBuilder
+from rankuq.errors import RankuqError
+from rankuq.tasks.base import REGISTRY, SPLITS, Task, require_files
+from rankuq.tasks.files import line_error, open_text, require_text, tsv_rows
+from rankuq.tasks.pool import Pool, PoolBuilder
 
 HEADER = (
     "QuestionID",
@@ -31,7 +31,7 @@ LABELS = {"0": 0, "1": 1}
 FIX = "restore the original WikiQA file"
 
 
-@REGISTRY.register("wikiqa")
+@REGISTRY.register
 class WikiQA(Task):
     """WikiQA questions ranked over their page's sentences (native lists)."""
 

@@ -1,1 +1,1 @@
-"""Speed benchmarks (scripts, not tests): ``python -m bench.benchmarks.<name>``."""
+"""Speed benchmarks (scripts, not tests): ``python -m rankuq.bench.benchmarks.<name>``."""

@@ -11,7 +11,7 @@ variant, three times into one cache folder:
 The dense encoder is loaded before the clock starts. Wall and CPU seconds are printed per phase:
 on a shared machine CPU seconds / cores estimates the wall time on idle cores.
 
-    python -m bench.benchmarks.build_shards [--data-dir DIR] [--seed S]
+    python -m rankuq.bench.benchmarks.build_shards [--data-dir DIR] [--seed S]
 """
 
 import argparse
@@ -22,10 +22,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import tasks
-from tasks import negatives
-from tasks.embeddings import load_encoder
-from tasks.shards import EMBEDDINGS, build_shards
+from rankuq import tasks
+from rankuq.tasks import negatives
+from rankuq.tasks.embeddings import load_encoder
+from rankuq.tasks.shards import EMBEDDINGS, build_shards
 
 TASKS = ("wikiqa", "clariq")
 IMBALANCE = range(2, 11)  # n = 1 relevant + #non-rel, #non-rel = 1 … 9
@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument("--data-dir", help="shared data folder (default: $RANKUQ_DATA or ../shared/data)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    logging.getLogger("tasks.lists").setLevel(logging.ERROR)  # drop counts are expected here
+    logging.getLogger("rankuq.tasks.lists").setLevel(logging.ERROR)  # drop counts are expected here
     root = tasks.data_root(args.data_dir)
     start = time.perf_counter()
     load_encoder()

@@ -5,7 +5,7 @@ index gives every query its top ``k`` candidates under each, and the overlap of 
 1, 10 and ``k`` is averaged over the queries. bfloat16 is ``tasks.embeddings.encode``; fp32 is
 sentence-transformers' own encode of the same offline MiniLM (the encoder before bfloat16).
 
-    python -m bench.benchmarks.dense_precision [--data-dir DIR] [--k 20] [task/split ...]
+    python -m rankuq.bench.benchmarks.dense_precision [--data-dir DIR] [--k 20] [task/split ...]
 """
 
 import argparse
@@ -14,11 +14,11 @@ from collections.abc import Callable
 import faiss
 import numpy as np
 
-import tasks
-from methods.backbone import offline_minilm
-from tasks.embeddings import encode
-from tasks.negatives import _contexts
-from tasks.pool import Pool
+from rankuq import tasks
+from rankuq.backbone import offline_minilm
+from rankuq.tasks.embeddings import encode
+from rankuq.tasks.negatives import _contexts
+from rankuq.tasks.pool import Pool
 
 SPLITS = ("wikiqa/dev", "wikiqa/test", "clariq/test")
 Encoder = Callable[[list[str]], np.ndarray]  # texts → unit vectors

@@ -3,7 +3,7 @@ again, and compare wall times and MLflow run counts (issue 6's bar: the rerun ta
 first run's time and adds no MLflow runs). Each run is a fresh process, as a user would start it, so
 the rerun pays its imports; the load average is printed beside each figure.
 
-    python -m bench.benchmarks.grid_rerun [--grid bench/grids/scale.yaml] [--run-dir DIR]
+    python -m rankuq.bench.benchmarks.grid_rerun [--grid bench/grids/scale.yaml] [--run-dir DIR]
 """
 
 import argparse
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from bench.tracking import Tracker, default_tracking_uri
+from rankuq.bench.tracking import Tracker, default_tracking_uri
 
 SCALE_GRID = Path(__file__).parents[1] / "grids" / "scale.yaml"
 
@@ -31,7 +31,7 @@ class Timing:
 
 def timed_run(grid: Path, run_dir: Path) -> Timing:
     """One `rankuq run GRID --run-dir RUN_DIR` in a fresh process (its progress goes to stderr)."""
-    command = [sys.executable, "-m", "bench.cli", "run", str(grid), "--run-dir", str(run_dir)]
+    command = [sys.executable, "-m", "rankuq.bench.cli", "run", str(grid), "--run-dir", str(run_dir)]
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - start

@@ -18,7 +18,7 @@ in ``--precision`` (auto: bfloat16 autocast on a GPU, fp32 on CPU). The model's 
 shards are counted once (``torch.utils.flop_counter``), so each path's FLOP rate is also given as a
 fraction of the device's matrix rate in that precision, measured here on square matmuls.
 
-    python -m bench.benchmarks.inference_throughput [--method bert] [--layers 2] [--precision bf16]
+    python -m rankuq.bench.benchmarks.inference_throughput [--method bert] [--layers 2] [--precision bf16]
 """
 
 import argparse
@@ -34,12 +34,12 @@ import ray
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-import methods
-import tasks
-from bench.engine import ShardScorer, ray_session, score_frame, score_shards
-from methods.backbone import ModelConfig, build_cross_encoder
-from methods.base import inference_device
-from tasks.shards import build_shards, shard_files
+from rankuq import methods, tasks
+from rankuq.backbone import ModelConfig, build_cross_encoder
+from rankuq.bench.engine import ShardScorer, ray_session, score_frame, score_shards
+from rankuq.methods.base import inference_device
+from rankuq.shards import shard_files
+from rankuq.tasks.shards import build_shards
 
 
 def plain_loop(

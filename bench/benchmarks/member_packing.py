@@ -7,7 +7,7 @@ is cached: first one member alone with ``--gpus-per-trial`` (and ``--cpus-per-tr
 ``--members`` members with the same share each, all at once. On a GPU machine give each member
 1/M of the GPU; on CPUs the members share the cores the same way.
 
-    python -m bench.benchmarks.member_packing --gpus-per-trial 0.2 [--members 5] [--layers 6]
+    python -m rankuq.bench.benchmarks.member_packing --gpus-per-trial 0.2 [--members 5] [--layers 6]
 """
 
 import argparse
@@ -17,12 +17,12 @@ from pathlib import Path
 
 import ray
 
-import tasks
-from bench.engine import ray_session, train_members
-from bench.runner import member_seed
-from bench.train import TrainConfig
-from methods.backbone import ModelConfig
-from tasks.shards import build_shards
+from rankuq import tasks
+from rankuq.backbone import ModelConfig
+from rankuq.bench.engine import ray_session, train_members
+from rankuq.bench.runner import member_seed
+from rankuq.bench.train import TrainConfig
+from rankuq.tasks.shards import build_shards
 
 
 def jobs(count: int, shards: Path, args: argparse.Namespace) -> list[dict]:

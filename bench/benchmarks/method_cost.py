@@ -9,7 +9,7 @@ parameters over all members; "stored" adds the buffers (random-feature frequenci
 Conv-KNRM rows only read the backbone's word embeddings; their last-layer MC is compared with the
 deterministic Conv-KNRM.
 
-    python -m bench.benchmarks.method_cost [--pairs 512] [--batch-size 64] [--repeats 3] [--threads 1]
+    python -m rankuq.bench.benchmarks.method_cost [--pairs 512] [--batch-size 64] [--repeats 3] [--threads 1]
 """
 
 import argparse
@@ -19,9 +19,8 @@ from dataclasses import dataclass
 import torch
 from tabulate import tabulate
 
-import methods
-import tasks
-from methods.backbone import ModelConfig, encode_pairs, load_tokenizer
+from rankuq import methods, tasks
+from rankuq.backbone import ModelConfig, encode_pairs, load_tokenizer
 
 
 @dataclass(frozen=True)

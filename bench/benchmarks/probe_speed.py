@@ -6,7 +6,7 @@ nAUCs, which the 2-second bar covers, and the adaptive ECE beside it; then the e
 metrics end to end (``bench.metrics.compute``) against ir-measures (pytrec_eval) on the same
 queries, checking that every value agrees to 1e-9.
 
-    python -m bench.benchmarks.probe_speed [--queries N] [--candidates L] [--repeats R]
+    python -m rankuq.bench.benchmarks.probe_speed [--queries N] [--candidates L] [--repeats R]
 
 The whole sequence runs ``repeats`` times and each stage's fastest time is reported (our
 end-to-end effectiveness likewise, fastest of ``repeats``); ir-measures runs once.
@@ -19,11 +19,11 @@ import time
 import numpy as np
 import pyarrow as pa
 
-from bench import metrics
-from bench.metrics.ece import expected_calibration_error
-from bench.predictions import predictions_table
-from bench.probes import abstention, calibration, scored_lists
-from bench.probes.confidence import REFERENCE_FREE
+from rankuq.bench import metrics
+from rankuq.bench.metrics.ece import expected_calibration_error
+from rankuq.bench.predictions import predictions_table
+from rankuq.bench.probes import abstention, calibration, scored_lists
+from rankuq.bench.probes.confidence import REFERENCE_FREE
 
 NAMES = list(metrics.DEFAULT_METRICS)
 EXTRA = "ECE with 10 adaptive bins"

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from bench.errors import RankuqError
-from bench.metrics import ap, ece, ndcg, precision, recall, rr  # noqa: F401  (they register)
-from bench.metrics.base import FAMILIES, Family
-from bench.metrics.matrix import RankedLists, ranked_lists
+from rankuq.bench.metrics import ap, ece, ndcg, precision, recall, rr  # noqa: F401  (they register)
+from rankuq.bench.metrics.base import FAMILIES, Family
+from rankuq.bench.metrics.matrix import RankedLists, ranked_lists
+from rankuq.errors import RankuqError
 
 __all__ = ["DEFAULT_METRICS", "FAMILIES", "Metric", "compute", "get", "per_query"]
 
@@ -66,9 +66,7 @@ def per_query(
     metrics = [get(name) for name in names]
     pooled = [m.name for m in metrics if m.family.pooled]
     if pooled:
-        raise RankuqError(
-            f"metrics {pooled} pool all candidates and have no per-query value; use compute()"
-        )
+        raise RankuqError(f"metrics {pooled} pool all candidates and have no per-query value; use compute()")
     lists = _lists(table, qrels, drop_queries_without_relevant, source)
     return lists.qids, {m.name: m(lists) for m in metrics}
 

@@ -6,7 +6,7 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from bench.registry import Registry
+from rankuq.registry import Registry
 
 Cutoff = Literal["required", "optional", "none"]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -33,7 +33,7 @@ def family(name: str, *, cutoff: Cutoff, pooled: bool = False) -> Callable[[F], 
     """Register the decorated function as metric family ``name``; the function stays plain."""
 
     def add(fn: F) -> F:
-        FAMILIES.register(name)(Family(name, fn, cutoff, pooled))
+        FAMILIES.register(Family(name, fn, cutoff, pooled))
         return fn
 
     return add

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from bench.errors import RankuqError
-from bench.metrics.base import family
-from bench.metrics.matrix import RankedLists
+from rankuq.bench.metrics.base import family
+from rankuq.bench.metrics.matrix import RankedLists
+from rankuq.errors import RankuqError
 
 
 def bin_index(values: np.ndarray, n_bins: int = 10, adaptive: bool = False) -> np.ndarray:

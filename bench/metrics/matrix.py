@@ -12,8 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bench.errors import RankuqError
-from bench.predictions import is_probabilistic, validate_predictions
+from rankuq.bench.predictions import is_probabilistic, validate_predictions
+from rankuq.errors import RankuqError
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from bench.metrics.base import family, ratio
-from bench.metrics.matrix import RankedLists
+from rankuq.bench.metrics.base import family, ratio
+from rankuq.bench.metrics.matrix import RankedLists
 
 
 @family("R", cutoff="required")

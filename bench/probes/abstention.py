@@ -27,10 +27,9 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from bench.errors import RankuqError
-from bench.plots import line_plot
-from bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, key, merge, split_queries
-from bench.probes.confidence import (
+from rankuq.bench.plots import line_plot
+from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, key, merge, split_queries
+from rankuq.bench.probes.confidence import (
     DATA_DRIVEN,
     REFERENCE_FREE,
     UNCERTAINTY,
@@ -40,6 +39,7 @@ from bench.probes.confidence import (
     free_confidence,
     sorted_scores,
 )
+from rankuq.errors import RankuqError
 
 RATES = tuple(i / 10 for i in range(9))
 ABSTENTION_METRICS = ("AP", "nDCG@10", "RR")
@@ -209,7 +209,7 @@ def assess(
 Part = tuple[Instances | None, Instances, int]  # (reference, test, seed of the fits)
 
 
-@PROBES.register("abstention")
+@PROBES.register
 def run(
     predictions: pa.Table | ScoredLists,
     *,

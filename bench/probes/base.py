@@ -15,10 +15,10 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
-from bench import metrics
-from bench.errors import RankuqError
-from bench.metrics.matrix import RankedLists, pad_by_query, ranked_lists
-from bench.registry import Registry
+from rankuq.bench import metrics
+from rankuq.bench.metrics.matrix import RankedLists, pad_by_query, ranked_lists
+from rankuq.errors import RankuqError
+from rankuq.registry import Registry
 
 
 @dataclass(frozen=True)

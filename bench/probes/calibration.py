@@ -12,10 +12,10 @@ import numpy as np
 import pyarrow as pa
 from scipy.special import expit
 
-from bench.errors import RankuqError
-from bench.metrics.ece import bin_sums, check_probabilities, expected_calibration_error
-from bench.plots import reliability_diagram
-from bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, merge
+from rankuq.bench.metrics.ece import bin_sums, check_probabilities, expected_calibration_error
+from rankuq.bench.plots import reliability_diagram
+from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, merge
+from rankuq.errors import RankuqError
 
 N_BINS = 10
 NEGATIVES = (1, 2, 5, 9)  # #non-relevant per relevant candidate in the ECE sweep
@@ -131,7 +131,7 @@ def ece_by_negatives(
     return {k: expected_calibration_error(*subsample_negatives(lists, k, seed)[:2], n_bins) for k in ks}
 
 
-@PROBES.register("calibration")
+@PROBES.register
 def run(
     predictions: pa.Table | ScoredLists,
     *,

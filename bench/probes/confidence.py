@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bench.errors import RankuqError
-from bench.probes.base import ScoredLists, top_k
+from rankuq.bench.probes.base import ScoredLists, top_k
+from rankuq.errors import RankuqError
 
 REFERENCE_FREE = ("u_max", "u_std", "u_1-2")
 DATA_DRIVEN = ("u_lin", "u_log", "u_mah", "u_rf", "u_mlp")

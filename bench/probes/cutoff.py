@@ -16,9 +16,9 @@ Reported as F1 of the learned cutoff over F1 of the oracle, both averaged over q
 import numpy as np
 import pyarrow as pa
 
-from bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, top_k
-from bench.probes.confidence import K
-from bench.probes.significance import paired_t
+from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, top_k
+from rankuq.bench.probes.confidence import K
+from rankuq.bench.probes.significance import paired_t
 
 FOLDS = 5
 ENTROPY_BINS = 10
@@ -71,7 +71,7 @@ def learned_cutoffs(features: np.ndarray, f1: np.ndarray, seed: int = 0) -> np.n
     return cut
 
 
-@PROBES.register("cutoff")
+@PROBES.register
 def run(
     predictions: pa.Table | ScoredLists,
     *,

@@ -14,10 +14,10 @@ against E[R]).
 import numpy as np
 import pyarrow as pa
 
-from bench.errors import RankuqError
-from bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, top_k
-from bench.probes.confidence import K
-from bench.probes.significance import mean_std, paired_t
+from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, top_k
+from rankuq.bench.probes.confidence import K
+from rankuq.bench.probes.significance import mean_std, paired_t
+from rankuq.errors import RankuqError
 
 FOLDS = 5
 
@@ -43,7 +43,7 @@ def fold_f1(features: np.ndarray, nota: np.ndarray, seed: int = 0) -> np.ndarray
     return np.array(scores)
 
 
-@PROBES.register("nota")
+@PROBES.register
 def run(
     predictions: pa.Table | ScoredLists,
     *,

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from bench.errors import RankuqError
-from bench.plots import line_plot
-from bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, key
-from bench.probes.significance import paired_t
+from rankuq.bench.plots import line_plot
+from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, key
+from rankuq.bench.probes.significance import paired_t
+from rankuq.errors import RankuqError
 
 B_GRID = (0.0, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
 ALPHA = 0.5
@@ -90,7 +90,7 @@ def order_by(lists: ScoredLists, values: np.ndarray) -> np.ndarray:
     return np.argsort(-np.where(lists.mask, values, -np.inf), axis=1, kind="stable")
 
 
-@PROBES.register("risk")
+@PROBES.register
 def run(
     predictions: pa.Table | ScoredLists,
     *,

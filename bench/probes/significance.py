@@ -11,9 +11,9 @@ import numpy as np
 import pyarrow as pa
 from scipy import stats
 
-from bench import metrics
-from bench.errors import RankuqError
-from bench.probes.base import ProbeResult
+from rankuq.bench import metrics
+from rankuq.bench.probes.base import ProbeResult
+from rankuq.errors import RankuqError
 
 TOLERANCE = 1e-12  # differences closer than this (relative) are rounding, not a difference
 

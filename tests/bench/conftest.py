@@ -11,11 +11,11 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-import tasks
-from bench.leaderboard import KEYS, board_columns, metrics_of
-from bench.plots import line_plot, reliability_diagram
-from bench.predictions import predictions_table
-from bench.tracking import (
+from rankuq import tasks
+from rankuq.bench.leaderboard import KEYS, board_columns, metrics_of
+from rankuq.bench.plots import line_plot, reliability_diagram
+from rankuq.bench.predictions import predictions_table
+from rankuq.bench.tracking import (
     BASELINE_TAG,
     LEVEL_TAG,
     METRICS_TAG,

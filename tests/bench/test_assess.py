@@ -5,10 +5,10 @@ import pyarrow as pa
 import pytest
 from scipy import stats
 
-from bench.assess import cached_probes, headline, run_probes, significance
-from bench.errors import RankuqError
-from bench.predictions import predictions_table
-from bench.probes import PROBES, scored_lists
+from rankuq.bench.assess import cached_probes, headline, run_probes, significance
+from rankuq.bench.predictions import predictions_table
+from rankuq.bench.probes import PROBES, scored_lists
+from rankuq.errors import RankuqError
 
 
 def table(labels: list[list[int]], scores: list[list[float]]) -> pa.Table:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import main
-from tasks import data_root as tasks_data_root
+from rankuq.bench.cli import main
+from rankuq.tasks import data_root as tasks_data_root
 
 
 def test_tasks_and_methods_list_the_registries(capsys):

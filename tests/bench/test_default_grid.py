@@ -5,8 +5,8 @@ Slow: run with `pytest -m slow`. The README's benchmark section holds its measur
 
 import pytest
 
-from bench.grid import load_grid
-from bench.runner import GridRun
+from rankuq.bench.grid import load_grid
+from rankuq.bench.runner import GridRun
 
 
 @pytest.mark.slow

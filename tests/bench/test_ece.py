@@ -5,10 +5,10 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from bench import metrics
-from bench.errors import RankuqError
-from bench.metrics.ece import expected_calibration_error
-from bench.predictions import predictions_table
+from rankuq.bench import metrics
+from rankuq.bench.metrics.ece import expected_calibration_error
+from rankuq.bench.predictions import predictions_table
+from rankuq.errors import RankuqError
 
 
 def ece_of(scores: list[float], labels: list[int], qids: list[str] | None = None) -> float:
@@ -57,9 +57,7 @@ def test_pooled_over_the_candidates_of_kept_queries() -> None:
     scores, labels = [0.2, 0.9, 0.4, 0.6], [0, 1, 0, 0]
     qids = ["a", "a", "b", "b"]
     assert ece_of(scores, labels, qids) == pytest.approx((0.2 + 0.1 + 0.4 + 0.6) / 4)  # four bins
-    table = predictions_table(
-        qids, ["c0", "c1", "c2", "c3"], np.array(labels), np.array(scores)[:, None]
-    )
+    table = predictions_table(qids, ["c0", "c1", "c2", "c3"], np.array(labels), np.array(scores)[:, None])
     kept = metrics.compute(table, ["ECE"], drop_queries_without_relevant=True)["ECE"]
     assert kept == pytest.approx((0.2 + 0.1) / 2)  # query b has nothing relevant
 
@@ -88,8 +86,6 @@ def test_tables_flagged_non_probabilistic_are_refused() -> None:
     ],
 )
 def test_bad_rows_are_refused(score: float, label: int, message: str) -> None:
-    table = predictions_table(
-        ["q", "q"], ["a", "b"], np.array([1, label]), np.array([[0.2], [score]])
-    )
+    table = predictions_table(["q", "q"], ["a", "b"], np.array([1, label]), np.array([[0.2], [score]]))
     with pytest.raises(RankuqError, match=message):
         metrics.compute(table, ["ECE"])

@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 import torch
 
-import tasks
-from bench.engine import ShardScorer, score_shards
-from bench.errors import RankuqError
-from bench.grid import parse_grid
-from bench.runner import GridRun
-from methods.backbone import TINY, ModelConfig, build_cross_encoder
-from tasks.shards import build_shards, read_shards
+from rankuq import tasks
+from rankuq.backbone import TINY, ModelConfig, build_cross_encoder
+from rankuq.bench.engine import ShardScorer, score_shards
+from rankuq.bench.grid import parse_grid
+from rankuq.bench.runner import GridRun
+from rankuq.errors import RankuqError
+from rankuq.shards import read_shards
+from rankuq.tasks.shards import build_shards
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
 

@@ -10,11 +10,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bench import metrics
-from bench.errors import RankuqError
-from bench.evaluate import evaluate_file, read_trec_qrels, read_trec_run, run_to_predictions
-from bench.metrics.ece import expected_calibration_error
-from bench.predictions import PROBABILISTIC_KEY, predictions_table
+from rankuq.bench import metrics
+from rankuq.bench.evaluate import evaluate_file, read_trec_qrels, read_trec_run, run_to_predictions
+from rankuq.bench.metrics.ece import expected_calibration_error
+from rankuq.bench.predictions import PROBABILISTIC_KEY, predictions_table
+from rankuq.errors import RankuqError
 
 DEFAULT = list(metrics.DEFAULT_METRICS)
 
@@ -188,7 +188,7 @@ def stochastic_file(path: Path, n_queries: int, seed: int = 0) -> Path:
 
 
 def test_probes_add_their_keys_to_the_metrics(tmp_path: Path) -> None:
-    from bench.probes import PROBES
+    from rankuq.bench.probes import PROBES
 
     path = stochastic_file(tmp_path / "p.parquet", 30)
     values = evaluate_file(
@@ -209,7 +209,7 @@ def test_the_cli_scores_a_black_box_run_with_probes(
     what a probe leaves out is logged (stderr outside pytest)."""
     import json
 
-    from bench.cli import main
+    from rankuq.bench.cli import main
 
     run, qrels = trec_files(tmp_path, 1, probabilities=False)
     assert (
@@ -249,7 +249,7 @@ def test_the_cli_scores_a_black_box_run_with_probes(
 
 
 def test_probe_input_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from bench.cli import main
+    from rankuq.bench.cli import main
 
     run, qrels = trec_files(tmp_path, 2, probabilities=True)
     assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--nota"]) == 2

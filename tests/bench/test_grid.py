@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import RankuqError
-from bench.grid import load_grid
+from rankuq.bench.grid import load_grid
+from rankuq.errors import RankuqError
 
 
 def write(tmp_path: Path, text: str) -> Path:

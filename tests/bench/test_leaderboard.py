@@ -5,8 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.errors import RankuqError
-from bench.leaderboard import (
+from rankuq.bench.leaderboard import (
     Entry,
     leaderboard,
     paper_markdown,
@@ -15,7 +14,8 @@ from bench.leaderboard import (
     read_tracking,
     rich_tables,
 )
-from bench.tracking import mlflow_name
+from rankuq.bench.tracking import mlflow_name
+from rankuq.errors import RankuqError
 
 
 def test_leaderboard_is_mean_and_sample_std_over_seeds():

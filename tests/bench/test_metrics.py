@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from bench import metrics
-from bench.errors import RankuqError
+from rankuq.bench import metrics
+from rankuq.errors import RankuqError
 
 NAMES = [
     "R@1", "R@5", "R@10", "P@1", "P@5", "P@10", "AP", "AP@5", "RR", "nDCG", "nDCG@5", "nDCG@10",
@@ -45,9 +45,7 @@ def random_table(seed: int, n_queries: int = 60) -> pa.Table:
     score = rng.integers(-levels, levels + 1, qid.size) / levels
     score[(score == 0) & (rng.random(qid.size) < 0.5)] = -0.0
     perm = rng.permutation(qid.size)
-    return table_of(
-        qid[perm].tolist(), [cid[i] for i in perm], label[perm].tolist(), score[perm].tolist()
-    )
+    return table_of(qid[perm].tolist(), [cid[i] for i in perm], label[perm].tolist(), score[perm].tolist())
 
 
 def rows(table: pa.Table, *columns: str) -> list[tuple]:
@@ -185,9 +183,7 @@ def test_bad_rows_are_named(column: str, value: object, message: str) -> None:
     table = table_of(["q"] * 3, ["a", "b", "c"], [1, 0, 0], [0.3, 0.2, 0.1])
     values = table[column].to_pylist()
     values[2] = value
-    table = table.set_column(
-        table.column_names.index(column), column, pa.array(values, table[column].type)
-    )
+    table = table.set_column(table.column_names.index(column), column, pa.array(values, table[column].type))
     with pytest.raises(RankuqError, match=message):
         metrics.compute(table, ["AP"], source="preds.parquet")
 

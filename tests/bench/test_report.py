@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from bench.errors import RankuqError
-from bench.leaderboard import read_run_dir
-from bench.report import kind_title, render_report, write_report
+from rankuq.bench.leaderboard import read_run_dir
+from rankuq.bench.report import kind_title, render_report, write_report
+from rankuq.errors import RankuqError
 
 INSTALL = "apt-get update && apt-get install -y --no-install-recommends chromium"
 

@@ -16,11 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from bench.benchmarks.grid_rerun import SCALE_GRID, measure
-from bench.engine import MODEL_FILE, TRAINING_FILE
-from bench.grid import parse_grid
-from bench.runner import GridRun
-from bench.tracking import Tracker, default_tracking_uri
+from rankuq.bench.benchmarks.grid_rerun import SCALE_GRID, measure
+from rankuq.bench.engine import MODEL_FILE, TRAINING_FILE
+from rankuq.bench.grid import parse_grid
+from rankuq.bench.runner import GridRun
+from rankuq.bench.tracking import Tracker, default_tracking_uri
 
 # Two members (ensemble member 0 is bert's model) trained one after the other on every answered
 # WikiQA training question: epochs of seconds, so a kill after the first checkpoint lands mid-training.
@@ -129,7 +129,11 @@ def test_a_driver_stopped_by_ctrl_c_resumes_where_it_stopped(undisturbed, tmp_pa
     log = tmp_path / "stderr.txt"
     with log.open("w") as stderr:  # a file, not a pipe nobody reads while it runs
         driver = subprocess.Popen(
-            [sys.executable, "-c", f"import sys; from bench.cli import main; sys.exit(main({command!r}))"],
+            [
+                sys.executable,
+                "-c",
+                f"import sys; from rankuq.bench.cli import main; sys.exit(main({command!r}))",
+            ],
             stderr=stderr,
         )
     # Stop it once the first member is saved and the second has stored a checkpoint.

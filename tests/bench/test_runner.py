@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 from mlflow.tracking import MlflowClient
 
-from bench.grid import parse_grid
-from bench.leaderboard import read_run_dir, read_tracking
-from bench.runner import GridRun
-from bench.tracking import EXPERIMENT, default_tracking_uri, mlflow_name
+from rankuq.bench.grid import parse_grid
+from rankuq.bench.leaderboard import read_run_dir, read_tracking
+from rankuq.bench.runner import GridRun
+from rankuq.bench.tracking import EXPERIMENT, default_tracking_uri, mlflow_name
 
 TINY_GRID = {
     "name": "tiny",

@@ -13,19 +13,19 @@ import pytest
 from mlflow.tracking import MlflowClient
 from rich.console import Console
 
-import methods
-from bench import metrics
-from bench.engine import score_frame
-from bench.errors import RankuqError
-from bench.grid import parse_grid
-from bench.probes import scored_lists
-from bench.probes.risk import risk_aware_mean
-from bench.runner import GridRun
-from bench.search import search_risk_b
-from bench.tracking import EXPERIMENT, default_tracking_uri
-from methods.backbone import ModelConfig
-from methods.base import MethodParams
-from tasks.shards import read_shards
+from rankuq import methods
+from rankuq.backbone import ModelConfig
+from rankuq.bench import metrics
+from rankuq.bench.engine import score_frame
+from rankuq.bench.grid import parse_grid
+from rankuq.bench.probes import scored_lists
+from rankuq.bench.probes.risk import risk_aware_mean
+from rankuq.bench.runner import GridRun
+from rankuq.bench.search import search_risk_b
+from rankuq.bench.tracking import EXPERIMENT, default_tracking_uri
+from rankuq.errors import RankuqError
+from rankuq.methods.base import MethodParams
+from rankuq.shards import read_shards
 
 BASE = {"tasks": ["wikiqa"], "methods": {"bert": {}, "gpf": {}, "mc_dropout": {}}}
 LR = {"loguniform": [1.0e-5, 1.0e-3]}

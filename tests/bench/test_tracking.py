@@ -1,4 +1,4 @@
-from bench.tracking import Tracker, default_tracking_uri
+from rankuq.bench.tracking import Tracker, default_tracking_uri
 
 
 def test_a_run_left_open_is_found_to_complete_but_not_as_logged(tmp_path):

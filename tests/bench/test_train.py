@@ -5,9 +5,9 @@ import pyarrow as pa
 import pytest
 import torch
 
-from bench.train import TrainConfig, balanced_pairs, fit
-from methods.backbone import TINY, ModelConfig, build_cross_encoder, load_tokenizer
-from methods.losses import cross_entropy
+from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, load_tokenizer
+from rankuq.bench.train import TrainConfig, balanced_pairs, fit
+from rankuq.methods.losses import cross_entropy
 
 TABLE = pa.table(
     {
@@ -94,7 +94,7 @@ def test_a_data_parallel_worker_takes_its_share_of_the_batches(fit_inputs):
 def test_length_bucketed_batches_cover_every_row_once_with_similar_lengths():
     import random
 
-    from bench.train import length_bucketed_batches
+    from rankuq.bench.train import length_bucketed_batches
 
     lengths = [random.Random(i).randint(5, 60) for i in range(1000)]
     batches = length_bucketed_batches(lengths, 16, random.Random(0))

@@ -6,10 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-import methods
-from bench.train import Pairs, TrainConfig, fit
-from methods.backbone import TINY, ModelConfig, encode_pairs, load_tokenizer
-from methods.base import MethodParams, NeuralMethod
+from rankuq import methods
+from rankuq.backbone import TINY, ModelConfig, encode_pairs, load_tokenizer
+from rankuq.bench.train import Pairs, TrainConfig, fit
+from rankuq.methods.base import MethodParams, NeuralMethod
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
 # Two queries, each with a relevant candidate (first) and a non-relevant one.

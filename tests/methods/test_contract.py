@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-import methods
-from methods.backbone import TINY, ModelConfig
-from methods.base import NeuralMethod
+from rankuq import methods
+from rankuq.backbone import TINY, ModelConfig
+from rankuq.methods.base import NeuralMethod
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
 SMALL = {  # each method's parameters, kept small

@@ -3,10 +3,10 @@ import math
 import pytest
 import torch
 
-import methods
-from bench.errors import RankuqError
-from methods.backbone import ModelConfig, build_cross_encoder
-from methods.encoders import ConvKNRMFeatures
+from rankuq import methods
+from rankuq.backbone import ModelConfig, build_cross_encoder
+from rankuq.errors import RankuqError
+from rankuq.methods.encoders import ConvKNRMFeatures
 
 
 def test_features_are_kernel_pooled_per_gram_pair(build, inputs):

@@ -1,10 +1,10 @@
 import pytest
 import torch
 
-import methods
-from bench.errors import RankuqError
-from methods.losses import focal, pointwise_ce
-from methods.sngp import SNGPHead
+from rankuq import methods
+from rankuq.errors import RankuqError
+from rankuq.methods.losses import focal, pointwise_ce
+from rankuq.methods.sngp import SNGPHead
 
 
 def test_focal_loss_with_gamma_zero_is_cross_entropy():

@@ -1,10 +1,10 @@
 import pytest
 import torch
 
-import methods
-from bench.errors import RankuqError
-from methods.last_layer_mc import UniformDropout
-from methods.losses import pairwise_ce, relaxed_hinge, same_query_margins
+from rankuq import methods
+from rankuq.errors import RankuqError
+from rankuq.methods.last_layer_mc import UniformDropout
+from rankuq.methods.losses import pairwise_ce, relaxed_hinge, same_query_margins
 
 TINY_L1 = {"backbone": "tiny", "max_length": 32, "layers": 1}
 
@@ -53,7 +53,7 @@ def test_works_on_other_encoders_and_losses(build, inputs, raw):
 
 
 def test_backbone_depth_follows_model_config(build, inputs):
-    from methods.backbone import ModelConfig
+    from rankuq.backbone import ModelConfig
 
     method, params, model = build("last_layer_mc", {"T": 3}, model=ModelConfig(**TINY_L1))
     assert len(model.encoder.bert.encoder.layer) == 1
@@ -85,9 +85,7 @@ def test_pairwise_margins_pair_candidates_of_the_same_query_only(inputs, labels)
     scores = torch.tensor([2.0, 0.5, 1.0, 3.0])
     margins = same_query_margins(scores, labels, inputs)
     assert sorted(margins.tolist()) == [-2.0, 1.5]  # (hamlet+, paris−) and (everest+, sea−)
-    assert pairwise_ce(margins) == pytest.approx(
-        float(torch.nn.functional.softplus(-margins).mean())
-    )
+    assert pairwise_ce(margins) == pytest.approx(float(torch.nn.functional.softplus(-margins).mean()))
     assert relaxed_hinge(margins) == pytest.approx(0.5 * ((1 + 2) ** 2 + (1 - 1.5) ** 2) / 2)
 
 

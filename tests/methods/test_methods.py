@@ -5,10 +5,10 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-import methods
-from bench.errors import RankuqError
-from methods.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
-from methods.base import NeuralMethod, length_buckets
+from rankuq import methods
+from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
+from rankuq.errors import RankuqError
+from rankuq.methods.base import NeuralMethod, length_buckets
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
 BATCH = pd.DataFrame(

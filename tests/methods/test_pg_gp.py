@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-import methods
-from bench.errors import RankuqError
-from methods.gp import RandomFeatures, gauss_hermite_probability
-from methods.pg_gp import augmented_nll, conditional_draw, gibbs, polya_gamma
+from rankuq import methods
+from rankuq.errors import RankuqError
+from rankuq.methods.gp import RandomFeatures, gauss_hermite_probability
+from rankuq.methods.pg_gp import augmented_nll, conditional_draw, gibbs, polya_gamma
 
 
 def test_polya_gamma_mean_matches_the_closed_form():

@@ -4,9 +4,9 @@ import pytest
 import torch
 from torch import nn
 
-import methods
-from bench.errors import RankuqError
-from methods.gp import RandomFeatures, SpectralBound, bound_spectral_norm, mean_field_probability
+from rankuq import methods
+from rankuq.errors import RankuqError
+from rankuq.methods.gp import RandomFeatures, SpectralBound, bound_spectral_norm, mean_field_probability
 
 
 def spectral_norm(weight: torch.Tensor) -> float:
@@ -57,7 +57,7 @@ def test_random_fourier_features_approximate_the_rbf_kernel():
     torch.manual_seed(0)
     features = RandomFeatures(3, "rbf", count=20000, lengthscale=2.0, outputscale=1.0)
     h = torch.randn(5, 3)
-    exact = torch.exp(-torch.cdist(h, h) ** 2 / (2 * 2.0**2))
+    exact = torch.exp(-(torch.cdist(h, h) ** 2) / (2 * 2.0**2))
     assert torch.allclose(features(h) @ features(h).T, exact, atol=0.03)
 
 

@@ -7,10 +7,10 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-import methods
-from bench.errors import RankuqError
-from methods.backbone import TINY, ModelConfig, build_cross_encoder
-from methods.temperature import fit_temperature, split_shards
+from rankuq import methods
+from rankuq.backbone import TINY, ModelConfig, build_cross_encoder
+from rankuq.errors import RankuqError
+from rankuq.methods.temperature import fit_temperature, split_shards
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
 ROWS = pd.DataFrame(
@@ -30,8 +30,17 @@ def write_shards(cache, split: str, key: str, n: int | None = None):
     folder.mkdir(parents=True)
     table = ROWS.assign(task="wikiqa", split=split, ns="native", nota=False)
     pq.write_table(pa.Table.from_pandas(table, preserve_index=False), folder / "part-00000.parquet")
-    settings = {"task": "wikiqa", "split": split, "strategy": "native", "n": n, "seed": 0,
-                "variant": "standard", "include_nota": True, "rows_per_shard": 2048, "schema": "contract1-v2"}
+    settings = {
+        "task": "wikiqa",
+        "split": split,
+        "strategy": "native",
+        "n": n,
+        "seed": 0,
+        "variant": "standard",
+        "include_nota": True,
+        "rows_per_shard": 2048,
+        "schema": "contract1-v2",
+    }
     (folder / "manifest.json").write_text(json.dumps(settings))
     return folder
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tasks import embeddings
-from tasks.pool import Pool, PoolBuilder
+from rankuq.tasks import embeddings
+from rankuq.tasks.pool import Pool, PoolBuilder
 
 WORDS = [f"w{i}" for i in range(16)]  # a small vocabulary, so texts share words
 

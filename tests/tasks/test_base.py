@@ -5,10 +5,10 @@ from typing import ClassVar
 
 import pytest
 
-import tasks
-from bench.errors import RankuqError
-from tasks.base import Task
-from tasks.pool import Pool
+from rankuq import tasks
+from rankuq.errors import RankuqError
+from rankuq.tasks.base import Task
+from rankuq.tasks.pool import Pool
 
 
 class TwoSplits(Task):

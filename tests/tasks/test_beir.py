@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-import tasks
-from bench.errors import RankuqError
-from tasks.beir import Beir, MsMarco
-from tasks.lists import build_lists
+from rankuq import tasks
+from rankuq.errors import RankuqError
+from rankuq.tasks.beir import Beir, MsMarco
+from rankuq.tasks.lists import build_lists
 
 CORPUS = [
     {"_id": f"d{i}", "title": f"title {i}", "text": f"passage number {i} about topic {i % 3}"}

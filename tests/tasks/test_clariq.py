@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-import tasks
-from bench.errors import RankuqError
-from tasks.base import SPLITS
-from tasks.clariq import BANK_HEADER, HEADER, ClariQ
-from tasks.pool import Pool
+from rankuq import tasks
+from rankuq.errors import RankuqError
+from rankuq.tasks.base import SPLITS
+from rankuq.tasks.clariq import BANK_HEADER, HEADER, ClariQ
+from rankuq.tasks.pool import Pool
 
 TOPICS = {"train": 187, "dev": 50, "test": 61}  # from the data README
 BANK_LINES = ["\t".join(BANK_HEADER), "Q00001\t", "Q00002\tdo you mean the animal?", "Q00003\tfor kids?"]

@@ -3,8 +3,8 @@
 import pyarrow as pa
 import pytest
 
-from bench.errors import RankuqError
-from tasks.contract import CANDIDATE_SCHEMA, EXTRA_COLUMNS, validate_candidates
+from rankuq.contract import CANDIDATE_SCHEMA, EXTRA_COLUMNS, validate_candidates
+from rankuq.errors import RankuqError
 
 
 def table(**extra: pa.Array) -> pa.Table:

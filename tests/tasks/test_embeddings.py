@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from tasks import embeddings
+from rankuq.tasks import embeddings
 
 SENTENCES = [
     "How tall is the Eiffel tower?",
@@ -80,7 +80,7 @@ def test_same_vectors_as_sentence_transformers_own_encode() -> None:
 def test_bfloat16_stays_close_to_float32() -> None:
     from sentence_transformers import SentenceTransformer
 
-    from methods.backbone import offline_minilm
+    from rankuq.backbone import offline_minilm
 
     full = SentenceTransformer(str(offline_minilm()), device="cpu")
     reference = full.encode(SENTENCES, normalize_embeddings=True)

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import RankuqError
-from tasks.files import jsonl_rows, open_text, require_text, tsv_rows
+from rankuq.errors import RankuqError
+from rankuq.tasks.files import jsonl_rows, open_text, require_text, tsv_rows
 
 
 def rows_of(path: Path, header: tuple[str, ...] | None = None) -> list[tuple[int, list[str]]]:

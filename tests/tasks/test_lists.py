@@ -7,12 +7,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-import tasks
-from bench.errors import RankuqError
-from tasks import negatives
-from tasks.contract import CANDIDATE_SCHEMA, validate_candidates
-from tasks.lists import VARIANTS, build_lists
-from tasks.pool import Pool
+from rankuq import tasks
+from rankuq.contract import CANDIDATE_SCHEMA, validate_candidates
+from rankuq.errors import RankuqError
+from rankuq.tasks import negatives
+from rankuq.tasks.lists import VARIANTS, build_lists
+from rankuq.tasks.pool import Pool
 
 SAMPLED = ["random", "bm25", "dense"]
 
@@ -74,7 +74,7 @@ def test_imbalance_has_one_relevant_and_drops_unanswerable(
     make_pool: Callable[..., Pool], caplog: pytest.LogCaptureFixture
 ) -> None:
     pool = make_pool()
-    with caplog.at_level(logging.WARNING, logger="tasks.lists"):
+    with caplog.at_level(logging.WARNING, logger="rankuq.tasks.lists"):
         table = build_lists(pool, "bm25", n=3, variant="imbalance")
     groups = by_query(table)
     assert all(sum(row["label"] > 0 for row in rows) == 1 for rows in groups.values())
@@ -125,7 +125,7 @@ def test_native_with_n_drops_short_lists(
     make_pool: Callable[..., Pool], caplog: pytest.LogCaptureFixture
 ) -> None:
     pool = make_pool(native=True)
-    with caplog.at_level(logging.WARNING, logger="tasks.lists"):
+    with caplog.at_level(logging.WARNING, logger="rankuq.tasks.lists"):
         table = build_lists(pool, "native", n=10)
     # NOTA queries have 8 candidates, others 9–11 (1–3 relevant + 8): kept when at least 10.
     kept = {qid for qid, judged in zip(pool.qids, pool.judged, strict=True) if len(judged) >= 10}

@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tasks import negatives
-from tasks.negatives import query_rng
-from tasks.pool import Pool, PoolBuilder
+from rankuq.tasks import negatives
+from rankuq.tasks.negatives import query_rng
+from rankuq.tasks.pool import Pool, PoolBuilder
 
 
 def tiny_pool() -> Pool:

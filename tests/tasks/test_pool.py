@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import RankuqError
-from tasks.pool import PoolBuilder
+from rankuq.errors import RankuqError
+from rankuq.tasks.pool import PoolBuilder
 
 
 def test_builder_collects_queries_corpus_and_extras() -> None:

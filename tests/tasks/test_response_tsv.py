@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-import tasks
-from bench.errors import RankuqError
-from tasks.lists import build_lists
-from tasks.response_tsv import Mantis, MSDialog, text_cid
+from rankuq import tasks
+from rankuq.errors import RankuqError
+from rankuq.tasks.lists import build_lists
+from rankuq.tasks.response_tsv import Mantis, MSDialog, text_cid
 
 
 def context_lines(turns: list[str], true: str, negatives: list[str]) -> list[str]:

@@ -10,11 +10,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-import tasks
-from bench.errors import RankuqError
-from tasks import shards
-from tasks.shards import build_shards, read_shards
-from tasks.wikiqa import WikiQA
+from rankuq import tasks
+from rankuq.errors import RankuqError
+from rankuq.shards import read_shards
+from rankuq.tasks import shards
+from rankuq.tasks.shards import build_shards
+from rankuq.tasks.wikiqa import WikiQA
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +45,7 @@ def test_round_trip_on_real_data(tmp_path: Path, dev: pa.Table) -> None:
 
 
 def test_queries_not_split_across_shards(tmp_path: Path, dev: pa.Table) -> None:
-    path = build_shards(
-        "wikiqa", "dev", root=tasks.data_root(), cache_dir=tmp_path, rows_per_shard=100
-    )
+    path = build_shards("wikiqa", "dev", root=tasks.data_root(), cache_dir=tmp_path, rows_per_shard=100)
     assert read_shards(path).equals(dev)
     parts = sorted(path.glob("part-*.parquet"))
     tables = [pq.read_table(part) for part in parts]
@@ -57,9 +56,7 @@ def test_queries_not_split_across_shards(tmp_path: Path, dev: pa.Table) -> None:
     assert all(table.num_rows <= max(100, longest) for table in tables)
 
 
-def test_cache_hit_does_not_rewrite(
-    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_cache_hit_does_not_rewrite(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
     path = build_shards("wikiqa", "dev", root=root, cache_dir=cache)
     stamps = {part: part.stat().st_mtime_ns for part in path.iterdir()}
@@ -86,9 +83,7 @@ def test_changed_source_or_setting_changes_hash(root: Path, tmp_path: Path) -> N
 
 
 def test_include_nota_false_drops_exactly_nota_queries(tmp_path: Path, dev: pa.Table) -> None:
-    path = build_shards(
-        "wikiqa", "dev", root=tasks.data_root(), cache_dir=tmp_path, include_nota=False
-    )
+    path = build_shards("wikiqa", "dev", root=tasks.data_root(), cache_dir=tmp_path, include_nota=False)
     kept = read_shards(path)
     assert kept.equals(dev.filter(pc.invert(dev.column("nota"))))
     assert len(pc.unique(kept.column("qid"))) == 126
@@ -124,9 +119,7 @@ def test_leftover_temp_folder_is_ignored(root: Path, tmp_path: Path, dev: pa.Tab
     assert read_shards(expected).equals(dev)
 
 
-def test_concurrent_publish_is_a_hit(
-    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_concurrent_publish_is_a_hit(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
     replace = shards.os.replace
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import RankuqError
-from tasks.trec import Robust04, TrecDl19, read_topics
+from rankuq.errors import RankuqError
+from rankuq.tasks.trec import Robust04, TrecDl19, read_topics
 
 SGML = """<top>
 <num> Number: 301

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import RankuqError
-from tasks.lists import build_lists
-from tasks.udc import EVAL_HEADER, TRAIN_HEADER, Udc, UdcDstc8, split_turns
+from rankuq.errors import RankuqError
+from rankuq.tasks.lists import build_lists
+from rankuq.tasks.udc import EVAL_HEADER, TRAIN_HEADER, Udc, UdcDstc8, split_turns
 
 CONTEXT = "how do i mount a drive __eou__ __eot__ which drive ? __eou__ usb __eou__ __eot__"
 

@@ -9,11 +9,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-import tasks
-from bench.errors import RankuqError
-from tasks.base import SPLITS
-from tasks.contract import CANDIDATE_SCHEMA
-from tasks.wikiqa import HEADER, WikiQA
+from rankuq import tasks
+from rankuq.contract import CANDIDATE_SCHEMA
+from rankuq.errors import RankuqError
+from rankuq.tasks.base import SPLITS
+from rankuq.tasks.wikiqa import HEADER, WikiQA
 
 # split: (questions, rows, questions with a correct sentence), from the data README.
 EXPECTED = {"train": (2118, 20360, 873), "dev": (296, 2733, 126), "test": (633, 6165, 243)}

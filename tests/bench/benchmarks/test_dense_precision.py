@@ -4,8 +4,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.benchmarks.dense_precision import neighbours, overlap
-from tasks.pool import PoolBuilder
+from rankuq.bench.benchmarks.dense_precision import neighbours, overlap
+from rankuq.tasks.pool import PoolBuilder
 
 
 def test_overlap_counts_shared_rows_of_the_top() -> None:

@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from bench.predictions import predictions_table
+from rankuq.bench.predictions import predictions_table
 
 
 def lists_table(

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
 
-from bench.errors import RankuqError
-from bench.probes import abstention, scored_lists
-from bench.probes.abstention import kept_means, normalised_auc, oracle_curve, performance_curve
-from bench.probes.confidence import free_confidence, sorted_scores
+from rankuq.bench.probes import abstention, scored_lists
+from rankuq.bench.probes.abstention import kept_means, normalised_auc, oracle_curve, performance_curve
+from rankuq.bench.probes.confidence import free_confidence, sorted_scores
+from rankuq.errors import RankuqError
 
 # Two failed queries (metric 0) among ten, listed in query order.
 METRIC = np.array([0.0, 0.0, 1, 1, 1, 1, 1, 1, 1, 1])

@@ -6,11 +6,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from bench import metrics
-from bench.errors import RankuqError
-from bench.predictions import predictions_table
-from bench.probes import ProbeResult, merge, scored_lists
-from bench.probes.base import key, split_queries, top_k
+from rankuq.bench import metrics
+from rankuq.bench.predictions import predictions_table
+from rankuq.bench.probes import ProbeResult, merge, scored_lists
+from rankuq.bench.probes.base import key, split_queries, top_k
+from rankuq.errors import RankuqError
 
 
 def test_matrices_follow_the_metrics_rank_order(lists_table) -> None:

@@ -6,16 +6,16 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from bench import metrics
-from bench.errors import RankuqError
-from bench.metrics.ece import bin_index, expected_calibration_error
-from bench.probes import calibration, scored_lists
-from bench.probes.calibration import (
+from rankuq.bench import metrics
+from rankuq.bench.metrics.ece import bin_index, expected_calibration_error
+from rankuq.bench.probes import calibration, scored_lists
+from rankuq.bench.probes.calibration import (
     ece_by_negatives,
     expected_ranking_calibration_error,
     pair_probabilities,
     subsample_negatives,
 )
+from rankuq.errors import RankuqError
 
 
 def test_adaptive_bins_hold_equal_mass_and_never_split_ties() -> None:

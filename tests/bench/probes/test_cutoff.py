@@ -4,8 +4,8 @@ import numpy as np
 import pyarrow.compute as pc
 import pytest
 
-from bench.probes import cutoff, scored_lists
-from bench.probes.cutoff import draw_features, f1_at_cutoffs
+from rankuq.bench.probes import cutoff, scored_lists
+from rankuq.bench.probes.cutoff import draw_features, f1_at_cutoffs
 
 
 def test_f1_at_each_cutoff_by_hand(scores_table) -> None:

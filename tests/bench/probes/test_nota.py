@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from bench.errors import RankuqError
-from bench.probes import nota
+from rankuq.bench.probes import nota
+from rankuq.errors import RankuqError
 
 
 def separable(lists_table, n: int = 20):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from bench import probes
-from bench.errors import RankuqError
+from rankuq.bench import probes
+from rankuq.errors import RankuqError
 
 
 def test_every_probe_is_registered() -> None:

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from bench import metrics
-from bench.errors import RankuqError
-from bench.probes import risk, scored_lists
-from bench.probes.risk import cvar, order_by, risk_aware_orders
+from rankuq.bench import metrics
+from rankuq.bench.probes import risk, scored_lists
+from rankuq.bench.probes.risk import cvar, order_by, risk_aware_orders
+from rankuq.errors import RankuqError
 
 # A: mean 0.7, var 0.04; B: mean 0.6, var 0.04, cov(A, B) = 0.04; C: mean 0.55, var 0.0225,
 # cov(A, C) = −0.03. With b = 1: rank 1 is A (0.66 against 0.56 and 0.5275); rank 2 scores

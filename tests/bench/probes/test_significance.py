@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bench.errors import RankuqError
-from bench.probes import ProbeResult
-from bench.probes.significance import across_seeds, mean_std, paired_t, paired_ttest
+from rankuq.bench.probes import ProbeResult
+from rankuq.bench.probes.significance import across_seeds, mean_std, paired_t, paired_ttest
+from rankuq.errors import RankuqError
 
 
 def test_paired_t_is_scipys_and_defines_the_degenerate_cases() -> None:

@@ -13,7 +13,7 @@ from transformers import (
 )
 from transformers.utils import logging as hf_logging
 
-from bench.errors import RankuqError
+from rankuq.errors import RankuqError
 
 TINY = "tiny"  # a random 2-layer BERT with MiniLM's tokenizer, for tests and smoke runs
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pyarrow as pa
 
-from bench.errors import RankuqError
+from rankuq.errors import RankuqError
 
 CANDIDATE_SCHEMA = pa.schema(
     [
@@ -42,9 +42,7 @@ def validate_candidates(table: pa.Table, source: str) -> pa.Table:
     try:
         table = table.select(schema.names).cast(schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise RankuqError(
-            f"{source}: columns do not cast to contract 1 ({exc}); fix their types"
-        ) from exc
+        raise RankuqError(f"{source}: columns do not cast to contract 1 ({exc}); fix their types") from exc
     for name in expected:
         column = table.column(name)
         if column.null_count:
