@@ -3,6 +3,7 @@ with their plots) and the paired significance of each method against the grid's 
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,17 @@ from rankuq.errors import RankuqError
 # Probe keys shown on the leaderboard (all of them go to MLflow): display name ← probe key.
 HEADLINE = {"ERCE": "ERCE", "RA R@1": "RA.R_at_1", "nAUC AP u_max": "nAUC.AP.u_max"}
 METRICS_FILE = "metrics.json"
+
+
+@dataclass(frozen=True)
+class Study:
+    """A cell's probe metrics, notes and plot files (one seed)."""
+
+    metrics: dict[str, float]
+    notes: list[str]
+    plots: list[Path]
+    key: str  # of the probes' inputs: both predictions and a searched b
+    searched: dict[str, Any]  # the searched values this seed used (train.lr, risk.b, …)
 
 
 def run_probes(

@@ -33,6 +33,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--data-dir", help="the shared data folder (default: $RANKUQ_DATA or ../shared/data)")
     run.add_argument("--address", help="Ray cluster address, e.g. 'auto' on a cluster head")
     run.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite file in the run dir)")
+    run.add_argument(
+        "--plan",
+        action="store_true",
+        help="print what the grid would train, score and probe, and its cost; run nothing",
+    )
 
     commands.add_parser("tasks", help="list the registered tasks")
     commands.add_parser("methods", help="list the registered methods")
@@ -69,15 +74,22 @@ def _print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
 def _run(args: argparse.Namespace) -> None:
     from rankuq.bench.grid import load_grid
     from rankuq.bench.leaderboard import read_run_dir
-    from rankuq.bench.runner import GridRun
+    from rankuq.bench.runner import run_grid
 
     spec, params = load_grid(args.grid)
     if args.data_dir:
         spec = spec.model_copy(update={"data_dir": args.data_dir})
     run_dir = args.run_dir or Path("runs") / spec.name
+    if args.plan:
+        from rankuq.bench.cost import describe
+        from rankuq.bench.layout import RunLayout
+        from rankuq.bench.plan import plan
+
+        print(describe(plan(spec, params, RunLayout(run_dir))))
+        return
     for noisy in ("ray", "ray.data", "ray.tune", "ray.train", "mlflow"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    GridRun(spec, params, run_dir, args.tracking_uri, args.address).run()
+    run_grid(spec, params, run_dir, args.tracking_uri, args.address)
     _show(read_run_dir(run_dir))
     print(f"written: leaderboard.md, .csv and report.html in {run_dir}, beside the MLflow store")
 

@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +27,15 @@ from rankuq import methods
 from rankuq.backbone import ModelConfig, load_tokenizer
 from rankuq.bench import metrics as bench_metrics
 from rankuq.bench.files import staged_folder
+from rankuq.bench.jobs import FitJob, ScorerSpec, SearchTrial, TrainJob
+from rankuq.bench.layout import MODEL_FILE, TRAINING_FILE
 from rankuq.bench.predictions import frame_predictions
 from rankuq.bench.train import TrainConfig, TrainState, balanced_pairs, fit
 from rankuq.errors import RankuqError
-from rankuq.methods.base import BatchScorer, MethodParams, NeuralMethod, inference_device
+from rankuq.methods.base import BatchScorer, Fitted, NeuralMethod, PostHocMethod, inference_device
 from rankuq.shards import read_shards, shard_files
 
-MODEL_FILE = "model.pt"  # a member's weights: what scoring loads
 STATE_FILE = "train-state.pt"  # the rest of an epoch checkpoint: optimizer, schedule, epoch, losses, RNGs
-TRAINING_FILE = "training.json"  # a trained member's last reported metrics, beside its weights
 
 
 @contextmanager
@@ -68,25 +69,55 @@ def load_checkpoint(checkpoint: train.Checkpoint) -> TrainState:
     return state
 
 
-def train_member(job: dict[str, Any]) -> None:
-    """Ray Train worker loop: fine-tune one member of ``job["method"]``, reporting a checkpoint after
-    every epoch. A restarted worker (FailureConfig), a retried trial or a rerun of the grid (same run
-    name, so Ray Train restores its checkpoints) resumes from the latest one.
+def _member(job: TrainJob) -> tuple[NeuralMethod, nn.Module, list, ModelConfig, TrainConfig]:
+    """The method, fresh model and training pairs of a member job."""
+    model_config, train_config = ModelConfig(**job.model), TrainConfig(**job.train)
+    method = methods.create(job.method, job.params)
+    assert isinstance(method, NeuralMethod)  # the plan gives trainers only
+    pairs = balanced_pairs(read_shards(Path(job.shards)), job.seed, train_config.max_queries)
+    return method, method.build_model(model_config, job.seed), pairs, model_config, train_config
 
-    With ``job["dev"]`` it is a search trial's loop instead, run in the Tune trial itself: it reports
-    the dev metric after every epoch and keeps no model.
-    """
-    model_config, train_config = ModelConfig(**job["model"]), TrainConfig(**job["train"])
-    method = methods.get(job["method"])()
-    params = method.Params(**job["params"])
-    pairs = balanced_pairs(read_shards(Path(job["shards"])), job["seed"], train_config.max_queries)
-    model = method.build_model(model_config, params, job["seed"])
-    workers, dev = job["workers"], job.get("dev")
+
+def _fit(
+    job: TrainJob,
+    method: NeuralMethod,
+    model: nn.Module,
+    net: nn.Module,
+    pairs: list,
+    configs: tuple[ModelConfig, TrainConfig],
+    on_epoch_end: Callable[[TrainState], None],
+    resume: TrainState | None = None,
+    shard: tuple[int, int] = (0, 1),
+) -> None:
+    """Fine-tune ``net`` (``model``, or its DDP wrapper) with the method's loss and hooks."""
+    model_config, train_config = configs
+    fit(
+        net,
+        load_tokenizer(model_config),
+        pairs,
+        model_config,
+        train_config,
+        job.seed,
+        loss_fn=method.loss,
+        on_epoch_start=lambda: method.on_epoch_start(model),
+        whole_queries=method.whole_query_batches(),
+        resume=resume,
+        on_epoch_end=on_epoch_end,
+        shard=shard,
+    )
+
+
+def train_member(config: dict[str, Any]) -> None:
+    """Ray Train worker loop, the entry point of a ``TrainJob``: fine-tune one member, reporting a
+    checkpoint after every epoch. A restarted worker (FailureConfig), a retried trial or a rerun of
+    the grid (same run name, so Ray Train restores its checkpoints) resumes from the latest one."""
+    job = TrainJob.from_dict(config)
+    method, model, pairs, model_config, train_config = _member(job)
     # Data parallel: DDP on each worker's device, each worker a shard of the batches; one worker
     # trains on the GPU its trial was given, if any.
-    net = ray.train.torch.prepare_model(model) if workers > 1 else model.to(inference_device())
-    rank = train.get_context().get_world_rank() if workers > 1 else 0
-    checkpoint = None if dev else train.get_checkpoint()
+    net = ray.train.torch.prepare_model(model) if job.workers > 1 else model.to(inference_device())
+    rank = train.get_context().get_world_rank() if job.workers > 1 else 0
+    checkpoint = train.get_checkpoint()
     resume = load_checkpoint(checkpoint) if checkpoint else None
     start = resume["epoch"] if resume else 0
 
@@ -104,41 +135,26 @@ def train_member(job: dict[str, Any]) -> None:
             # Every rank reports; the ranks' weights agree, so rank 0's checkpoint is kept.
             train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder) if rank == 0 else None)
 
-    fit(
-        net,
-        load_tokenizer(model_config),
-        pairs,
-        model_config,
-        train_config,
-        job["seed"],
-        loss_fn=lambda net, inputs, labels: method.loss(net, inputs, labels, params),
-        on_epoch_start=lambda: method.on_epoch_start(model, params),
-        whole_queries=method.whole_query_batches(params),
-        resume=resume,
-        on_epoch_end=_dev_reporter(dev, method, params, model, model_config) if dev else report,
-        shard=(rank, workers),
-    )
+    _fit(job, method, model, net, pairs, (model_config, train_config), report, resume, (rank, job.workers))
 
 
-def _dev_reporter(
-    dev: dict[str, Any],
-    method: NeuralMethod,
-    params: MethodParams,
-    model: nn.Module,
-    config: ModelConfig,
-) -> Callable[[TrainState], None]:
-    """For a search trial, after each epoch: score the dev lists with the model as it is and report
-    ``dev["metric"]`` (and the epoch, the scheduler's time) to Tune."""
-    lists = read_shards(Path(dev["shards"])).select(["qid", "context", "cid", "text", "label"]).to_pandas()
-    score, size, name = method.batch_scorer(params, config, [model]), dev["batch_size"], dev["metric"]
+def search_trial(trial: SearchTrial) -> None:
+    """The entry point of a ``SearchTrial``, run in the Tune trial's own process: train the member
+    and, after each epoch, score the dev lists with the model as it is and report ``trial.metric``
+    (and the epoch, the scheduler's time) to Tune. It keeps no model."""
+    job = trial.job
+    method, model, pairs, model_config, train_config = _member(job)
+    net = model.to(inference_device())
+    lists = read_shards(Path(trial.dev_shards)).select(["qid", "context", "cid", "text", "label"]).to_pandas()
+    score = method.batch_scorer(model_config, [model])
 
     def report(state: TrainState) -> None:
         with torch.random.fork_rng():  # training goes on with the numbers it would draw without a search
-            table = score_frame(score, lists, size, method.probabilistic)
-        value = bench_metrics.compute(table, [name], drop_queries_without_relevant=True)[name]
-        tune.report({name: value, "epoch": state["epoch"]})
+            table = score_frame(score, lists, trial.batch_size, method.probabilistic)
+        value = bench_metrics.compute(table, [trial.metric], drop_queries_without_relevant=True)[trial.metric]
+        tune.report({trial.metric: value, "epoch": state["epoch"]})
 
-    return report
+    _fit(job, method, model, net, pairs, (model_config, train_config), report)
 
 
 def score_frame(score: BatchScorer, frame: pd.DataFrame, batch_size: int, probabilistic: bool) -> pa.Table:
@@ -148,21 +164,20 @@ def score_frame(score: BatchScorer, frame: pd.DataFrame, batch_size: int, probab
 
 
 def train_trial(config: dict[str, Any]) -> None:
-    """One Tune trial = one member: a TorchTrainer of ``job["workers"]`` data-parallel workers sharing
+    """One Tune trial = one member: a TorchTrainer of ``job.workers`` data-parallel workers sharing
     the trial's CPUs and GPUs (a fraction of a GPU only with one worker, as the grid checks)."""
-    job = config["job"]
-    workers = job["workers"]
+    job = TrainJob.from_dict(config["job"])
     trainer = TorchTrainer(
         train_member,
-        train_loop_config=job,
+        train_loop_config=job.to_dict(),
         scaling_config=train.ScalingConfig(
-            num_workers=workers,
-            use_gpu=job["gpus"] > 0,
-            resources_per_worker={"CPU": job["cpus"] / workers, "GPU": job["gpus"] / workers},
+            num_workers=job.workers,
+            use_gpu=job.gpus > 0,
+            resources_per_worker={"CPU": job.cpus / job.workers, "GPU": job.gpus / job.workers},
         ),
         run_config=train.RunConfig(
-            name=job["key"],
-            storage_path=job["storage"],
+            name=job.key,
+            storage_path=job.storage,
             failure_config=train.FailureConfig(max_failures=2),
             checkpoint_config=train.CheckpointConfig(num_to_keep=1),  # the latest epoch is all a resume needs
         ),
@@ -195,7 +210,7 @@ def _trial_name(trial: Any) -> str:
 
 
 def train_members(
-    jobs: Sequence[dict[str, Any]],
+    jobs: Sequence[TrainJob],
     models_dir: Path,
     storage: Path,
     max_concurrent: int | None,
@@ -211,7 +226,7 @@ def train_members(
     tuner = tune.Tuner(
         # The trial only drives its Train worker, which holds the CPUs; a bundle cannot be empty.
         tune.with_resources(train_trial, {"CPU": 0, "memory": 1 << 20}),
-        param_space={"job": tune.grid_search([{**job, "storage": str(storage)} for job in jobs])},
+        param_space={"job": tune.grid_search([replace(job, storage=str(storage)).to_dict() for job in jobs])},
         tune_config=tune.TuneConfig(
             max_concurrent_trials=max_concurrent,
             trial_name_creator=_trial_name,
@@ -233,27 +248,22 @@ def train_members(
 
 class ShardScorer:
     """Stateful Ray Data scorer: loads the method's models once (on the GPU it was given, else the
-    CPU), then scores batches, in bfloat16 autocast where ``precision`` is "bf16" or, by default
-    ("auto"), on a GPU."""
+    CPU), then scores batches, in bfloat16 autocast where the spec's precision is "bf16" or, by
+    default ("auto"), on a GPU."""
 
-    def __init__(
-        self,
-        method: str,
-        params: dict[str, Any],
-        model: dict[str, Any],
-        checkpoints: list[str],
-        shards: str,
-        threads: int,
-        precision: str = "auto",
-    ) -> None:
-        self.threads = threads
-        torch.set_num_threads(threads)
-        ranker = methods.get(method)()
+    def __init__(self, spec: dict[str, Any]) -> None:
+        scorer = ScorerSpec.from_dict(spec)
+        self.threads = scorer.threads
+        torch.set_num_threads(scorer.threads)
+        ranker = methods.create(scorer.method, scorer.params)
         self.score = ranker.make_scorer(
-            ranker.Params(**params), ModelConfig(**model), [Path(p) for p in checkpoints], Path(shards)
+            ModelConfig(**scorer.model),
+            [Path(p) for p in scorer.checkpoints],
+            Path(scorer.shards),
+            scorer.fitted,
         )
         self.device = inference_device()
-        self.bf16 = precision == "bf16" or (precision == "auto" and self.device.type == "cuda")
+        self.bf16 = scorer.precision == "bf16" or (scorer.precision == "auto" and self.device.type == "cuda")
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
         torch.set_num_threads(self.threads)  # a pooled worker may have run other work in between
@@ -268,31 +278,19 @@ class ShardScorer:
 
 
 @functools.lru_cache(maxsize=1)
-def _pooled_scorer(spec: str) -> ShardScorer:
+def _pooled_scorer(spec: str, stamps: str) -> ShardScorer:
     """The scorer a CPU worker process keeps for its next task on the same models (``spec``: the
-    JSON of ShardScorer's arguments, plus the checkpoints' stamps so rewritten weights reload)."""
-    arguments = json.loads(spec)
-    del arguments["stamps"]
-    return ShardScorer(**arguments)
+    ScorerSpec's JSON; ``stamps``: its checkpoints' mtimes and sizes, so rewritten weights reload)."""
+    return ShardScorer(json.loads(spec))
 
 
-def score_batch(batch: pd.DataFrame, spec: str) -> pd.DataFrame:
-    """Ray Data task: score ``batch`` with the worker's kept scorer for ``spec``."""
-    return _pooled_scorer(spec)(batch)
+def score_batch(batch: pd.DataFrame, spec: str, stamps: str) -> pd.DataFrame:
+    """Ray Data task, the entry point of a ``ScorerSpec``: score ``batch`` with the worker's kept scorer."""
+    return _pooled_scorer(spec, stamps)(batch)
 
 
-def score_shards(
-    method: str,
-    params: dict[str, Any],
-    model: dict[str, Any],
-    checkpoints: Sequence[Path],
-    shards: Path,
-    batch_size: int,
-    threads: int,
-    gpus: float = 0.0,
-    precision: str = "auto",
-) -> pa.Table:
-    """Predictions (contract 2) for every candidate row of ``shards``, in shard order.
+def score_shards(spec: ScorerSpec, batch_size: int, gpus: float = 0.0) -> pa.Table:
+    """Predictions (contract 2) for every candidate row of ``spec.shards``, in shard order.
 
     With ``gpus`` a scoring actor holds that share of a GPU. On CPUs the batches run as Ray tasks
     instead: Ray reuses a CPU worker process from task to task, and the scorer it keeps (imports,
@@ -304,37 +302,53 @@ def score_shards(
     # Ray 2.60's DataSourceV2 Parquet read adds a ListFiles stage that cost about 1 s a call here
     # (read and an identity map of the WikiQA test shards: 1.2-1.8 s; V1's single ReadParquet: 0.35 s).
     context.use_datasource_v2 = False
+    shards = Path(spec.shards)
     files = [str(part) for part in shard_files(shards)]
     dataset = ray.data.read_parquet(files).select_columns(["qid", "context", "cid", "text", "label"])
-    scorer = {
-        "method": method,
-        "params": params,
-        "model": model,
-        "checkpoints": [str(p) for p in checkpoints],
-        "shards": str(shards),
-        "threads": threads,
-        "precision": precision,
-    }
     common: dict[str, Any] = {"batch_size": batch_size, "batch_format": "pandas", "num_cpus": 1}
     if gpus > 0:
         scored = dataset.map_batches(
             ShardScorer,
-            fn_constructor_kwargs=scorer,
+            fn_constructor_kwargs={"spec": spec.to_dict()},
             compute=ray.data.ActorPoolStrategy(size=1),
             num_gpus=gpus,
             **common,
         )
     else:
-        stamps = [[p.stat().st_mtime_ns, p.stat().st_size] for p in checkpoints]
-        spec = json.dumps(scorer | {"stamps": stamps}, sort_keys=True)
+        stamps = json.dumps([[Path(p).stat().st_mtime_ns, Path(p).stat().st_size] for p in spec.checkpoints])
         # One task at a time, on one CPU: leaves the others to the read tasks on a small machine.
         scored = dataset.map_batches(
-            score_batch, fn_kwargs={"spec": spec}, compute=ray.data.TaskPoolStrategy(size=1), **common
+            score_batch,
+            fn_kwargs={"spec": spec.to_json(), "stamps": stamps},
+            compute=ray.data.TaskPoolStrategy(size=1),
+            **common,
         )
     try:
         scored = scored.to_pandas()
     except ray.exceptions.RayError as error:  # the scorer's own message is the last line of Ray's
         cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
-        raise RankuqError(f"scoring {method} on {shards.name} failed: {cause}") from error
+        raise RankuqError(f"scoring {spec.method} on {shards.name} failed: {cause}") from error
     samples = np.stack(scored["samples"].to_numpy())
-    return frame_predictions(scored, samples, methods.get(method).probabilistic)
+    return frame_predictions(scored, samples, methods.get(spec.method).probabilistic)
+
+
+def fit_member(config: dict[str, Any]) -> Fitted:
+    """The entry point of a ``FitJob``: a post-hoc method's fit on its dev lists, in a worker with
+    the scorer's threads (so its numbers are those the scorer would compute)."""
+    job = FitJob.from_dict(config)
+    spec = job.scorer
+    torch.set_num_threads(spec.threads)
+    method = methods.create(spec.method, spec.params)
+    assert isinstance(method, PostHocMethod)  # the plan gives post-hoc methods only
+    rows = read_shards(Path(job.shards)).select(["context", "text", "label"]).to_pandas()
+    return method.fit(ModelConfig(**spec.model), [Path(p) for p in spec.checkpoints], rows)
+
+
+def fit_posthoc(jobs: Sequence[FitJob]) -> list[Fitted]:
+    """Fit each job as a Ray task of one CPU; their states, in order."""
+    task = ray.remote(num_cpus=1)(fit_member)
+    try:
+        return ray.get([task.remote(job.to_dict()) for job in jobs])
+    except ray.exceptions.RayError as error:
+        cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
+        raise RankuqError(f"fitting a post-hoc method failed: {cause}") from error

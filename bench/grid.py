@@ -161,7 +161,7 @@ class GridSpec(BaseModel):
     def method_params(self, source: str) -> dict[str, MethodParams]:
         """Each method's validated parameters; errors name ``source`` and the key."""
         return {
-            name: methods.get(name)().parse(raw, where=f"{source}: methods.{name}")
+            name: methods.get(name).parse(raw, where=f"{source}: methods.{name}")
             for name, raw in self.methods.items()
         }
 

@@ -18,12 +18,12 @@ from rich.table import Table
 from rich.text import Text
 
 from rankuq.bench.files import atomic_write
+from rankuq.bench.layout import PLOT_INDEX, RunLayout
 from rankuq.bench.tracking import (
     BASELINE_TAG,
     EXPERIMENT,
     LEVEL_TAG,
     METRICS_TAG,
-    PLOT_INDEX,
     ROW_TAG,
     mlflow_name,
 )
@@ -80,10 +80,9 @@ def _mean_std(mean: float, std: float) -> str:
     return MISSING if np.isnan(mean) else f"{mean:.3f} ± {std:.3f}"
 
 
-def write_csv(board: pd.DataFrame, folder: Path) -> Path:
-    """Write the raw numbers as ``folder/leaderboard.csv``, atomically (the Markdown and HTML layouts
-    are ``bench.report.write_report``'s)."""
-    path = folder / "leaderboard.csv"
+def write_csv(board: pd.DataFrame, path: Path) -> Path:
+    """Write the raw numbers as ``path`` (a run's leaderboard.csv), atomically (the Markdown and HTML
+    layouts are ``bench.report.write_report``'s)."""
     atomic_write(path, board.to_csv(index=False))
     return path
 
@@ -111,13 +110,14 @@ class Board:
 
 def read_run_dir(run_dir: Path) -> Board:
     """The board of ``RUN_DIR/leaderboard.csv`` and the plots of ``RUN_DIR/plots/index.json``."""
-    csv = run_dir / "leaderboard.csv"
+    layout = RunLayout(run_dir)
+    csv = layout.leaderboard_csv
     if not csv.is_file():
         raise RankuqError(f"{csv} not found: run `rankuq run [GRID.yaml] --run-dir {run_dir}` first")
     # Only empty fields are missing values: a method or condition may well be called 'NA'.
     table = pd.read_csv(csv, keep_default_na=False, na_values=[""])
     _check(table, str(csv))
-    index = run_dir / "plots" / PLOT_INDEX
+    index = layout.plot_index
     plots = _read_index(index)
     absent = [str(plot.path) for plot in plots if not plot.path.is_file()]
     if absent:

@@ -9,7 +9,7 @@ is cached in its folder: ``trials.csv`` (one row per trial and epoch) and ``best
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +21,15 @@ from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, TrialScheduler
 from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter, SearchAlgorithm, Searcher
 from ray.tune.search.optuna import OptunaSearch
 
-from rankuq.bench.engine import train_member
+from rankuq.bench.engine import search_trial
 from rankuq.bench.files import staged_folder
+from rankuq.bench.jobs import SearchTrial, TrainJob
+from rankuq.bench.layout import BEST_FILE, TRIALS_FILE
+from rankuq.bench.plan import SearchJob
 from rankuq.bench.probes.base import ScoredLists
 from rankuq.bench.probes.risk import risk_aware_mean
-from rankuq.bench.space import SearchConfig
+from rankuq.bench.space import SearchConfig, tuned_section
 from rankuq.errors import RankuqError
-
-BEST_FILE, TRIALS_FILE = "best.json", "trials.csv"
 
 
 @dataclass(frozen=True)
@@ -58,25 +59,19 @@ def _short(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def tuned_section(section: str, values: Mapping[str, Any], chosen: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` of one section (train, model, or a method's parameters) with its chosen keys set."""
-    prefix = f"{section}."
-    return {**values, **{key.removeprefix(prefix): v for key, v in chosen.items() if key.startswith(prefix)}}
-
-
-def tuned_job(job: dict[str, Any], chosen: Mapping[str, Any]) -> dict[str, Any]:
+def tuned_job(job: TrainJob, chosen: Mapping[str, Any]) -> TrainJob:
     """A member job with the chosen training settings and parameters of its trainer."""
-    return {
-        **job,
-        "model": tuned_section("model", job["model"], chosen),
-        "train": tuned_section("train", job["train"], chosen),
-        "params": tuned_section(job["method"], job["params"], chosen),
-    }
+    return job.with_values(
+        model=tuned_section("model", job.model, chosen),
+        train=tuned_section("train", job.train, chosen),
+        params=tuned_section(job.method, job.params, chosen),
+    )
 
 
-def _training_trial(config: dict[str, Any], job: dict[str, Any]) -> None:
-    """One trial: the member job with the sampled values, reporting its dev metric every epoch."""
-    train_member(tuned_job(job, config))
+def _training_trial(config: dict[str, Any], trial: dict[str, Any]) -> None:
+    """One trial: the member with the sampled values, reporting its dev metric every epoch."""
+    spec = SearchTrial.from_dict(trial)
+    search_trial(replace(spec, job=tuned_job(spec.job, config)))
 
 
 def _risk_trial(config: dict[str, Any], lists: ScoredLists, metric: str) -> None:
@@ -84,22 +79,20 @@ def _risk_trial(config: dict[str, Any], lists: ScoredLists, metric: str) -> None
 
 
 def search_training(
-    name: str,
-    job: dict[str, Any],
-    search: SearchConfig,
-    keys: list[str],
-    folder: Path,
-    concurrency: int | None,
+    job: SearchJob, search: SearchConfig, folder: Path, storage: str, concurrency: int | None
 ) -> SearchResult:
-    """Search ``keys`` for the member ``job`` (with its "dev" lists to score and Tune "storage")."""
+    """Search ``job.keys`` for its member, each trial scored on the job's dev lists."""
     # The trial trains in its own process, not in a TorchTrainer: a trial the scheduler stops is killed,
     # and Ray Train V2 frees a killed trainer's placement group only through the State API, which fails
     # without the dashboard (off in rankuq) or beside other Ray instances: later trials waited forever.
+    member = job.trial.job
     trainable = tune.with_resources(
-        tune.with_parameters(_training_trial, job=job), {"CPU": job["cpus"], "GPU": job["gpus"]}
+        tune.with_parameters(_training_trial, trial=job.trial.to_dict()),
+        {"CPU": member.cpus, "GPU": member.gpus},
     )
-    scheduler = _scheduler(search, job["train"]["epochs"])
-    return _search(name, trainable, search, keys, scheduler, job["seed"], folder, job["storage"], concurrency)
+    scheduler = _scheduler(search, member.train["epochs"])
+    keys = list(job.keys)
+    return _search(job.name, trainable, search, keys, scheduler, member.seed, folder, storage, concurrency)
 
 
 def search_risk_b(

@@ -1,11 +1,11 @@
 """The grid's ``search:`` section: Ray Tune search spaces over training settings, method parameters and
 RA's risk aversion b, each key and domain checked against the field it sets."""
 
+from collections.abc import Mapping
 from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from ray import tune
 
 from rankuq import methods
 from rankuq.backbone import ModelConfig
@@ -13,6 +13,9 @@ from rankuq.bench import metrics
 from rankuq.bench.train import TrainConfig
 from rankuq.errors import RankuqError
 from rankuq.methods.base import MethodParams
+
+if TYPE_CHECKING:  # Ray Tune takes a second to import: only searches need it
+    from ray.tune.search.sample import Domain
 
 # name → (its arguments, what it draws: float, int, or the categories themselves)
 DOMAINS: dict[str, tuple[tuple[str, ...], type | None]] = {
@@ -84,12 +87,14 @@ class SearchConfig(BaseModel):
         """What a search of ``keys`` depends on (its cache key): the settings and those keys' domains."""
         return {**self.model_dump(exclude={"space"}), "space": {key: self.space[key] for key in keys}}
 
-    def domains(self, keys: list[str]) -> dict[str, tune.search.sample.Domain]:
+    def domains(self, keys: list[str]) -> dict[str, "Domain"]:
         """Tune domains of ``keys`` (already checked by ``check_space``)."""
         return {key: _domain(*next(iter(self.space[key].items()))) for key in keys}
 
 
-def _domain(name: str, args: list[Any]) -> tune.search.sample.Domain:
+def _domain(name: str, args: list[Any]) -> "Domain":
+    from ray import tune
+
     return tune.choice(list(args)) if name == "choice" else getattr(tune, name)(*args)
 
 
@@ -192,8 +197,14 @@ def sections_of(
     }
     trained = {}
     for name, value in params.items():
-        method = methods.get(name)()
+        method = methods.create(name, value)
         sections[name] = (type(value), value.model_dump())
-        identity = method.training_identity(value) if method.trains else None
+        identity = method.training_identity() if method.trains else None
         trained[name] = set(identity or ()) & set(type(value).model_fields)
     return sections, trained
+
+
+def tuned_section(section: str, values: Mapping[str, Any], chosen: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` of one section (train, model, or a method's parameters) with its chosen keys set."""
+    prefix = f"{section}."
+    return {**values, **{key.removeprefix(prefix): v for key, v in chosen.items() if key.startswith(prefix)}}

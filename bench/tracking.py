@@ -20,21 +20,31 @@ as params (``train.lr``, ``risk.b``), metrics ``dev_<metric>``, ``trials`` and `
 and the trial table ``trials.csv``; seed runs log the searched values they used as params.
 """
 
+import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import mlflow
+import numpy as np
+import pandas as pd
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.store.tracking import SEARCH_MAX_RESULTS_THRESHOLD
 from mlflow.tracking import MlflowClient
+
+from rankuq.bench.layout import TRIALS_FILE, RunLayout
+
+if TYPE_CHECKING:
+    from rankuq.bench.assess import Study
+    from rankuq.bench.plan import Cell, Plan
+    from rankuq.bench.search import SearchResult
 
 KEY_TAG = "rankuq.key"
 LEVEL_TAG = "rankuq.level"
 BASELINE_TAG = "rankuq.baseline"
 METRICS_TAG = "rankuq.metrics"
 ROW_TAG = "rankuq.row"
-PLOT_INDEX = "index.json"
 EXPERIMENT = "rankuq"
 
 
@@ -45,7 +55,7 @@ def mlflow_name(column: str) -> str:
 
 
 def default_tracking_uri(run_dir: Path) -> str:
-    return f"sqlite:///{(run_dir / 'mlflow.db').resolve()}"
+    return RunLayout(run_dir).default_tracking_uri
 
 
 class Tracker:
@@ -106,3 +116,98 @@ class Tracker:
 
     def finish(self, run_id: str) -> None:
         self.client.set_terminated(run_id)
+
+
+def track(
+    plan: "Plan",
+    studies: "dict[Cell, Study]",
+    results: pd.DataFrame,
+    board: pd.DataFrame,
+    files: tuple[Path, ...],
+    searches: "list[SearchResult]",
+    tracking_uri: str | None = None,
+) -> None:
+    """Log the grid to MLflow: what the store does not hold yet; a rerun of finished cells logs
+    nothing. A run counts as held once finished, so one an interrupted driver left open is completed,
+    never duplicated. ``files``: the grid's report files, the plot index last."""
+    # Imported here: leaderboard reads this module's tags, and the plan imports the methods (torch).
+    from rankuq.bench.leaderboard import board_columns, metrics_of
+    from rankuq.bench.plan import content_key
+
+    layout, spec = plan.layout, plan.spec
+    uri = tracking_uri or layout.default_tracking_uri
+    tracker = Tracker(uri, layout.mlartifacts if uri == layout.default_tracking_uri else None)
+    grid_key = content_key("grid", spec.model_dump(mode="json"))
+    names = metrics_of(board)
+    grid_tags = {LEVEL_TAG: "grid", BASELINE_TAG: spec.baseline or "", METRICS_TAG: json.dumps(names)}
+    changed = tracker.find(grid_key, finished=True) is None
+    parent = tracker.open(grid_key, spec.name, tags=grid_tags)
+    for search in searches:
+        _track_search(tracker, parent, content_key("search", grid_key, search.folder.name), search)
+    plots = json.loads(files[-1].read_text())  # the plot index
+    for row, summary in board.iterrows():
+        condition, method = summary.condition, summary.method
+        cells = [cell for cell in studies if (cell.condition, cell.method) == (condition, method)]
+        cell_key = content_key("cell", grid_key, condition, method, [studies[cell].key for cell in cells])
+        if tracker.find(cell_key, finished=True):
+            continue
+        changed = True
+        tags = {"method": method, "task": cells[0].task, "shift": condition}
+        child = tracker.open(
+            cell_key, f"{method} × {condition}", parent, {**tags, LEVEL_TAG: "cell", ROW_TAG: str(row)}
+        )
+        seeds = results[(results.condition == condition) & (results.method == method)]
+        for cell, values in zip(cells, seeds.to_dict("records"), strict=True):
+            # Keyed by its cell too: two conditions with one test side share bm25's predictions.
+            seed_key = content_key("seed", cell_key, cell.key)
+            _track_seed(tracker, child, seed_key, plan, cell, values, studies[cell], tags)
+        own = [e["path"] for e in plots if (e["condition"], e["method"]) == (condition, method)]
+        tracker.log(
+            child,
+            metrics=_finite(summary, board_columns(names)),  # "R@1 std" → R_at_1_std (mlflow_name)
+            params={**tags, "seeds": len(cells)},
+            artifacts=tuple(files[-1].parent / name for name in own),
+        )
+        tracker.finish(child)
+    if changed:
+        tracker.log(parent, artifacts=files)
+    tracker.finish(parent)
+
+
+def _track_search(tracker: Tracker, parent: str, key: str, search: "SearchResult") -> None:
+    """A search's run: the chosen values as params, the best dev metric, the trial table."""
+    if tracker.find(key):
+        return
+    run = tracker.open(key, f"search {search.name}", parent, {LEVEL_TAG: "search"})
+    values = {f"dev {search.metric}": search.score, "trials": search.trials, "stopped early": search.stopped}
+    tracker.log(run, metrics=values, params=search.best, artifacts=(search.folder / TRIALS_FILE,))
+    tracker.finish(run)
+
+
+def _track_seed(
+    tracker: Tracker,
+    parent: str,
+    key: str,
+    plan: "Plan",
+    cell: "Cell",
+    row: dict,
+    study: "Study",
+    tags: dict[str, str],
+) -> None:
+    """A seed's run: its leaderboard metrics, every probe metric, its plots, and the probes' notes."""
+    from rankuq.bench.leaderboard import LEADERBOARD_METRICS
+    from rankuq.bench.plan import tuned
+
+    if tracker.find(key, finished=True):  # logged before the driver was interrupted
+        return
+    seed_run = tracker.open(key, cell.label(), parent, {**tags, LEVEL_TAG: "seed", "seed": str(cell.seed)})
+    method_params = tuned(plan.spec, plan.params, cell.method, dict(cell.tuned))[0].model_dump()
+    params = {**tags, "seed": cell.seed, **method_params, **study.searched}
+    values = {**_finite(study.metrics, study.metrics), **_finite(row, LEADERBOARD_METRICS)}
+    notes = {"rankuq.notes": "\n".join(study.notes)[:5000]} if study.notes else {}
+    tracker.log(seed_run, metrics=values, params=params, tags=notes, artifacts=tuple(study.plots))
+    tracker.finish(seed_run)
+
+
+def _finite(row: dict | pd.Series, names) -> dict[str, float]:
+    return {n: float(row[n]) for n in names if n in row and np.isfinite(row[n])}

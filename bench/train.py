@@ -3,17 +3,19 @@
 import copy
 import random
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import pyarrow as pa
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 from torch import nn
-from transformers import PreTrainedTokenizerBase, get_linear_schedule_with_warmup
 
 from rankuq.backbone import ModelConfig, encode_pairs
 from rankuq.methods.losses import cross_entropy
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 
 class TrainConfig(BaseModel):
@@ -51,7 +53,7 @@ def balanced_pairs(table: pa.Table, seed: int, max_queries: int | None = None) -
     return pairs
 
 
-def pair_lengths(tokenizer: PreTrainedTokenizerBase, pairs: Pairs, max_length: int) -> list[int]:
+def pair_lengths(tokenizer: "PreTrainedTokenizerBase", pairs: Pairs, max_length: int) -> list[int]:
     """Token count of every (context, candidate) pair after truncation."""
     encoded = tokenizer(
         [f" {tokenizer.sep_token} ".join(context) for context, _, _ in pairs],  # as encode_pairs joins turns
@@ -128,7 +130,7 @@ def set_rng_states(states: dict[str, Any]) -> None:
 
 def fit(
     model: nn.Module,
-    tokenizer: PreTrainedTokenizerBase,
+    tokenizer: "PreTrainedTokenizerBase",
     pairs: Pairs,
     model_config: ModelConfig,
     train: TrainConfig,
@@ -163,6 +165,8 @@ def fit(
     core = getattr(model, "module", model)  # the weights without DDP's wrapper: what a checkpoint holds
     optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr)
     total = sum(len(batches) for batches in epochs)
+    from transformers import get_linear_schedule_with_warmup  # a second to import: only training needs it
+
     schedule = get_linear_schedule_with_warmup(optimizer, int(train.warmup * total), total)
     start, losses = 0, []
     if resume is not None:

@@ -1,6 +1,6 @@
 """How to score: rankers that output a predictive distribution per (query, candidate)."""
 
-from rankuq.methods.base import REGISTRY, Method, MethodParams
+from rankuq.methods.base import REGISTRY, Method, MethodParams, create
 
 get = REGISTRY.get
 names = REGISTRY.names
@@ -19,4 +19,4 @@ from rankuq.methods import (  # noqa: E402,F401  (register the methods)
     temperature,
 )
 
-__all__ = ["REGISTRY", "Method", "MethodParams", "get", "names", "register"]
+__all__ = ["REGISTRY", "Method", "MethodParams", "create", "get", "names", "register"]

@@ -44,81 +44,88 @@ class MethodParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+Fitted = dict[str, Any]  # a post-hoc method's fitted state (JSON-able), e.g. {"temperature": 1.7}
+
+
 class Method(ABC):
-    """A ranker registered by name. Neural methods fine-tune ``members()`` cross-encoders."""
+    """A ranker registered by name, its parameters fixed when it is built (``methods.create``).
+    Neural methods fine-tune ``members()`` cross-encoders."""
 
     name: ClassVar[str]
     description: ClassVar[str]
     Params: ClassVar[type[MethodParams]] = MethodParams
     trains: ClassVar[bool] = True  # fine-tunes cross-encoders (False for lexical baselines)
     probabilistic: ClassVar[bool] = True  # outputs relevance probabilities (ECE applies)
-    # A split the scorer also reads, from the shard folder beside the scored one (e.g. "dev" for
-    # post-hoc calibration); the runner builds it with the same settings as the scored split.
-    calibration_split: ClassVar[str | None] = None
+    posthoc: ClassVar[bool] = False  # fitted on the dev lists after training (see PostHocMethod)
 
-    def parse(self, raw: dict[str, Any] | None, where: str) -> MethodParams:
+    def __init__(self, params: MethodParams | None = None) -> None:
+        if params is not None and not isinstance(params, self.Params):
+            raise TypeError(f"{self.name} takes {self.Params.__name__}, not {type(params).__name__}")
+        self.params = params if params is not None else self.Params()
+
+    @classmethod
+    def parse(cls, raw: dict[str, Any] | None, where: str) -> MethodParams:
         """Validate grid parameters; errors name ``where`` (e.g. "grid.yaml: methods.ensemble")."""
         try:
-            return self.Params(**(raw or {}))
+            return cls.Params(**(raw or {}))
         except ValidationError as error:
             first = error.errors()[0]
             key = ".".join(str(part) for part in first["loc"])
             raise RankuqError(f"{where}.{key}: {first['msg']}") from None
 
-    def members(self, params: MethodParams) -> int:
+    def members(self) -> int:
         """How many independently trained cross-encoders the method combines."""
         return 1
 
     @abstractmethod
     def make_scorer(
-        self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
+        self, model: ModelConfig, checkpoints: Sequence[Path], shards: Path, fitted: Fitted | None = None
     ) -> BatchScorer:
-        """Build the (stateful) scorer used by inference; ``shards`` is the split being scored."""
+        """Build the (stateful) scorer used by inference; ``shards`` is the split being scored and
+        ``fitted`` a post-hoc method's state from its fit stage."""
 
 
 class NeuralMethod(Method):
-    """Cross-encoder methods: load the members once, then draw samples per batch.
+    """Cross-encoder methods: how they train, then how they sample.
 
-    The defaults fine-tune the plain cross-encoder with pointwise cross-entropy, a model that
-    `bert`, `mc_dropout` and `ensemble` share. A method with its own head or loss overrides
+    Training: the defaults fine-tune the plain cross-encoder with pointwise cross-entropy, a model
+    that `bert`, `mc_dropout` and `ensemble` share. A method with its own head or loss overrides
     ``build_model`` / ``loss`` and returns its parameters from ``training_identity`` so its
     members are trained (and cached) apart.
+    Sampling: the scorer loads the members once, then ``sample`` draws [n, S] per batch.
     """
 
-    def training_identity(self, params: MethodParams) -> dict[str, Any] | None:
+    # --- how it trains ---
+
+    def training_identity(self) -> dict[str, Any] | None:
         """What makes this method's trained model differ from the shared cross-encoder (None: same)."""
         return None
 
-    def build_model(self, model: ModelConfig, params: MethodParams, seed: int) -> nn.Module:
+    def build_model(self, model: ModelConfig, seed: int) -> nn.Module:
         return build_cross_encoder(model, seed)
 
-    def loss(
-        self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor, params: MethodParams
-    ) -> torch.Tensor:
+    def loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
         """Training loss of one batch; ``labels`` are 0/1 relevance."""
         return cross_entropy(model, inputs, labels)
 
-    def whole_query_batches(self, params: MethodParams) -> bool:
+    def whole_query_batches(self) -> bool:
         """Whether training batches must hold each query's candidates together (pairwise losses)."""
         return False
 
-    def on_epoch_start(self, model: nn.Module, params: MethodParams) -> None:
+    def on_epoch_start(self, model: nn.Module) -> None:
         """Called by training before every epoch (e.g. to restart a posterior accumulated per epoch)."""
 
+    # --- how it samples ---
     @abstractmethod
-    def sample(
-        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: MethodParams
-    ) -> torch.Tensor:
+    def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Relevance-probability draws [n, S] for one tokenised batch."""
 
     def make_scorer(
-        self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
+        self, model: ModelConfig, checkpoints: Sequence[Path], shards: Path, fitted: Fitted | None = None
     ) -> BatchScorer:
-        return self.batch_scorer(params, model, self.load_models(params, model, checkpoints, shards))
+        return self.batch_scorer(model, self.load_models(model, checkpoints, fitted))
 
-    def batch_scorer(
-        self, params: MethodParams, model: ModelConfig, models: Sequence[nn.Module]
-    ) -> BatchScorer:
+    def batch_scorer(self, model: ModelConfig, models: Sequence[nn.Module]) -> BatchScorer:
         """Score batches with ``models`` as they are (loaded, or still training)."""
         tokenizer = load_tokenizer(model)
         device = next(models[0].parameters()).device
@@ -129,7 +136,7 @@ class NeuralMethod(Method):
             inputs = encode_pairs(tokenizer, contexts, batch["text"].tolist(), model.max_length)
             inputs = {name: tensor.to(device) for name, tensor in inputs.items()}
             rows, draws = zip(
-                *((chunk, self.sample(models, part, params)) for chunk, part in length_buckets(inputs)),
+                *((chunk, self.sample(models, part)) for chunk, part in length_buckets(inputs)),
                 strict=True,
             )
             out = torch.empty_like(torch.cat(draws))
@@ -139,14 +146,14 @@ class NeuralMethod(Method):
         return score
 
     def load_models(
-        self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
+        self, model: ModelConfig, checkpoints: Sequence[Path], fitted: Fitted | None = None
     ) -> list[nn.Module]:
         """The models ``sample`` receives: the trained members, loaded once per scorer."""
-        return [self.load_member(model, params, path) for path in checkpoints]
+        return [self.load_member(model, path) for path in checkpoints]
 
-    def load_member(self, model: ModelConfig, params: MethodParams, checkpoint: Path) -> nn.Module:
+    def load_member(self, model: ModelConfig, checkpoint: Path) -> nn.Module:
         """A trained member from its saved state dict."""
-        member = self.build_model(model, params, seed=0)
+        member = self.build_model(model, seed=0)
         member.load_state_dict(torch.load(checkpoint, map_location="cpu", weights_only=True))
         return member.to(inference_device())
 
@@ -156,4 +163,27 @@ def relevance_probability(logits: torch.Tensor) -> torch.Tensor:
     return torch.softmax(logits.float(), dim=-1)[..., 1]
 
 
+class PostHocMethod(NeuralMethod):
+    """A calibration map fitted on the dev lists over trained members' outputs (Guo et al. 2017's
+    temperature scaling, …). The grid's fit stage calls ``fit`` once per cell and caches its state;
+    the scorer gets that state back (``load_models(…, fitted)``). It reads nothing but its inputs."""
+
+    posthoc = True
+
+    @abstractmethod
+    def fit(self, model: ModelConfig, checkpoints: Sequence[Path], dev: pd.DataFrame) -> Fitted:
+        """The fitted state from the dev candidate rows (contract-1 columns)."""
+
+
 REGISTRY: Registry[type[Method]] = Registry("method")
+
+
+def create(
+    name: str, params: MethodParams | dict[str, Any] | None = None, where: str | None = None
+) -> Method:
+    """The registered method ``name`` with its parameters fixed (validated from a dict; errors name
+    ``where``, by default ``methods.<name>``)."""
+    kind = REGISTRY.get(name)
+    if not isinstance(params, MethodParams):
+        params = kind.parse(params, where or f"methods.{name}")
+    return kind(params)

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from rankuq.methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_probability
+from rankuq.methods.base import REGISTRY, NeuralMethod, relevance_probability
 
 
 @REGISTRY.register
@@ -13,9 +13,7 @@ class Bert(NeuralMethod):
     name = "bert"
     description = "deterministic cross-encoder, pointwise cross-entropy (S = 1) [000]"
 
-    def sample(
-        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: MethodParams
-    ) -> torch.Tensor:
+    def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         (model,) = models
         model.eval()
         return relevance_probability(model(**inputs).logits)[:, None]

@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from rankuq.backbone import ModelConfig
-from rankuq.methods.base import REGISTRY, BatchScorer, Method, MethodParams
+from rankuq.methods.base import REGISTRY, BatchScorer, Fitted, Method
 from rankuq.shards import shard_files
 
 
@@ -21,7 +21,7 @@ class BM25(Method):
     probabilistic = False
 
     def make_scorer(
-        self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
+        self, model: ModelConfig, checkpoints: Sequence[Path], shards: Path, fitted: Fitted | None = None
     ) -> BatchScorer:
         texts = pq.ParquetDataset(shard_files(shards)).read(columns=["text"]).column("text")
         corpus = sorted(set(texts.to_pylist()))

@@ -27,16 +27,14 @@ class ConvKNRM(HeadMethod):
     description = "Conv-KNRM over MiniLM word embeddings, linear output (S = 1) [001]"
     Params = ConvKNRMParams
 
-    def build_model(self, model: ModelConfig, params: ConvKNRMParams, seed: int) -> Ranker:
+    def build_model(self, model: ModelConfig, seed: int) -> Ranker:
         encoder = ConvKNRMFeatures.from_config(model, seed)
-        return Ranker(encoder, self.build_head(encoder.dim, params))
+        return Ranker(encoder, self.build_head(encoder.dim))
 
-    def build_head(self, dim: int, params: ConvKNRMParams) -> nn.Module:
+    def build_head(self, dim: int) -> nn.Module:
         return nn.Sequential(nn.Linear(dim, 1), nn.Flatten(0))
 
-    def sample(
-        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: ConvKNRMParams
-    ) -> torch.Tensor:
+    def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         (model,) = models
         model.eval()
         return torch.sigmoid(model(**inputs))[:, None]

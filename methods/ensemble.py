@@ -20,12 +20,10 @@ class Ensemble(NeuralMethod):
     description = "Deep Ensemble: M members from different seeds, each a parallel trial (M = 5) [000]"
     Params = EnsembleParams
 
-    def members(self, params: EnsembleParams) -> int:
-        return params.M
+    def members(self) -> int:
+        return self.params.M
 
-    def sample(
-        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: EnsembleParams
-    ) -> torch.Tensor:
+    def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         for model in models:
             model.eval()
         return torch.stack([relevance_probability(model(**inputs).logits) for model in models], dim=1)

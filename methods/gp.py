@@ -197,28 +197,26 @@ class GPMethod(HeadMethod):
 
     inference_only: ClassVar[frozenset[str]] = frozenset({"S"})
 
-    def sample(
-        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: GPParams
-    ) -> torch.Tensor:
+    def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         (model,) = models
         model.eval()
-        return torch.sigmoid(model.head.draws(model.encoder(**inputs), params.S))
+        return torch.sigmoid(model.head.draws(model.encoder(**inputs), self.params.S))
 
-    def on_epoch_start(self, model: nn.Module, params: GPParams) -> None:
+    def on_epoch_start(self, model: nn.Module) -> None:
         """With exact sums (momentum None) the precision restarts each epoch, so it ends up covering
         the last epoch's features once (paper 004 eq. 4)."""
-        if params.momentum is None:
+        if self.params.momentum is None:
             model.head.reset_posterior()
 
     def predictive(
-        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: GPParams
+        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(mean, var) of each pair's logit and its predictive relevance probability."""
         (model,) = models
         model.eval()
         mean, var = model.head.predictive(model.encoder(**inputs))
-        return mean, var, self.probability(mean, var, params)
+        return mean, var, self.probability(mean, var)
 
     @abstractmethod
-    def probability(self, mean: torch.Tensor, var: torch.Tensor, params: GPParams) -> torch.Tensor:
+    def probability(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
         """P(relevant) = E[σ(g)] under the logit's predictive N(mean, var)."""

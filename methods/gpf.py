@@ -25,7 +25,5 @@ class GPF(SNGP):
     description = "GPF-BERT: `sngp` trained with focal loss (γ = 2) [004]"
     Params = GPFParams
 
-    def loss(
-        self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor, params: GPFParams
-    ) -> torch.Tensor:
-        return focal(model(**inputs), labels, params.gamma)
+    def loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
+        return focal(model(**inputs), labels, self.params.gamma)

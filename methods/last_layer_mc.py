@@ -57,15 +57,13 @@ class LastLayerMC(HeadMethod):
     Params = LastLayerMCParams
     inference_only = frozenset({"T"})
 
-    def build_head(self, dim: int, params: LastLayerMCParams) -> DropoutHead:
-        return DropoutHead(dim, params.p)
+    def build_head(self, dim: int) -> DropoutHead:
+        return DropoutHead(dim, self.params.p)
 
-    def sample(
-        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: LastLayerMCParams
-    ) -> torch.Tensor:
+    def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         (model,) = models
         model.eval()
         model.head.train()  # dropout sampled in the head only
         features = model.encoder(**inputs)
-        scores = model.head(features.repeat(params.T, 1))  # T copies in one pass, not T loops
-        return torch.sigmoid(scores.view(params.T, -1).T)
+        scores = model.head(features.repeat(self.params.T, 1))  # T copies in one pass, not T loops
+        return torch.sigmoid(scores.view(self.params.T, -1).T)

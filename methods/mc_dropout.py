@@ -20,12 +20,10 @@ class MCDropout(NeuralMethod):
     description = "MC Dropout: dropout on at test time, T stochastic passes (T = 10) [000]"
     Params = MCDropoutParams
 
-    def sample(
-        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor], params: MCDropoutParams
-    ) -> torch.Tensor:
+    def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         (model,) = models
         model.train()  # dropout on; no gradients are taken (inference mode)
-        passes = params.T
+        passes = self.params.T
         n = next(iter(inputs.values())).shape[0]
         # One forward over the batch repeated T times, not T loops over the data.
         repeated = {key: value.repeat(passes, 1) for key, value in inputs.items()}

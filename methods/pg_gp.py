@@ -117,19 +117,17 @@ class PGGP(GPMethod):
     description = "PG-DRR: RBF GP head, Pólya-Gamma augmentation, Gibbs sampling (N=30, T=10) [003]"
     Params = PGGPParams
 
-    def build_head(self, dim: int, params: PGGPParams) -> PGHead:
-        return PGHead(dim, params)
+    def build_head(self, dim: int) -> PGHead:
+        return PGHead(dim, self.params)
 
-    def loss(
-        self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor, params: PGGPParams
-    ) -> torch.Tensor:
+    def loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
         phi = model.head.features(model.encoder(**inputs)).double()
         kappa = labels.double() - 0.5
         seed = int(torch.randint(2**31, ()))  # from the global seed that training sets
-        w = gibbs(phi.detach(), kappa, params.chains, params.steps, seed)
+        w = gibbs(phi.detach(), kappa, self.params.chains, self.params.steps, seed)
         if model.training:
             model.head.observe_labels(phi.detach(), w.mean(dim=0), kappa)
         return augmented_nll(phi, kappa, w).float()
 
-    def probability(self, mean: torch.Tensor, var: torch.Tensor, params: PGGPParams) -> torch.Tensor:
+    def probability(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
         return gauss_hermite_probability(mean, var)

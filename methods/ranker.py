@@ -41,22 +41,20 @@ class HeadMethod(NeuralMethod):
     Params: ClassVar[type[MethodParams]] = HeadParams
     inference_only: ClassVar[frozenset[str]] = frozenset()
 
-    def training_identity(self, params: MethodParams) -> dict[str, Any]:
-        return {"method": self.name, **params.model_dump(exclude=set(self.inference_only))}
+    def training_identity(self) -> dict[str, Any]:
+        return {"method": self.name, **self.params.model_dump(exclude=set(self.inference_only))}
 
-    def build_model(self, model: ModelConfig, params: HeadParams, seed: int) -> Ranker:
-        encoder = build_encoder(params.encoder, model, seed)
-        return Ranker(encoder, self.build_head(encoder.dim, params))
+    def build_model(self, model: ModelConfig, seed: int) -> Ranker:
+        encoder = build_encoder(self.params.encoder, model, seed)
+        return Ranker(encoder, self.build_head(encoder.dim))
 
-    def loss(
-        self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor, params: MethodParams
-    ) -> torch.Tensor:
+    def loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
         """The method's ``loss`` parameter (pointwise or pairwise) if it has one, else pointwise CE."""
-        return ranking_loss(getattr(params, "loss", "pointwise_ce"), model(**inputs), labels, inputs)
+        return ranking_loss(getattr(self.params, "loss", "pointwise_ce"), model(**inputs), labels, inputs)
 
-    def whole_query_batches(self, params: MethodParams) -> bool:
-        return getattr(params, "loss", "pointwise_ce") != "pointwise_ce"
+    def whole_query_batches(self) -> bool:
+        return getattr(self.params, "loss", "pointwise_ce") != "pointwise_ce"
 
     @abstractmethod
-    def build_head(self, dim: int, params: HeadParams) -> nn.Module:
+    def build_head(self, dim: int) -> nn.Module:
         """The head on features of width ``dim`` (built after the encoder, under the same seed)."""

@@ -67,14 +67,14 @@ class SNGP(GPMethod):
     description = "SNGP: spectral-norm features, RFF GP head, Laplace covariance, mean-field [003, 004]"
     Params = SNGPParams
 
-    def build_model(self, model: ModelConfig, params: SNGPParams, seed: int) -> Ranker:
-        ranker = super().build_model(model, params, seed)
+    def build_model(self, model: ModelConfig, seed: int) -> Ranker:
+        ranker = super().build_model(model, seed)
         for layer in ranker.encoder.feature_layers():
-            bound_spectral_norm(layer, params.c)
+            bound_spectral_norm(layer, self.params.c)
         return ranker
 
-    def build_head(self, dim: int, params: SNGPParams) -> SNGPHead:
-        return SNGPHead(dim, params)
+    def build_head(self, dim: int) -> SNGPHead:
+        return SNGPHead(dim, self.params)
 
-    def probability(self, mean: torch.Tensor, var: torch.Tensor, params: SNGPParams) -> torch.Tensor:
-        return mean_field_probability(mean, var, params.mean_field)
+    def probability(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
+        return mean_field_probability(mean, var, self.params.mean_field)

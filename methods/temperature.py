@@ -1,16 +1,15 @@
 """`temperature`: post-hoc temperature scaling of the `bert` cross-encoder on dev (Guo et al. 2017).
 
-The shared `bert` model (not retrained) gets one scalar T fitted on the dev split,
+The shared `bert` model (not retrained) gets one scalar T fitted on the dev lists,
     T* = argmin_T Σ_dev CE(softmax(z / T), y)   (L-BFGS over log T),
 and scores softmax(z / T*)[relevant], S = 1. T rescales the logits only, so the ranking is `bert`'s
-and only calibration changes. The dev lists are read from the shard folder beside the scored one
-(same task and list settings, split "dev"); the runner builds it because ``calibration_split`` is set.
+and only calibration changes. The grid's fit stage calls ``fit`` with the dev lists and caches T.
 """
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
 import torch
 from torch import nn
 from torch.nn import functional
@@ -18,11 +17,9 @@ from transformers.modeling_outputs import SequenceClassifierOutput
 
 from rankuq.backbone import ModelConfig, encode_pairs, load_tokenizer
 from rankuq.errors import RankuqError
-from rankuq.methods.base import REGISTRY, MethodParams
+from rankuq.methods.base import REGISTRY, Fitted, PostHocMethod
 from rankuq.methods.bert import Bert
-from rankuq.shards import MANIFEST, read_shards
 
-SETTINGS = ("task", "n", "seed", "variant", "include_nota", "schema")  # a calibration split shares these
 BATCH = 64
 
 
@@ -36,34 +33,6 @@ class TemperatureScaled(nn.Module):
 
     def forward(self, **inputs: torch.Tensor) -> SequenceClassifierOutput:
         return SequenceClassifierOutput(logits=self.model(**inputs).logits / self.temperature)
-
-
-def _manifest(folder: Path) -> dict:
-    try:
-        return json.loads((folder / MANIFEST).read_text())
-    except (OSError, ValueError) as error:
-        raise RankuqError(f"{folder}: unreadable {MANIFEST} ({error}); rebuild with build_shards") from None
-
-
-def split_shards(shards: Path, split: str) -> Path:
-    """The shard folder of ``split`` beside ``shards``, built from the same task and list settings."""
-    scored = _manifest(shards)
-    if scored.get("split") == split:
-        raise RankuqError(f"temperature fits T on {split}; evaluate it on another split than {split}")
-    wanted = {key: scored.get(key) for key in SETTINGS}
-    found = [
-        folder
-        for folder in sorted(shards.parent.glob(f"{wanted['task']}-{split}-*"))
-        if (folder / MANIFEST).is_file() and all(_manifest(folder).get(k) == v for k, v in wanted.items())
-    ]
-    if len(found) != 1:
-        problem = "none" if not found else f"{len(found)} ({', '.join(f.name for f in found)})"
-        raise RankuqError(
-            f"temperature needs the {split} shards of {wanted['task']} beside {shards} with the same list "
-            f"settings; found {problem}: build exactly one with tasks.shards.build_shards"
-            f"({wanted['task']!r}, {split!r}, cache_dir={str(shards.parent)!r})"
-        )
-    return found[0]
 
 
 def fit_temperature(logits: torch.Tensor, labels: torch.Tensor) -> float:
@@ -82,11 +51,12 @@ def fit_temperature(logits: torch.Tensor, labels: torch.Tensor) -> float:
 
 
 @torch.no_grad()
-def split_logits(model: nn.Module, config: ModelConfig, shards: Path) -> tuple[torch.Tensor, torch.Tensor]:
-    """Logits [n, 2] and 0/1 labels of every row of a shard folder."""
+def dev_logits(
+    model: nn.Module, config: ModelConfig, rows: pd.DataFrame
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits [n, 2] and 0/1 labels of candidate rows (contract-1 columns)."""
     tokenizer = load_tokenizer(config)
-    table = read_shards(shards).select(["context", "text", "label"]).to_pydict()
-    contexts, texts = table["context"], table["text"]
+    contexts, texts = [list(turns) for turns in rows["context"]], rows["text"].tolist()
     device = next(model.parameters()).device
     model.eval()
     logits = []
@@ -94,18 +64,22 @@ def split_logits(model: nn.Module, config: ModelConfig, shards: Path) -> tuple[t
         stop = start + BATCH
         inputs = encode_pairs(tokenizer, contexts[start:stop], texts[start:stop], config.max_length)
         logits.append(model(**{name: tensor.to(device) for name, tensor in inputs.items()}).logits)
-    return torch.cat(logits).float().cpu(), (torch.tensor(table["label"]) > 0).long()
+    return torch.cat(logits).float().cpu(), torch.tensor((rows["label"] > 0).to_numpy()).long()
 
 
 @REGISTRY.register
-class Temperature(Bert):
+class Temperature(Bert, PostHocMethod):
     name = "temperature"
     description = "temperature scaling of `bert` on dev (post-hoc calibration baseline, S = 1)"
-    calibration_split = "dev"
+
+    def fit(self, model: ModelConfig, checkpoints: Sequence[Path], dev: pd.DataFrame) -> Fitted:
+        (member,) = super().load_models(model, checkpoints)
+        return {"temperature": fit_temperature(*dev_logits(member, model, dev))}
 
     def load_models(
-        self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
+        self, model: ModelConfig, checkpoints: Sequence[Path], fitted: Fitted | None = None
     ) -> list[nn.Module]:
-        (member,) = super().load_models(params, model, checkpoints, shards)
-        temperature = fit_temperature(*split_logits(member, model, split_shards(shards, "dev")))
-        return [TemperatureScaled(member, temperature)]
+        if fitted is None:
+            raise RankuqError("temperature scores only once fitted: run its fit stage on the dev lists first")
+        (member,) = super().load_models(model, checkpoints)
+        return [TemperatureScaled(member, fitted["temperature"])]

@@ -31,6 +31,67 @@ SCHEMA_VERSION = "contract1-v2"
 EMBEDDINGS = "embeddings"  # cache_dir subfolder of the dense strategy's encoded texts
 
 
+ShardSettings = tuple["tasks.Task", dict[str, object], list[Path]]
+
+
+def _settings(
+    task: str,
+    split: str,
+    root: Path,
+    rows_per_shard: int,
+    include_nota: bool,
+    strategy: str | None,
+    n: int | None,
+    seed: int,
+    variant: str,
+) -> ShardSettings:
+    """The loader, the settings a folder's hash covers, and the source files (checked to exist)."""
+    if not isinstance(rows_per_shard, int) or rows_per_shard < 1:
+        raise RankuqError(f"rows_per_shard is {rows_per_shard!r}; set it to a positive integer")
+    check_settings(n, seed, variant)
+    loader = tasks.get(task)()
+    strategy = strategy or loader.default_strategy(split)
+    loader.check_split(split)
+    check_native(strategy, split in loader.native_splits, f"{task}/{split}")  # before reading files
+    settings: dict[str, object] = {
+        "task": task,
+        "split": split,
+        "strategy": strategy,
+        "n": resolve_n(strategy, n, variant),
+        "seed": seed,
+        "variant": variant,
+        "include_nota": include_nota,
+        "rows_per_shard": rows_per_shard,
+        "schema": SCHEMA_VERSION,
+    }
+    if strategy == "dense":
+        settings["encoder"] = encoder_id()
+    sources = loader.source_files(root, split)
+    require_files(sources)
+    return loader, settings, sources
+
+
+def shard_folder(
+    task: str,
+    split: str,
+    *,
+    root: Path,
+    cache_dir: Path,
+    rows_per_shard: int = 2048,
+    include_nota: bool = True,
+    strategy: str | None = None,
+    n: int | None = None,
+    seed: int = 0,
+    variant: str = "standard",
+) -> Path:
+    """The folder ``build_shards`` writes (or reuses) for the same arguments, without building it.
+    Its name hashes the settings and the source files' bytes (so they are read, not written)."""
+    _, settings, sources = _settings(
+        task, split, Path(root), rows_per_shard, include_nota, strategy, n, seed, variant
+    )
+    return Path(cache_dir) / f"{task}-{split}-{_cache_key(settings, sources, Path(root))}"
+
+
 def build_shards(
     task: str,
     split: str,
@@ -53,34 +114,15 @@ def build_shards(
     ``rows_per_shard`` rows, unless one query is longer. The folder also holds ``manifest.json``
     (the settings and counts). Any change of a setting or of a source file's bytes gives a new folder.
     """
-    if not isinstance(rows_per_shard, int) or rows_per_shard < 1:
-        raise RankuqError(f"rows_per_shard is {rows_per_shard!r}; set it to a positive integer")
-    check_settings(n, seed, variant)
     root, cache_dir = Path(root), Path(cache_dir)
-    loader = tasks.get(task)()
-    strategy = strategy or loader.default_strategy(split)
-    loader.check_split(split)
-    check_native(strategy, split in loader.native_splits, f"{task}/{split}")  # before reading files
-    settings = {
-        "task": task,
-        "split": split,
-        "strategy": strategy,
-        "n": resolve_n(strategy, n, variant),
-        "seed": seed,
-        "variant": variant,
-        "include_nota": include_nota,
-        "rows_per_shard": rows_per_shard,
-        "schema": SCHEMA_VERSION,
-    }
-    if strategy == "dense":
-        settings["encoder"] = encoder_id()
-    sources = loader.source_files(root, split)
-    require_files(sources)
+    loader, settings, sources = _settings(
+        task, split, root, rows_per_shard, include_nota, strategy, n, seed, variant
+    )
     target = cache_dir / f"{task}-{split}-{_cache_key(settings, sources, root)}"
     if target.is_dir():
         return target
     pool = loader.pool(split, root)
-    table = build_lists(pool, strategy, n, seed, variant, cache_dir=cache_dir / EMBEDDINGS)
+    table = build_lists(pool, str(settings["strategy"]), n, seed, variant, cache_dir=cache_dir / EMBEDDINGS)
     if not include_nota:
         table = table.filter(pc.invert(table.column("nota")))
     table = validate_candidates(table, f"{task}/{split}")

@@ -37,9 +37,17 @@ from torch.utils.flop_counter import FlopCounterMode
 from rankuq import methods, tasks
 from rankuq.backbone import ModelConfig, build_cross_encoder
 from rankuq.bench.engine import ShardScorer, ray_session, score_frame, score_shards
+from rankuq.bench.jobs import ScorerSpec
 from rankuq.methods.base import inference_device
 from rankuq.shards import shard_files
 from rankuq.tasks.shards import build_shards
+
+
+def scorer_spec(
+    method: str, config: ModelConfig, checkpoint: Path, shards: Path, threads: int, precision: str
+) -> ScorerSpec:
+    """The method with default parameters on one checkpoint, as the grid's scoring stage builds it."""
+    return ScorerSpec(method, {}, config.model_dump(), (str(checkpoint),), str(shards), threads, precision)
 
 
 def plain_loop(
@@ -52,7 +60,7 @@ def plain_loop(
     precision: str,
 ) -> pa.Table:
     """The method's scorer in this process (the same ShardScorer the Ray path runs), batch after batch."""
-    scorer = ShardScorer(method, {}, config.model_dump(), [str(checkpoint)], str(shards), threads, precision)
+    scorer = ShardScorer(scorer_spec(method, config, checkpoint, shards, threads, precision).to_dict())
     frame = pq.ParquetDataset(shard_files(shards)).read().to_pandas()
     return score_frame(
         lambda batch: np.stack(scorer(batch)["samples"]), frame, batch_size, methods.get(method).probabilistic
@@ -120,15 +128,9 @@ def main() -> None:
                     args.method, config, checkpoint, shards, args.batch_size, args.threads, args.precision
                 ),
                 "ray": lambda: score_shards(
-                    args.method,
-                    {},
-                    config.model_dump(),
-                    [checkpoint],
-                    shards,
+                    scorer_spec(args.method, config, checkpoint, shards, args.threads, args.precision),
                     args.batch_size,
-                    args.threads,
                     gpus=gpus,
-                    precision=args.precision,
                 ),
             }
             # The first call pays the one-off costs (imports, Ray Data's first execution, and for Ray the

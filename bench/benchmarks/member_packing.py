@@ -20,28 +20,29 @@ import ray
 from rankuq import tasks
 from rankuq.backbone import ModelConfig
 from rankuq.bench.engine import ray_session, train_members
-from rankuq.bench.runner import member_seed
+from rankuq.bench.jobs import TrainJob
+from rankuq.bench.plan import member_seed
 from rankuq.bench.train import TrainConfig
 from rankuq.tasks.shards import build_shards
 
 
-def jobs(count: int, shards: Path, args: argparse.Namespace) -> list[dict]:
-    """Training jobs of ``count`` ensemble members, as the grid's runner writes them."""
+def jobs(count: int, shards: Path, args: argparse.Namespace) -> list[TrainJob]:
+    """Training jobs of ``count`` ensemble members, as the grid's plan writes them."""
     model = ModelConfig(layers=args.layers, max_length=args.max_length).model_dump()
     train = TrainConfig(epochs=args.epochs, max_queries=args.max_queries).model_dump()
     return [
-        {
-            "key": f"member-{m}",
-            "method": "bert",
-            "params": {},
-            "shards": str(shards),
-            "seed": member_seed(0, m),
-            "model": model,
-            "train": train,
-            "cpus": args.cpus_per_trial,
-            "gpus": args.gpus_per_trial,
-            "workers": 1,
-        }
+        TrainJob(
+            key=f"member-{m}",
+            method="bert",
+            params={},
+            shards=str(shards),
+            seed=member_seed(0, m),
+            model=model,
+            train=train,
+            cpus=args.cpus_per_trial,
+            gpus=args.gpus_per_trial,
+            workers=1,
+        )
         for m in range(count)
     ]
 

@@ -61,10 +61,8 @@ def wikiqa_batches(config: ModelConfig, pairs: int, batch_size: int) -> list[dic
 
 
 def build(case: Case, config: ModelConfig) -> tuple[methods.Method, object, list[torch.nn.Module]]:
-    method = methods.get(case.method)()
-    params = method.parse(case.params, case.label)
-    members = [method.build_model(config, params, seed) for seed in range(method.members(params))]
-    return method, params, members
+    method = methods.create(case.method, case.params, case.label)
+    return method, method.params, [method.build_model(config, seed) for seed in range(method.members())]
 
 
 def count(models: list[torch.nn.Module]) -> tuple[int, int]:
@@ -79,10 +77,10 @@ def measure(config: ModelConfig, batches: list[dict[str, torch.Tensor]], repeats
     best = dict.fromkeys(built, float("inf"))
     with torch.inference_mode():
         for repeat in range(repeats + 1):  # the first pass warms up and is not counted
-            for label, (method, params, models) in built.items():
+            for label, (method, _, models) in built.items():
                 start = time.perf_counter()
                 for inputs in batches:
-                    method.sample(models, inputs, params)
+                    method.sample(models, inputs)
                 if repeat:
                     best[label] = min(best[label], time.perf_counter() - start)
     return {label: (best[label], *count(built[label][2])) for label in built}

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 from rankuq import tasks
+from rankuq.bench.layout import PLOT_INDEX
 from rankuq.bench.leaderboard import KEYS, board_columns, metrics_of
 from rankuq.bench.plots import line_plot, reliability_diagram
 from rankuq.bench.predictions import predictions_table
@@ -19,7 +20,6 @@ from rankuq.bench.tracking import (
     BASELINE_TAG,
     LEVEL_TAG,
     METRICS_TAG,
-    PLOT_INDEX,
     ROW_TAG,
     Tracker,
 )

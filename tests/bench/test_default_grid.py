@@ -6,13 +6,13 @@ Slow: run with `pytest -m slow`. The README's benchmark section holds its measur
 import pytest
 
 from rankuq.bench.grid import load_grid
-from rankuq.bench.runner import GridRun
+from rankuq.bench.runner import run_grid
 
 
 @pytest.mark.slow
 def test_default_grid_bert_beats_bm25_and_is_calibrated_better_than_chance(ray_session, tmp_path):
     spec, params = load_grid()
-    board = GridRun(spec, params, tmp_path).run().set_index("method")
+    board = run_grid(spec, params, tmp_path).set_index("method")
     assert board.loc["bert", "R@1"] > board.loc["bm25", "R@1"]
     for method in ("bert", "mc_dropout", "ensemble"):
         assert 0 <= board.loc[method, "ECE"] < 0.5

@@ -11,7 +11,9 @@ from rankuq import tasks
 from rankuq.backbone import TINY, ModelConfig, build_cross_encoder
 from rankuq.bench.engine import ShardScorer, score_shards
 from rankuq.bench.grid import parse_grid
-from rankuq.bench.runner import GridRun
+from rankuq.bench.jobs import ScorerSpec
+from rankuq.bench.plan import scoring_precision
+from rankuq.bench.runner import run_grid
 from rankuq.errors import RankuqError
 from rankuq.shards import read_shards
 from rankuq.tasks.shards import build_shards
@@ -30,7 +32,7 @@ DATA_PARALLEL = {
 
 def test_a_member_trains_on_two_data_parallel_workers(ray_session, tmp_path):
     spec, params = parse_grid(DATA_PARALLEL, "test grid")
-    board = GridRun(spec, params, tmp_path).run()
+    board = run_grid(spec, params, tmp_path)
     assert board.set_index("method").loc["bert", "R@1"] > 0
     (member,) = (tmp_path / "models").iterdir()
     assert (member / "model.pt").stat().st_size > 0  # rank 0's checkpoint
@@ -59,6 +61,11 @@ def dev_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_shards("wikiqa", "dev", root=tasks.data_root(), cache_dir=cache, rows_per_shard=400)
 
 
+def spec(method: str, params: dict, checkpoint: Path, shards: Path, precision: str = "auto") -> ScorerSpec:
+    """How the scoring stage hands ``method`` on one tiny checkpoint to a worker (one thread)."""
+    return ScorerSpec(method, params, TINY_MODEL.model_dump(), (str(checkpoint),), str(shards), 1, precision)
+
+
 def tiny_checkpoint(path: Path, seed: int) -> Path:
     torch.save(build_cross_encoder(TINY_MODEL, seed).state_dict(), path)
     return path
@@ -66,14 +73,14 @@ def tiny_checkpoint(path: Path, seed: int) -> Path:
 
 def scored_in_process(checkpoint: Path, shards: Path, precision: str = "auto", rows: int | None = None):
     """Relevance probabilities of ``shards``' rows by a ShardScorer in this process."""
-    scorer = ShardScorer("bert", {}, TINY_MODEL.model_dump(), [str(checkpoint)], str(shards), 1, precision)
+    scorer = ShardScorer(spec("bert", {}, checkpoint, shards, precision).to_dict())
     frame = read_shards(shards).to_pandas()
     return np.stack(scorer(frame if rows is None else frame.head(rows))["samples"])[:, 0]
 
 
 def test_ray_scoring_matches_the_scorer_and_reloads_rewritten_weights(ray_session, dev_shards, tmp_path):
     checkpoint = tiny_checkpoint(tmp_path / "model.pt", seed=0)
-    arguments = ("bert", {}, TINY_MODEL.model_dump(), [checkpoint], dev_shards, 256, 1)
+    arguments = (spec("bert", {}, checkpoint, dev_shards), 256)
     first = score_shards(*arguments)
     expected = read_shards(dev_shards)
     assert first["qid"].to_pylist() == expected["qid"].to_pylist()  # shard order kept
@@ -103,15 +110,12 @@ def test_bf16_scoring_runs_under_autocast_close_to_fp32(dev_shards, tmp_path):
 )
 def test_auto_precision_is_bf16_where_scoring_gets_a_gpu(precision, gpus, resolved, tmp_path):
     grid = {**DATA_PARALLEL, "eval": {"precision": precision}, "resources": {"gpus_per_trial": gpus}}
-    spec, params = parse_grid(grid, "grid.yaml")
-    assert GridRun(spec, params, tmp_path).scoring_precision == resolved
+    assert scoring_precision(parse_grid(grid, "grid.yaml")[0]) == resolved
 
 
 def test_dropout_draws_do_not_depend_on_what_the_process_ran_before(dev_shards, tmp_path):
     checkpoint = tiny_checkpoint(tmp_path / "model.pt", seed=0)
-    scorer = ShardScorer(
-        "mc_dropout", {"T": 4}, TINY_MODEL.model_dump(), [str(checkpoint)], str(dev_shards), 1
-    )
+    scorer = ShardScorer(spec("mc_dropout", {"T": 4}, checkpoint, dev_shards).to_dict())
     rows = read_shards(dev_shards).to_pandas().head(64)
     first = np.stack(scorer(rows)["samples"])
     torch.rand(1000)  # another task's draws in a pooled worker

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from rankuq.bench.benchmarks.grid_rerun import SCALE_GRID, measure
-from rankuq.bench.engine import MODEL_FILE, TRAINING_FILE
 from rankuq.bench.grid import parse_grid
-from rankuq.bench.runner import GridRun
+from rankuq.bench.layout import MODEL_FILE, TRAINING_FILE
+from rankuq.bench.runner import run_grid
 from rankuq.bench.tracking import Tracker, default_tracking_uri
 
 # Two members (ensemble member 0 is bert's model) trained one after the other on every answered
@@ -39,7 +39,7 @@ SNAPSHOT = "checkpoint_manager_snapshot.json"  # Ray Train writes it once a repo
 
 
 def run(run_dir: Path) -> None:
-    GridRun(*parse_grid(GRID, "resume grid"), run_dir).run()
+    run_grid(*parse_grid(GRID, "resume grid"), run_dir)
 
 
 def mlflow_keys(run_dir: Path) -> list[str]:

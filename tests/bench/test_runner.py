@@ -1,7 +1,9 @@
 """The integration test: a whole tiny grid on real WikiQA through real Ray and a real MLflow store."""
 
+import hashlib
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,7 +13,7 @@ from mlflow.tracking import MlflowClient
 
 from rankuq.bench.grid import parse_grid
 from rankuq.bench.leaderboard import read_run_dir, read_tracking
-from rankuq.bench.runner import GridRun
+from rankuq.bench.runner import run_grid
 from rankuq.bench.tracking import EXPERIMENT, default_tracking_uri, mlflow_name
 
 TINY_GRID = {
@@ -28,7 +30,7 @@ TINY_GRID = {
 
 def run(grid: dict, run_dir) -> pd.DataFrame:
     spec, params = parse_grid(grid, "test grid")
-    return GridRun(spec, params, run_dir).run()
+    return run_grid(spec, params, run_dir)
 
 
 def runs(run_dir, level: str | None = None) -> list:
@@ -132,6 +134,20 @@ def test_predictions_follow_contract_2(finished):
     assert samples.shape[1] == 3
     np.testing.assert_allclose(table.column("prob_mean").to_numpy(), samples.mean(axis=1), rtol=1e-6)
     assert len(table.column("qid").unique()) == 243  # test questions with a correct sentence
+
+
+def fingerprint(run_dir) -> dict[str, str]:
+    """sha256 of every predictions file (named by its content key) and of leaderboard.csv."""
+    files = [*run_dir.glob("predictions*/**/*.parquet"), run_dir / "leaderboard.csv"]
+    return {str(f.relative_to(run_dir)): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(files)}
+
+
+def test_the_grid_gives_the_recorded_predictions_and_leaderboard_byte_for_byte(finished):
+    """The stages over a pure plan (architecture issue) changed no number and no content key: the
+    file was recorded with the code before it (GridRun, commit e2abcd1) on this grid."""
+    run_dir, _ = finished
+    recorded = json.loads((Path(__file__).parent / "golden" / "tiny_grid.json").read_text())
+    assert fingerprint(run_dir) == recorded
 
 
 def test_a_rerun_is_a_cache_hit_with_no_new_mlflow_runs(finished):

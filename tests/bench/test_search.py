@@ -20,11 +20,10 @@ from rankuq.bench.engine import score_frame
 from rankuq.bench.grid import parse_grid
 from rankuq.bench.probes import scored_lists
 from rankuq.bench.probes.risk import risk_aware_mean
-from rankuq.bench.runner import GridRun
+from rankuq.bench.runner import run_grid
 from rankuq.bench.search import search_risk_b
 from rankuq.bench.tracking import EXPERIMENT, default_tracking_uri
 from rankuq.errors import RankuqError
-from rankuq.methods.base import MethodParams
 from rankuq.shards import read_shards
 
 BASE = {"tasks": ["wikiqa"], "methods": {"bert": {}, "gpf": {}, "mc_dropout": {}}}
@@ -192,7 +191,7 @@ SEARCH_GRID = {
 def run(run_dir: Path) -> tuple[pd.DataFrame, str]:
     spec, params = parse_grid(SEARCH_GRID, "test grid")
     output = io.StringIO()
-    board = GridRun(spec, params, run_dir, console=Console(file=output, width=300)).run()
+    board = run_grid(spec, params, run_dir, console=Console(file=output, width=300))
     return board, output.getvalue()
 
 
@@ -264,7 +263,7 @@ def test_every_seed_trains_with_the_chosen_setting(searched):
     # The seed-0 member is the best trial's model: scored as the trial scored, its dev R@1 is the report.
     (dev,) = (run_dir / "cache").glob("wikiqa-dev-*")
     model = run_dir / "models" / jobs[0]["key"] / "model.pt"
-    score = methods.get("bert")().make_scorer(MethodParams(), ModelConfig(**jobs[0]["model"]), [model], dev)
+    score = methods.create("bert").make_scorer(ModelConfig(**jobs[0]["model"]), [model], dev)
     rows = read_shards(dev).to_pandas()
     table = score_frame(score, rows, 128, probabilistic=True)
     assert metrics.compute(table, ["R@1"], drop_queries_without_relevant=True)["R@1"] == record["score"]

@@ -55,9 +55,8 @@ def build() -> Builder:
     def make(
         name: str, raw: dict, seed: int = 0, model: ModelConfig = TINY_MODEL
     ) -> tuple[NeuralMethod, MethodParams, nn.Module]:
-        method = methods.get(name)()
-        params = method.parse(raw, "test")
-        return method, params, method.build_model(model, params, seed)
+        method = methods.create(name, raw, "test")
+        return method, method.params, method.build_model(model, seed)
 
     return make
 
@@ -70,7 +69,7 @@ def train_steps(build: Builder) -> Trainer:
     """Losses of ``steps`` full-batch steps of ``bench.train.fit`` on the tiny fixture."""
 
     def run(name: str, raw: dict, steps: int = 12, lr: float = 3e-3) -> list[float]:
-        method, params, model = build(name, raw)
+        method, _params, model = build(name, raw)
         config = TrainConfig(epochs=steps, batch_size=len(PAIRS), lr=lr, warmup=0)
         return fit(
             model,
@@ -79,7 +78,7 @@ def train_steps(build: Builder) -> Trainer:
             TINY_MODEL,
             config,
             seed=0,
-            loss_fn=lambda net, batch, y: method.loss(net, batch, y, params),
+            loss_fn=lambda net, batch, y: method.loss(net, batch, y),
         )
 
     return run

@@ -29,14 +29,14 @@ def test_every_method_is_registered():
 def test_draws_survive_a_save_and_load(build, inputs, labels, name, tmp_path):
     method, params, model = build(name, SMALL[name], model=TINY_MODEL)
     model.train()
-    method.loss(model, inputs, labels, params).backward()  # fills buffers (posterior statistics)
+    method.loss(model, inputs, labels).backward()  # fills buffers (posterior statistics)
     torch.save(model.state_dict(), tmp_path / "model.pt")
-    loaded = method.load_member(TINY_MODEL, params, tmp_path / "model.pt")
+    loaded = method.load_member(TINY_MODEL, tmp_path / "model.pt")
     draws = []
     for member in (model, loaded):
         torch.manual_seed(0)  # the same dropout masks for both
         with torch.inference_mode():
-            draws.append(method.sample([member], inputs, params))
+            draws.append(method.sample([member], inputs))
     count = getattr(params, "S", None) or getattr(params, "T", 1)
     assert draws[0].shape == (4, count)
     assert torch.isfinite(draws[0]).all() and ((draws[0] >= 0) & (draws[0] <= 1)).all()

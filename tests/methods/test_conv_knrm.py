@@ -51,9 +51,9 @@ def test_word_embeddings_come_from_the_backbone():
 
 
 def test_deterministic_single_draw(build, inputs):
-    method, params, model = build("conv_knrm", {})
+    method, _params, model = build("conv_knrm", {})
     with torch.inference_mode():
-        first, second = (method.sample([model], inputs, params) for _ in range(2))
+        first, second = (method.sample([model], inputs) for _ in range(2))
     assert first.shape == (4, 1)
     assert torch.equal(first, second)
 
@@ -66,4 +66,4 @@ def test_loss_decreases(train_steps, loss):
 
 def test_unknown_loss_is_a_clear_error():
     with pytest.raises(RankuqError, match=r"methods\.conv_knrm\.loss: Input should be"):
-        methods.get("conv_knrm")().parse({"loss": "hinge"}, "grid.yaml: methods.conv_knrm")
+        methods.get("conv_knrm").parse({"loss": "hinge"}, "grid.yaml: methods.conv_knrm")

@@ -24,12 +24,13 @@ def test_focal_loss_down_weights_confident_rows():
 
 
 def test_gpf_is_sngp_with_focal_loss(build, inputs, labels):
-    method, params, model = build("gpf", {"gamma": 3.0, "features": 32})
+    method, _params, model = build("gpf", {"gamma": 3.0, "features": 32})
     assert isinstance(model.head, SNGPHead)
-    assert method.training_identity(params) != methods.get("sngp")().training_identity(params)
+    sngp = methods.create("sngp", {"features": 32})
+    assert method.training_identity() != sngp.training_identity()
     model.train()
-    loss = method.loss(model, inputs, labels, params)
-    assert loss < methods.get("sngp")().loss(model, inputs, labels, params)
+    loss = method.loss(model, inputs, labels)
+    assert loss < sngp.loss(model, inputs, labels)
 
 
 def test_loss_decreases(train_steps):
@@ -46,4 +47,4 @@ def test_loss_decreases(train_steps):
 )
 def test_bad_parameters_are_one_clear_error(raw, match):
     with pytest.raises(RankuqError, match=match):
-        methods.get("gpf")().parse(raw, "grid.yaml: methods.gpf")
+        methods.get("gpf").parse(raw, "grid.yaml: methods.gpf")

@@ -11,7 +11,7 @@ TINY_L1 = {"backbone": "tiny", "max_length": 32, "layers": 1}
 
 def sample(method, params, model, inputs):
     with torch.inference_mode():
-        return method.sample([model], inputs, params)
+        return method.sample([model], inputs)
 
 
 def test_head_is_sampled_t_times_on_one_encoder_pass(build, inputs):
@@ -61,11 +61,13 @@ def test_backbone_depth_follows_model_config(build, inputs):
 
 
 def test_training_identity_ignores_t_only():
-    method = methods.get("last_layer_mc")()
-    identity = method.training_identity(method.parse({"T": 150}, "test"))
-    assert identity == method.training_identity(method.parse({"T": 10}, "test"))
+    def identity_of(raw: dict) -> dict:
+        return methods.create("last_layer_mc", raw).training_identity()
+
+    identity = identity_of({"T": 150})
+    assert identity == identity_of({"T": 10})
     assert identity["method"] == "last_layer_mc"
-    assert identity != method.training_identity(method.parse({"loss": "pairwise_ce"}, "test"))
+    assert identity != identity_of({"loss": "pairwise_ce"})
 
 
 @pytest.mark.parametrize("loss", ["pointwise_ce", "pairwise_ce", "pairwise_hinge"])
@@ -75,10 +77,9 @@ def test_loss_decreases(train_steps, loss):
 
 
 def test_pairwise_losses_ask_for_whole_query_batches():
-    method = methods.get("last_layer_mc")()
-    assert method.whole_query_batches(method.parse({"loss": "pairwise_hinge"}, "test"))
-    assert not method.whole_query_batches(method.parse({}, "test"))
-    assert not methods.get("bert")().whole_query_batches(methods.get("bert")().parse({}, "test"))
+    assert methods.create("last_layer_mc", {"loss": "pairwise_hinge"}).whole_query_batches()
+    assert not methods.create("last_layer_mc", {}).whole_query_batches()
+    assert not methods.create("bert").whole_query_batches()
 
 
 def test_pairwise_margins_pair_candidates_of_the_same_query_only(inputs, labels):
@@ -106,4 +107,4 @@ def test_pairwise_loss_without_same_query_pairs_is_a_clear_error(inputs):
 )
 def test_bad_parameters_are_one_clear_error(raw, match):
     with pytest.raises(RankuqError, match=match):
-        methods.get("last_layer_mc")().parse(raw, "grid.yaml: methods.last_layer_mc")
+        methods.get("last_layer_mc").parse(raw, "grid.yaml: methods.last_layer_mc")

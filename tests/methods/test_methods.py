@@ -28,11 +28,11 @@ def inputs() -> dict[str, torch.Tensor]:
 
 
 def draws(name: str, raw: dict, members: int, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-    method = methods.get(name)()
+    method = methods.create(name, raw, "test")
     assert isinstance(method, NeuralMethod)
     models = [build_cross_encoder(TINY_MODEL, seed) for seed in range(members)]
     with torch.inference_mode():
-        return method.sample(models, inputs, method.parse(raw, "test"))
+        return method.sample(models, inputs)
 
 
 def test_registry_lists_every_method_and_rejects_unknown_names():
@@ -49,12 +49,12 @@ def test_bert_is_deterministic_with_one_sample(inputs):
 
 
 def test_mc_dropout_samples_t_passes_in_one_forward(inputs):
-    method = methods.get("mc_dropout")()
+    method = methods.create("mc_dropout", {"T": 7})
     model = build_cross_encoder(TINY_MODEL.model_copy(update={"dropout": 0.3}), 0)
     calls = []
     model.register_forward_hook(lambda module, args, kwargs, out: calls.append(1), with_kwargs=True)
     with torch.inference_mode():
-        samples = method.sample([model], inputs, method.parse({"T": 7}, "test"))
+        samples = method.sample([model], inputs)
     assert samples.shape == (3, 7)
     assert len(calls) == 1  # the batch is repeated T times, not looped over
     assert (samples.var(dim=1) > 0).all()
@@ -77,13 +77,12 @@ def test_ensemble_stacks_members(inputs):
 )
 def test_bad_parameters_are_one_clear_error(name, raw, match):
     with pytest.raises(RankuqError, match=match):
-        methods.get(name)().parse(raw, "grid.yaml: methods." + name)
+        methods.create(name, raw, "grid.yaml: methods." + name)
 
 
 def test_ensemble_trains_m_members():
-    method = methods.get("ensemble")()
-    assert method.members(method.parse({"M": 4}, "test")) == 4
-    assert methods.get("bert")().members(methods.get("bert")().parse({}, "test")) == 1
+    assert methods.create("ensemble", {"M": 4}).members() == 4
+    assert methods.create("bert").members() == 1
 
 
 def test_offline_minilm_truncates_to_l_layers():
@@ -100,8 +99,8 @@ def test_missing_backbone_folder_is_a_clear_error(tmp_path):
 
 def test_bm25_ranks_the_overlapping_candidate_first(tmp_path):
     pq.write_table(pa.Table.from_pandas(BATCH[["text"]]), tmp_path / "part-00000.parquet")
-    method = methods.get("bm25")()
-    score = method.make_scorer(method.parse({}, "test"), TINY_MODEL, [], tmp_path)
+    method = methods.create("bm25")
+    score = method.make_scorer(TINY_MODEL, [], tmp_path)
     scores = score(BATCH)
     assert scores.shape == (3, 1)
     assert scores[0, 0] > scores[1, 0]
@@ -120,8 +119,7 @@ def test_length_buckets_sort_rows_and_cut_each_chunk_to_its_longest_row():
 def test_a_bucketed_scorer_call_equals_scoring_row_by_row(tmp_path):
     checkpoint = tmp_path / "model.pt"
     torch.save(build_cross_encoder(TINY_MODEL, seed=0).state_dict(), checkpoint)
-    method = methods.get("bert")()
-    score = method.make_scorer(method.parse({}, "test"), TINY_MODEL, [checkpoint], tmp_path)
+    score = methods.create("bert").make_scorer(TINY_MODEL, [checkpoint], tmp_path)
     rows = pd.concat([BATCH] * 30, ignore_index=True)  # 90 rows: two buckets of 64 and 26
     rows["text"] = [text + " word" * (i % 7) for i, text in enumerate(rows.text)]
     alone = np.concatenate([score(rows.iloc[[i]]) for i in range(len(rows))])

@@ -103,12 +103,12 @@ def test_linear_kernel_is_exact():
 
 
 def test_sample_and_predictive_shapes(build, inputs, labels):
-    method, params, model = build("pg_gp", {"features": 32, "chains": 4, "steps": 2, "S": 6})
+    method, _params, model = build("pg_gp", {"features": 32, "chains": 4, "steps": 2, "S": 6})
     model.train()
-    method.loss(model, inputs, labels, params)  # fills the posterior statistics
+    method.loss(model, inputs, labels)  # fills the posterior statistics
     with torch.inference_mode():
-        draws = method.sample([model], inputs, params)
-        _, var, probability = method.predictive([model], inputs, params)
+        draws = method.sample([model], inputs)
+        _, var, probability = method.predictive([model], inputs)
     assert draws.shape == (4, 6)
     assert (draws.var(dim=1) > 0).all()
     assert (var > 0).all() and ((probability > 0) & (probability < 1)).all()
@@ -133,4 +133,4 @@ def test_loss_decreases(train_steps):
 )
 def test_bad_parameters_are_one_clear_error(raw, match):
     with pytest.raises(RankuqError, match=match):
-        methods.get("pg_gp")().parse(raw, "grid.yaml: methods.pg_gp")
+        methods.get("pg_gp").parse(raw, "grid.yaml: methods.pg_gp")

@@ -78,20 +78,20 @@ def test_precision_is_the_sum_of_p_one_minus_p_outer_products(build, inputs):
 
 @pytest.mark.parametrize(("momentum", "kept"), [(None, False), (0.99, True)])
 def test_epoch_start_restarts_exact_sums_only(build, inputs, momentum, kept):
-    method, params, model = build("sngp", {"features": 16, "momentum": momentum})
+    method, _params, model = build("sngp", {"features": 16, "momentum": momentum})
     model.train()
     model(**inputs)
-    method.on_epoch_start(model, params)
+    method.on_epoch_start(model)
     assert bool(model.head.precision.abs().sum() > 0) == kept
 
 
 def test_inference_leaves_the_posterior_alone(build, inputs):
-    method, params, model = build("sngp", {"features": 32})
+    method, _params, model = build("sngp", {"features": 32})
     model.train()
     model(**inputs)
     before = model.head.precision.clone()
     with torch.inference_mode():
-        method.sample([model], inputs, params)
+        method.sample([model], inputs)
     assert torch.equal(model.head.precision, before)
 
 
@@ -107,14 +107,14 @@ def test_momentum_is_a_moving_average(build, inputs):
 
 
 def test_predictive_mean_variance_and_draws_agree(build, inputs):
-    method, params, model = build("sngp", {"features": 64, "S": 4000})
+    method, _params, model = build("sngp", {"features": 64, "S": 4000})
     model.train()
     for _ in range(3):
         model(**inputs)  # some data in the precision
     with torch.inference_mode():
-        mean, var, probability = method.predictive([model], inputs, params)
-        draws = method.sample([model], inputs, params)
-        again = method.sample([model], inputs, params)
+        mean, var, probability = method.predictive([model], inputs)
+        draws = method.sample([model], inputs)
+        again = method.sample([model], inputs)
     assert mean.shape == var.shape == probability.shape == (4,)
     assert (var > 0).all()
     assert torch.allclose(probability, torch.sigmoid(mean / torch.sqrt(1 + math.pi / 8 * var)))
@@ -125,14 +125,14 @@ def test_predictive_mean_variance_and_draws_agree(build, inputs):
 
 
 def test_cached_cholesky_follows_the_precision(build, inputs):
-    method, params, trained = build("sngp", {"features": 32, "S": 5})
+    method, _params, trained = build("sngp", {"features": 32, "S": 5})
     _, _, fresh = build("sngp", {"features": 32, "S": 5})
     trained.train()
     trained(**inputs)
     with torch.inference_mode():
-        method.sample([fresh], inputs, params)  # caches the factor of P = I
+        method.sample([fresh], inputs)  # caches the factor of P = I
         fresh.load_state_dict(trained.state_dict())
-        assert torch.equal(method.sample([fresh], inputs, params), method.sample([trained], inputs, params))
+        assert torch.equal(method.sample([fresh], inputs), method.sample([trained], inputs))
 
 
 def test_mean_field_shrinks_towards_one_half():
@@ -148,9 +148,8 @@ def test_loss_decreases(train_steps):
 
 
 def test_training_identity_ignores_draws_only():
-    method = methods.get("sngp")()
-    assert method.training_identity(method.parse({"S": 10}, "t")) == method.training_identity(
-        method.parse({}, "t")
+    assert methods.create("sngp", {"S": 10}).training_identity() == (
+        methods.create("sngp").training_identity()
     )
 
 
@@ -165,4 +164,4 @@ def test_training_identity_ignores_draws_only():
 )
 def test_bad_parameters_are_one_clear_error(raw, match):
     with pytest.raises(RankuqError, match=match):
-        methods.get("sngp")().parse(raw, "grid.yaml: methods.sngp")
+        methods.get("sngp").parse(raw, "grid.yaml: methods.sngp")

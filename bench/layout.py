@@ -1,0 +1,91 @@
+"""Where everything of a run directory lies. Every stage asks this object for its paths; nothing
+else joins folder names, so the layout of a run directory is read in one place:
+
+    RUN_DIR/
+      cache/                      candidate-list shards (tasks.shards), one folder per content hash
+      search/<key>/               a search's trials.csv and best.json
+      ray/                        Tune and Train storage: epoch checkpoints of members in training
+      models/<key>/model.pt       a trained member (and training.json)
+      fits/<key>/fit.json         a post-hoc method's fitted state (temperature's T, …)
+      predictions/<task>/<method>/seed-<seed>-<key>.parquet       the tested split
+      predictions-dev/<task>/<method>/seed-<seed>-<key>.parquet   the dev split the probes fit on
+      probes/<task>/<method>/seed-<seed>-<key>/                   a seed's probe metrics and plots
+      plots/ (index.json)         each (condition, method)'s plots, as the report shows them
+      leaderboard.csv, leaderboard.md, report.html
+      mlflow.db, mlartifacts/     the default (local) MLflow store
+"""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+MODEL_FILE = "model.pt"  # a member's weights: what scoring loads
+TRAINING_FILE = "training.json"  # a trained member's last reported metrics, beside its weights
+FIT_FILE = "fit.json"  # a post-hoc method's fitted state
+PLOT_INDEX = "index.json"
+BEST_FILE, TRIALS_FILE = "best.json", "trials.csv"  # a search's choice and its trial table
+LEADERBOARD_CSV = "leaderboard.csv"
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    root: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Path(self.root).resolve())
+
+    @property
+    def cache(self) -> Path:
+        return self.root / "cache"
+
+    @property
+    def ray_storage(self) -> Path:
+        return self.root / "ray"
+
+    @property
+    def models(self) -> Path:
+        return self.root / "models"
+
+    def model_file(self, key: str) -> Path:
+        return self.models / key / MODEL_FILE
+
+    def fit_file(self, key: str) -> Path:
+        return self.root / "fits" / key / FIT_FILE
+
+    def search(self, key: str) -> Path:
+        return self.root / "search" / key
+
+    def predictions(self, task: str, method: str, seed: int, key: str, dev: bool = False) -> Path:
+        folder = "predictions-dev" if dev else "predictions"
+        return self.root / folder / task / method / f"seed-{seed}-{key}.parquet"
+
+    def probes(self, task: str, method: str, seed: int, key: str) -> Path:
+        return self.root / "probes" / task / method / f"seed-{seed}-{key}"
+
+    @property
+    def plots(self) -> Path:
+        return self.root / "plots"
+
+    @property
+    def plot_index(self) -> Path:
+        return self.plots / PLOT_INDEX
+
+    def plot(self, kind: str, condition: str, method: str) -> Path:
+        name = re.sub(r"[^\w.-]+", "_", condition)  # shift labels hold ':' and '→'
+        return self.plots / f"{kind}-{name}-{method}.png"
+
+    @property
+    def leaderboard_csv(self) -> Path:
+        return self.root / LEADERBOARD_CSV
+
+    @property
+    def mlflow_db(self) -> Path:
+        return self.root / "mlflow.db"
+
+    @property
+    def mlartifacts(self) -> Path:
+        return self.root / "mlartifacts"
+
+    @property
+    def default_tracking_uri(self) -> str:
+        return f"sqlite:///{self.mlflow_db}"

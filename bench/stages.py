@@ -1,0 +1,258 @@
+"""The stages of a grid run, each a function over the plan (``bench.plan``), in the order
+``bench.runner.run_grid`` calls them:
+
+    build → search → train → fit → score → search_risk → probe → evaluate   (then bench.tracking.track)
+
+A stage does only what its cache (``bench.layout.RunLayout``) does not hold yet, so a rerun of a
+finished grid starts no Ray and trains, fits and scores nothing. The Ray parts live in
+``bench.engine`` and ``bench.search``; a stage only decides what to hand them.
+"""
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import ray
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from rankuq.bench import metrics
+from rankuq.bench.assess import Study, cached_probes, headline, significance
+from rankuq.bench.engine import fit_posthoc, ray_session, score_shards, train_members
+from rankuq.bench.files import atomic_write
+from rankuq.bench.leaderboard import RANKING_METRICS, leaderboard, read_run_dir, write_csv
+from rankuq.bench.plan import Cell, Plan, content_key
+from rankuq.bench.predictions import is_probabilistic
+from rankuq.bench.probes import scored_lists
+from rankuq.bench.report import write_report
+from rankuq.bench.search import SearchResult, search_risk_b, search_training
+from rankuq.methods.base import Fitted
+from rankuq.tasks.base import data_root
+from rankuq.tasks.shards import build_shards
+
+Tables = dict[Cell, pa.Table]
+
+
+class Cluster:
+    """Ray, started at its first need (a finished grid never starts it) and stopped with the run."""
+
+    def __init__(self, address: str | None) -> None:
+        self.address = address
+        self._stack = ExitStack()
+
+    def __enter__(self) -> "Cluster":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def start(self) -> None:
+        if not ray.is_initialized():
+            self._stack.enter_context(ray_session(self.address))
+
+    def trials_at_once(self, plan: Plan) -> int:
+        """Trials at once: as set, else as many as the cluster's CPUs hold."""
+        resources = plan.spec.resources
+        cpus = ray.cluster_resources().get("CPU", 1)
+        return resources.max_concurrent_trials or max(1, int(cpus // resources.cpus_per_trial))
+
+    def scoring_threads(self) -> int:
+        return max(1, min(os.cpu_count() or 1, int(ray.available_resources().get("CPU", 1))))
+
+
+@contextmanager
+def progress(console: Console, what: str, total: int) -> Iterator[Callable[[str], None]]:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task(what, total=total)
+        yield lambda done: bar.update(task, advance=1, description=f"{what} (last: {done})")
+
+
+def over_cells(console: Console, what: str, cells: list[Cell]) -> Iterator[Cell]:
+    with progress(console, what, len(cells)) as advance:
+        for cell in cells:
+            yield cell
+            advance(cell.label())
+
+
+def build(plan: Plan) -> None:
+    """Write every candidate-list folder the plan reads (a cached one is kept as it is)."""
+    root = data_root(plan.spec.data_dir)
+    for lists, folder in plan.lists.items():
+        built = build_shards(
+            lists.task, lists.split, root=root, cache_dir=plan.layout.cache, **lists.arguments()
+        )
+        assert built == folder, f"planned {folder}, built {built}"  # one hash rule for both
+
+
+def search(plan: Plan, cluster: Cluster, console: Console) -> dict[tuple[str, str], SearchResult]:
+    """Run (or read) each training search; keyed like ``plan``'s ``chosen``."""
+    found = {}
+    for job in plan.searches:
+        cluster.start()  # a finished search is only read, but Tune's import wants a session anyway
+        folder, storage = plan.layout.search(job.key), str(plan.layout.ray_storage)
+        found[job.choice] = search_training(
+            job, plan.spec.search, folder, storage, cluster.trials_at_once(plan)
+        )
+        console.print(found[job.choice].line())
+    return found
+
+
+def train(plan: Plan, cluster: Cluster, console: Console) -> None:
+    """Train the members no earlier run finished, as parallel Tune trials."""
+    layout = plan.layout
+    pending = [job for key, job in plan.members.items() if not layout.model_file(key).exists()]
+    console.print(f"[bold]training[/] {len(pending)} members ({len(plan.members) - len(pending)} cached)")
+    if not pending:
+        return
+    cluster.start()
+    with progress(console, "training members", len(pending)) as advance:
+        train_members(pending, layout.models, layout.ray_storage, cluster.trials_at_once(plan), advance)
+
+
+def fit(plan: Plan, cluster: Cluster) -> dict[str, Fitted]:
+    """Each post-hoc cell's fitted state (temperature's T, …), fitted once on the dev lists."""
+    files = {key: plan.layout.fit_file(key) for key in plan.fits}
+    pending = [key for key, path in files.items() if not path.exists()]
+    if pending:
+        cluster.start()
+        threads = cluster.scoring_threads()
+        jobs = [plan.fits[key] for key in pending]
+        states = fit_posthoc([job.with_threads(threads) for job in jobs])
+        for key, state in zip(pending, states, strict=True):
+            atomic_write(files[key], json.dumps(state, indent=1))
+    return {key: json.loads(path.read_text()) for key, path in files.items()}
+
+
+def score(plan: Plan, cluster: Cluster, fitted: dict[str, Fitted], console: Console) -> tuple[Tables, Tables]:
+    """Every cell's predictions on the tested split and, for the probes, on the dev split."""
+    tested, dev = {}, {}
+    for cell in over_cells(console, "scoring cells", plan.cells):
+        state = fitted.get(cell.fit) if cell.fit else None
+        tested[cell] = _predictions(plan, cluster, cell, False, state)
+        if cell.dev_key:
+            dev[cell] = _predictions(plan, cluster, cell, True, state)
+    return tested, dev
+
+
+def _predictions(plan: Plan, cluster: Cluster, cell: Cell, on_dev: bool, fitted: Fitted | None) -> pa.Table:
+    key = cell.dev_key if on_dev else cell.key
+    path = plan.layout.predictions(cell.task, cell.method, cell.seed, str(key), dev=on_dev)
+    if path.exists():
+        return pq.read_table(path)
+    cluster.start()
+    shards = (plan.dev if on_dev else plan.tested)[cell.condition]
+    scorer = plan.scorer(cell, shards, fitted, cluster.scoring_threads())
+    resources = plan.spec.resources
+    table = score_shards(scorer, plan.spec.eval.batch_size, gpus=min(1.0, resources.gpus_per_trial))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table, staging)
+    os.replace(staging, path)
+    return table
+
+
+def search_risk(plan: Plan, dev: Tables, cluster: Cluster, console: Console) -> dict[Cell, SearchResult]:
+    """Each stochastic cell's RA b, searched on its dev predictions (with one draw b changes nothing)."""
+    grid = plan.spec.search
+    if grid is None or "risk.b" not in grid.space:
+        return {}
+    found = {}
+    for cell, table in dev.items():
+        lists = scored_lists(table, "dev").with_relevant()
+        if lists.samples is None:
+            continue
+        key = content_key("search-b", cell.dev_key, grid.identity(["risk.b"]))
+        folder, storage = plan.layout.search(key), str(plan.layout.ray_storage)
+        if not folder.exists():
+            cluster.start()
+        found[cell] = search_risk_b(f"risk.b of {cell.label()}", lists, grid, folder, storage, cell.seed)
+        console.print(found[cell].line())
+    return found
+
+
+def probe(
+    plan: Plan, tested: Tables, dev: Tables, risk: dict[Cell, SearchResult], console: Console
+) -> dict[Cell, Study]:
+    """The probes of every seed (cached), RA at the searched b where there is one."""
+    studies = {}
+    for cell in over_cells(console, "probing cells", plan.cells):
+        searched = {**dict(cell.tuned), **(risk[cell].best if cell in risk else {})}
+        b = searched.get("risk.b")
+        key = content_key("probes", cell.key, cell.dev_key, b)
+        folder = plan.layout.probes(cell.task, cell.method, cell.seed, key)
+        options = {"risk": {"b": b}} if b is not None else {}
+        found = cached_probes(folder, tested[cell], dev.get(cell), plan.probes, cell.seed, options)
+        studies[cell] = Study(*found, key=key, searched=searched)
+    return studies
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The grid's numbers: one row per seed, the leaderboard, and the files written from them."""
+
+    results: pd.DataFrame
+    board: pd.DataFrame
+    files: tuple[Path, ...]  # leaderboard.md, report.html, leaderboard.csv, plots/index.json
+
+
+def evaluate(plan: Plan, tested: Tables, studies: dict[Cell, Study]) -> Evaluation:
+    """Ranking metrics and ECE per seed, the leaderboard (mean ± std, p-values against the
+    baseline), the plot index, leaderboard.csv, and the Markdown and HTML reports."""
+    results = pd.DataFrame([_seed_row(cell, tested[cell], studies[cell]) for cell in plan.cells])
+    board = leaderboard(results, _significance(plan, tested), plan.spec.baseline)
+    layout = plan.layout
+    csv, index = write_csv(board, layout.leaderboard_csv), _plot_index(plan, studies)
+    # leaderboard.md (paper 000's layout) and report.html, read back as `rankuq leaderboard` does
+    files = (*write_report(read_run_dir(layout.root), layout.root), csv, index)
+    return Evaluation(results, board, files)
+
+
+def _seed_row(cell: Cell, table: pa.Table, study: Study) -> dict[str, object]:
+    names = list(RANKING_METRICS) + (["ECE"] if is_probabilistic(table) else [])
+    values = metrics.compute(table, names, drop_queries_without_relevant=True)
+    keys = {"condition": cell.condition, "method": cell.method, "seed": cell.seed, "ECE": np.nan}
+    return {**keys, **values, **headline(study.metrics)}
+
+
+def _significance(plan: Plan, tested: Tables) -> dict[tuple[str, str], dict[str, float]]:
+    """Each (condition, method)'s p-values against the baseline method of that condition."""
+    baseline = plan.spec.baseline
+    if baseline is None:
+        return {}
+    p_values = {}
+    for condition in dict.fromkeys(cell.condition for cell in tested):
+        tables: dict[str, list[pa.Table]] = {}
+        for cell, table in tested.items():
+            if cell.condition == condition:
+                tables.setdefault(cell.method, []).append(table)
+        tests = significance(tables, baseline, RANKING_METRICS)
+        p_values.update({(condition, method): values for method, values in tests.items()})
+    return p_values
+
+
+def _plot_index(plan: Plan, studies: dict[Cell, Study]) -> Path:
+    """plots/ holds each (condition, method)'s plots of its first seed, listed in index.json."""
+    layout = plan.layout
+    layout.plots.mkdir(exist_ok=True)
+    index, seen = [], set()
+    for cell, study in studies.items():
+        if (cell.condition, cell.method) in seen:
+            continue
+        seen.add((cell.condition, cell.method))
+        for plot in study.plots:
+            target = layout.plot(plot.stem, cell.condition, cell.method)
+            shutil.copyfile(plot, target)
+            index.append(
+                {"condition": cell.condition, "method": cell.method, "kind": plot.stem, "path": target.name}
+            )
+    atomic_write(layout.plot_index, json.dumps(index, indent=1, ensure_ascii=False))
+    return layout.plot_index

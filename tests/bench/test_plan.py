@@ -1,0 +1,103 @@
+"""The pure plan: what a grid trains, fits, scores and probes, with its content keys, without Ray."""
+
+import ray
+
+from rankuq.bench.cli import main
+from rankuq.bench.grid import parse_grid
+from rankuq.bench.jobs import FitJob, SearchTrial, TrainJob
+from rankuq.bench.layout import RunLayout
+from rankuq.bench.plan import member_seed, plan
+
+GRID = {
+    "name": "planned",
+    "tasks": ["wikiqa"],
+    "methods": {"bm25": {}, "bert": {}, "mc_dropout": {"T": 3}, "ensemble": {"M": 2}, "temperature": {}},
+    "seeds": [0, 1],
+    "model": {"backbone": "tiny", "max_length": 32},
+    "train": {"max_queries": 30, "batch_size": 16},
+}
+
+
+def planned(tmp_path, grid=GRID, chosen=None):
+    spec, params = parse_grid(grid, "test grid")
+    return plan(spec, params, RunLayout(tmp_path / "run"), chosen)
+
+
+def test_the_plan_shares_bert_s_members_and_writes_nothing(tmp_path):
+    grid = planned(tmp_path)
+    assert not ray.is_initialized() and not (tmp_path / "run").exists()
+    cells = {(cell.method, cell.seed): cell for cell in grid.cells}
+    assert len(grid.cells) == 5 * 2
+    for seed in (0, 1):
+        bert = cells["bert", seed].members
+        assert len(bert) == 1 and cells["mc_dropout", seed].members == bert
+        assert cells["temperature", seed].members == bert  # post-hoc: bert's model, not retrained
+        ensemble = cells["ensemble", seed].members
+        assert len(ensemble) == 2 and ensemble[0] == bert[0]  # member 0 is bert's model
+        assert cells["bm25", seed].members == ()
+    # bert × 2 seeds + one more ensemble member per seed
+    assert len(grid.members) == 4
+    assert sorted(job.seed for job in grid.members.values()) == [0, 1, member_seed(0, 1), member_seed(1, 1)]
+    assert all(job.method == "bert" and job.params == {} for job in grid.members.values())
+
+
+def test_keys_are_stable_and_follow_what_they_hash(tmp_path):
+    first, again = planned(tmp_path), planned(tmp_path)
+    assert [c.key for c in first.cells] == [c.key for c in again.cells]
+    assert len({c.key for c in first.cells}) == len(first.cells)
+    changed = planned(tmp_path, {**GRID, "train": {**GRID["train"], "lr": 3e-5}})
+    key = {(c.method, c.seed): c.key for c in first.cells}
+    for cell in changed.cells:
+        same = key[cell.method, cell.seed] == cell.key
+        assert same == (cell.method == "bm25")  # a training setting changes every trained cell only
+    assert set(changed.members).isdisjoint(first.members)
+
+
+def test_a_post_hoc_method_is_fitted_on_dev_and_probed_on_test(tmp_path):
+    grid = planned(tmp_path)
+    temperature = [cell for cell in grid.cells if cell.method == "temperature"]
+    assert all(cell.fit in grid.fits and cell.dev_key is None for cell in temperature)
+    job = grid.fits[temperature[0].fit]
+    assert "wikiqa-dev-" in job.shards and job.scorer.method == "temperature"
+    assert all(cell.fit is None and cell.dev_key for cell in grid.cells if cell.method != "temperature")
+    assert FitJob.from_dict(job.to_dict()) == job  # plain data at the Ray boundary
+
+
+def test_a_training_search_is_planned_and_its_choice_changes_the_members(tmp_path):
+    search = {"metric": "R@1", "num_samples": 2, "space": {"train.lr": {"choice": [1e-5, 3e-3]}}}
+    grid = planned(tmp_path, {**GRID, "search": search})
+    (job,) = grid.searches  # one trained model: bert's shared cross-encoder on wikiqa
+    assert job.name == "bert on wikiqa" and job.keys == ("train.lr",)
+    assert job.trial.job.workers == 1 and "wikiqa-dev-" in job.trial.dev_shards
+    assert SearchTrial.from_dict(job.trial.to_dict()) == job.trial
+    tuned = planned(tmp_path, {**GRID, "search": search}, {job.choice: {"train.lr": 3e-3}})
+    assert {j.train["lr"] for j in tuned.members.values()} == {3e-3}
+    assert set(tuned.members).isdisjoint(grid.members)
+
+
+def test_jobs_cross_the_ray_boundary_as_plain_data(tmp_path):
+    job = next(iter(planned(tmp_path).members.values()))
+    plain = job.to_dict()
+    assert isinstance(plain, dict) and TrainJob.from_dict(plain) == job
+
+
+def test_the_layout_owns_every_path(tmp_path):
+    layout = RunLayout(tmp_path)
+    assert layout.model_file("k") == tmp_path / "models" / "k" / "model.pt"
+    assert layout.predictions("wikiqa", "bert", 1, "k", dev=True) == (
+        tmp_path / "predictions-dev" / "wikiqa" / "bert" / "seed-1-k.parquet"
+    )
+    assert (
+        layout.plot("reliability", "wikiqa:bm25→clariq", "bert").name
+        == "reliability-wikiqa_bm25_clariq-bert.png"
+    )
+    assert layout.default_tracking_uri == f"sqlite:///{tmp_path / 'mlflow.db'}"
+
+
+def test_run_plan_prints_the_plan_and_starts_no_ray(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    assert main(["run", "--plan", "--run-dir", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "members to train: 6 (0 cached)" in out  # the default grid: 2 seeds × (bert + 2 ensemble)
+    assert "mc_dropout" in out and "CPU-hours" in out and "GPU-hours" in out
+    assert not ray.is_initialized() and not run_dir.exists()
