@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -38,14 +39,15 @@ def _settings(
     task: str,
     split: str,
     root: Path,
-    rows_per_shard: int,
-    include_nota: bool,
-    strategy: str | None,
-    n: int | None,
-    seed: int,
-    variant: str,
+    rows_per_shard: int = 2048,
+    include_nota: bool = True,
+    strategy: str | None = None,
+    n: int | None = None,
+    seed: int = 0,
+    variant: str = "standard",
 ) -> ShardSettings:
-    """The loader, the settings a folder's hash covers, and the source files (checked to exist)."""
+    """The loader, the settings a folder's hash covers, and the source files (checked to exist).
+    The defaults of ``build_shards``' options are these."""
     if not isinstance(rows_per_shard, int) or rows_per_shard < 1:
         raise RankuqError(f"rows_per_shard is {rows_per_shard!r}; set it to a positive integer")
     check_settings(n, seed, variant)
@@ -71,62 +73,38 @@ def _settings(
     return loader, settings, sources
 
 
-def shard_folder(
-    task: str,
-    split: str,
-    *,
-    root: Path,
-    cache_dir: Path,
-    rows_per_shard: int = 2048,
-    include_nota: bool = True,
-    strategy: str | None = None,
-    n: int | None = None,
-    seed: int = 0,
-    variant: str = "standard",
-) -> Path:
+def shard_folder(task: str, split: str, *, root: Path, cache_dir: Path, **options: Any) -> Path:
     """The folder ``build_shards`` writes (or reuses) for the same arguments, without building it.
     Its name hashes the settings and the source files' bytes (so they are read, not written)."""
-    _, settings, sources = _settings(
-        task, split, Path(root), rows_per_shard, include_nota, strategy, n, seed, variant
-    )
+    _, settings, sources = _settings(task, split, Path(root), **options)
     return Path(cache_dir) / f"{task}-{split}-{_cache_key(settings, sources, Path(root))}"
 
 
-def build_shards(
-    task: str,
-    split: str,
-    *,
-    root: Path,
-    cache_dir: Path,
-    rows_per_shard: int = 2048,
-    include_nota: bool = True,
-    strategy: str | None = None,
-    n: int | None = None,
-    seed: int = 0,
-    variant: str = "standard",
-) -> Path:
+def build_shards(task: str, split: str, *, root: Path, cache_dir: Path, **options: Any) -> Path:
     """Write ``task``/``split`` lists as Parquet shards under ``cache_dir`` (or reuse them); the folder.
 
-    ``strategy``, ``n``, ``seed`` and ``variant`` are those of ``tasks.lists.build_lists``:
-    ``strategy=None`` means the task's native lists where it has them (else bm25) and ``n=None``
-    keeps native lists whole (10 candidates otherwise). ``include_nota=False`` drops lists with
-    no relevant candidate, as ranking metrics do. A shard holds whole queries and at most
-    ``rows_per_shard`` rows, unless one query is longer. The folder also holds ``manifest.json``
-    (the settings and counts). Any change of a setting or of a source file's bytes gives a new folder.
+    Options (keywords): ``strategy``, ``n``, ``seed`` (0) and ``variant`` ("standard") are those of
+    ``tasks.lists.build_lists``: ``strategy=None`` means the task's native lists where it has them
+    (else bm25) and ``n=None`` keeps native lists whole (10 candidates otherwise).
+    ``include_nota=False`` (default True) drops lists with no relevant candidate, as ranking metrics
+    do. A shard holds whole queries and at most ``rows_per_shard`` (2048) rows, unless one query is
+    longer. The folder also holds ``manifest.json`` (the settings and counts). Any change of a
+    setting or of a source file's bytes gives a new folder.
     """
     root, cache_dir = Path(root), Path(cache_dir)
-    loader, settings, sources = _settings(
-        task, split, root, rows_per_shard, include_nota, strategy, n, seed, variant
-    )
+    loader, settings, sources = _settings(task, split, root, **options)
     target = cache_dir / f"{task}-{split}-{_cache_key(settings, sources, root)}"
     if target.is_dir():
         return target
     pool = loader.pool(split, root)
-    table = build_lists(pool, str(settings["strategy"]), n, seed, variant, cache_dir=cache_dir / EMBEDDINGS)
-    if not include_nota:
+    strategy, seed, variant = (settings[key] for key in ("strategy", "seed", "variant"))
+    table = build_lists(
+        pool, str(strategy), options.get("n"), int(seed), str(variant), cache_dir=cache_dir / EMBEDDINGS
+    )
+    if not settings["include_nota"]:
         table = table.filter(pc.invert(table.column("nota")))
     table = validate_candidates(table, f"{task}/{split}")
-    _publish(table, target, rows_per_shard, settings | _counts(table, len(pool.qids)))
+    _publish(table, target, int(settings["rows_per_shard"]), settings | _counts(table, len(pool.qids)))
     return target
 
 
