@@ -9,6 +9,7 @@ register = REGISTRY.register
 from rankuq.methods import (  # noqa: E402,F401  (register the methods)
     bert,
     bm25,
+    calibrated,
     conv_knrm,
     ensemble,
     gpf,

@@ -1,0 +1,63 @@
+"""`platt` and `isotonic`: calibration maps of bert's logit gap, fitted on dev, checked against
+worked values and against the maps they are defined by."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from rankuq import methods
+from rankuq.backbone import TINY, ModelConfig, build_cross_encoder
+from rankuq.errors import RankuqError
+from rankuq.methods.calibrators import IsotonicCalibrator, PlattScaler
+
+TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
+ROWS = pd.DataFrame(
+    {
+        "qid": ["q1", "q1", "q2", "q2", "q3", "q3"],
+        "context": [["who wrote hamlet"]] * 2 + [["how tall is everest"]] * 2 + [["where is paris"]] * 2,
+        "cid": list("abcdef"),
+        "text": ["shakespeare wrote it", "paris", "8849 m", "the sea", "in france", "a cat"],
+        "label": [1, 0, 1, 0, 1, 0],
+    }
+)
+
+
+def test_platt_recovers_the_slope_and_intercept_of_the_labels():
+    rng = np.random.default_rng(0)
+    scores = 3 * rng.standard_normal(50_000)
+    labels = rng.random(50_000) < 1 / (1 + np.exp(-(0.5 * scores - 1.0)))
+    platt = PlattScaler().fit(scores, labels)
+    assert platt.slope == pytest.approx(0.5, abs=0.02) and platt.intercept == pytest.approx(-1.0, abs=0.04)
+    again = PlattScaler.from_state(platt.state())
+    np.testing.assert_allclose(
+        again(np.array([0.0, 2.0])), 1 / (1 + np.exp(-np.array([-1.0, 0.0]))), atol=0.02
+    )
+
+
+def test_isotonic_is_the_monotone_step_of_the_labels_clipped_outside_dev():
+    iso = IsotonicCalibrator().fit(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1, 0, 1]))
+    # pool adjacent violators: (1)→0, (2, 3)→0.5, (4)→1
+    np.testing.assert_allclose(iso(np.array([1.0, 2.0, 3.0, 4.0])), [0, 0.5, 0.5, 1])
+    np.testing.assert_allclose(iso(np.array([-5.0, 9.0])), [0, 1])  # clipped
+    np.testing.assert_allclose(IsotonicCalibrator.from_state(iso.state())(np.array([2.5])), [0.5])
+
+
+@pytest.mark.parametrize("name", ["platt", "isotonic"])
+def test_a_fitted_map_rescores_bert_and_an_unfitted_one_refuses(name, tmp_path):
+    checkpoint = tmp_path / "model.pt"
+    model = build_cross_encoder(TINY_MODEL, seed=0)
+    with torch.no_grad():
+        model.classifier.weight.mul_(300)  # an over-confident cross-encoder
+    torch.save(model.state_dict(), checkpoint)
+    method = methods.create(name)
+    assert method.posthoc and method.training_identity() is None  # bert's model, not retrained
+    fitted = method.fit(TINY_MODEL, [checkpoint], ROWS)
+    bert = methods.create("bert").make_scorer(TINY_MODEL, [checkpoint], tmp_path)(ROWS)[:, 0]
+    scores = method.make_scorer(TINY_MODEL, [checkpoint], tmp_path, fitted)(ROWS)
+    assert scores.shape == (6, 1) and ((scores >= 0) & (scores <= 1)).all()
+    gap = np.log(bert / (1 - bert))
+    kind = {"platt": PlattScaler, "isotonic": IsotonicCalibrator}[name]
+    np.testing.assert_allclose(scores[:, 0], kind.from_state(fitted)(gap), atol=1e-4)
+    with pytest.raises(RankuqError, match=f"{name} scores only once fitted"):
+        method.make_scorer(TINY_MODEL, [checkpoint], tmp_path)
