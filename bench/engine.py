@@ -74,7 +74,8 @@ def _member(job: TrainJob) -> tuple[NeuralMethod, nn.Module, list, ModelConfig, 
     model_config, train_config = ModelConfig(**job.model), TrainConfig(**job.train)
     method = methods.create(job.method, job.params)
     assert isinstance(method, NeuralMethod)  # the plan gives trainers only
-    pairs = balanced_pairs(read_shards(Path(job.shards)), job.seed, train_config.max_queries)
+    table = read_shards(Path(job.shards))
+    pairs = balanced_pairs(table, job.pairs_seed, train_config.max_queries, train_config.negatives)
     return method, method.build_model(model_config, job.seed), pairs, model_config, train_config
 
 

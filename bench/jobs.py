@@ -40,6 +40,7 @@ class TrainJob(Spec):
     cpus: float
     gpus: float
     workers: int
+    pairs_seed: int = 0  # draws the training pairs: the data seed, or the member's seed with bagging
     storage: str = ""  # Tune/Train storage (RUN_DIR/ray), set when the job is handed to Ray
 
     def with_values(self, model: dict[str, Any], train: dict[str, Any], params: dict[str, Any]) -> "TrainJob":

@@ -33,6 +33,9 @@ def content_key(*parts: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+DATA_SEED = 0  # cuts the lists and draws the training pairs: every grid seed and member sees the same
+
+
 def member_seed(seed: int, member: int) -> int:
     """Training seed of ensemble member ``member`` of grid seed ``seed``; member 0 is `bert`'s model."""
     return seed + 1000 * member
@@ -149,16 +152,24 @@ def tuned(
 
 
 def train_job(
-    spec: GridSpec, name: str, params: MethodParams, shards: Path, seed: int, model: dict, train: dict
+    spec: GridSpec,
+    name: str,
+    params: MethodParams,
+    shards: Path,
+    seed: int,
+    model: dict,
+    train: dict,
+    pairs_seed: int = DATA_SEED,
 ) -> TrainJob:
-    """The training job of one member of ``name`` (its trainer's model, under ``seed``)."""
+    """The training job of one member of ``name`` (its trainer's model, under ``seed``; its training
+    pairs drawn with ``pairs_seed``)."""
     trainer = trainer_of(name, params)
     identity = methods.create(name, params).training_identity()
     resources = spec.resources
     # Data-parallel steps average several batches: another model (one worker keeps the old keys).
     workers = [resources.workers_per_trial] if resources.workers_per_trial > 1 else []
     return TrainJob(
-        key=content_key("member", shards.name, seed, model, train, identity, *workers),
+        key=content_key("member", shards.name, seed, pairs_seed, model, train, identity, *workers),
         method=str(trainer),
         params=params.model_dump() if trainer == name else {},
         shards=str(shards),
@@ -168,15 +179,17 @@ def train_job(
         cpus=resources.cpus_per_trial,
         gpus=resources.gpus_per_trial,
         workers=resources.workers_per_trial,
+        pairs_seed=pairs_seed,
     )
 
 
 def side_lists(spec: GridSpec, side: Side, split: str) -> Lists:
-    """Candidate lists of one side; lists are cut with data seed 0 so every grid seed sees the same."""
+    """Candidate lists of one side; lists are cut with the data seed so every grid seed sees the same.
+    Training lists take ``train.ns`` where the side names no negative sampling."""
     return Lists(
         side.task,
         split,
-        side.ns,
+        side.ns or (spec.train.ns if split == "train" else None),
         side.n,
         side.variant,
         # NOTA lists are what the nota variant and probe are about; ranking metrics skip them anyway.
@@ -223,9 +236,10 @@ def plan(
             fit_on = folder(side_lists(spec, condition.test, dev_split or "dev")) if method.posthoc else None
             for seed in spec.seeds:
                 count = method.members() if method.trains else 0
+                bagging = getattr(own, "bagging", False)  # members 1… draw their own pairs
                 jobs = [
-                    train_job(spec, name, own, shards, member_seed(seed, m), model, train)
-                    for m in range(count)
+                    train_job(spec, name, own, shards, s, model, train, s if bagging and m else DATA_SEED)
+                    for m, s in enumerate(member_seed(seed, m) for m in range(count))
                 ]
                 members |= {job.key: job for job in jobs}
                 keys = tuple(job.key for job in jobs)

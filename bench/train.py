@@ -3,7 +3,7 @@
 import copy
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -28,13 +28,22 @@ class TrainConfig(BaseModel):
     lr: Annotated[float, Field(gt=0)] = 5e-5
     warmup: Annotated[float, Field(ge=0, lt=1)] = 0.1
     max_queries: Annotated[int, Field(ge=1)] | None = Field(None, description="cap on training queries")
+    negatives: Annotated[int, Field(ge=1, le=100)] = Field(
+        1, description="non-relevant candidates per relevant one (paper 000: 1, balanced pairs)"
+    )
+    ns: Literal["native", "random", "bm25", "dense"] | None = Field(
+        "bm25",
+        description="negative sampling of the training lists where a shift's train side names none "
+        "(paper 000: bm25); None: the task's own lists (native where it has them)",
+    )
 
 
 Pairs = list[tuple[list[str], str, int]]
 
 
-def balanced_pairs(table: pa.Table, seed: int, max_queries: int | None = None) -> Pairs:
-    """Every relevant candidate plus as many non-relevant ones drawn from the same list, shuffled.
+def balanced_pairs(table: pa.Table, seed: int, max_queries: int | None = None, negatives: int = 1) -> Pairs:
+    """Every relevant candidate plus ``negatives`` times as many non-relevant ones drawn from the same
+    list (all of them where the list holds fewer), shuffled; drawn with ``seed``.
 
     Queries without a relevant candidate give no pair. ``max_queries`` keeps the first queries.
     """
@@ -47,7 +56,7 @@ def balanced_pairs(table: pa.Table, seed: int, max_queries: int | None = None) -
     for rows in list(by_query.values())[:max_queries]:
         relevant = [row for row in rows if columns["label"][row] > 0]
         others = [row for row in rows if columns["label"][row] <= 0]
-        chosen = relevant + rng.sample(others, min(len(relevant), len(others)))
+        chosen = relevant + rng.sample(others, min(negatives * len(relevant), len(others)))
         pairs += [(columns["context"][r], columns["text"][r], int(columns["label"][r] > 0)) for r in chosen]
     rng.shuffle(pairs)
     return pairs

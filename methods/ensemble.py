@@ -11,7 +11,12 @@ from rankuq.methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_
 
 
 class EnsembleParams(MethodParams):
-    M: Annotated[int, Field(ge=2, description="members, each trained as its own trial")] = 5
+    M: Annotated[int, Field(ge=2, le=100, description="members, each trained as its own trial")] = 5
+    bagging: bool = Field(
+        False,
+        description="members 1…M−1 draw their training pairs with their own seed (not paper 000: its "
+        "members differ only in initialisation and data order)",
+    )
 
 
 @REGISTRY.register

@@ -101,3 +101,16 @@ def test_run_plan_prints_the_plan_and_starts_no_ray(tmp_path, capsys):
     assert "members to train: 6 (0 cached)" in out  # the default grid: 2 seeds × (bert + 2 ensemble)
     assert "mc_dropout" in out and "CPU-hours" in out and "GPU-hours" in out
     assert not ray.is_initialized() and not run_dir.exists()
+
+
+def test_training_follows_paper_000_by_default_and_bagging_is_opt_in(tmp_path):
+    grid = planned(tmp_path)
+    train_lists = [lists for lists in grid.lists if lists.split == "train"]
+    assert [lists.strategy for lists in train_lists] == ["bm25"]  # NS_classic; the tested lists stay native
+    assert all(lists.strategy is None for lists in grid.lists if lists.split != "train")
+    assert {job.pairs_seed for job in grid.members.values()} == {0}  # the data seed, for every member
+    bagged = planned(tmp_path, {**GRID, "methods": {"ensemble": {"M": 3, "bagging": True}}})
+    seeds = sorted((job.seed, job.pairs_seed) for job in bagged.members.values())
+    assert seeds == [(0, 0), (1, 0), (1000, 1000), (1001, 1001), (2000, 2000), (2001, 2001)]
+    native = planned(tmp_path, {**GRID, "train": {**GRID["train"], "ns": None}})
+    assert [lists.strategy for lists in native.lists if lists.split == "train"] == [None]

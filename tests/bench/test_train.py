@@ -36,6 +36,14 @@ def test_pairs_are_balanced_per_query_and_skip_queries_without_relevant():
     assert len(balanced_pairs(TABLE, seed=0, max_queries=1)) == 2
 
 
+def test_negatives_per_positive_draw_more_of_each_list():
+    labels = sorted(label for _, _, label in balanced_pairs(TABLE, seed=0, negatives=2))
+    # q1: 1 rel + 2 of its 3 non-rel; q2: 2 rel + its only non-rel; q3: none
+    assert labels == [0, 0, 0, 1, 1, 1]
+    texts = {text for _, text, _ in balanced_pairs(TABLE, seed=0, negatives=9)}
+    assert texts == {f"candidate {i}" for i in range(7)}  # every candidate of q1 and q2
+
+
 def test_same_seed_same_losses(fit_inputs):
     model_config, tokenizer, pairs = fit_inputs
     train = TrainConfig(epochs=2, batch_size=2)
