@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--data-dir", help="the shared data folder (default: $RANKUQ_DATA or ../shared/data)")
     run.add_argument("--address", help="Ray cluster address, e.g. 'auto' on a cluster head")
     run.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite file in the run dir)")
+    run.add_argument("--experiment", help="MLflow experiment (default: $MLFLOW_EXPERIMENT_NAME or rankuq)")
     run.add_argument(
         "--plan",
         action="store_true",
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     board.add_argument("run_dir", nargs="?", type=Path, help="a run directory of `rankuq run`")
     board.add_argument("--tracking-uri", help="read the grid from this MLflow store instead")
     board.add_argument("--grid", help="with --tracking-uri: the grid's name (default: the newest grid)")
+    board.add_argument("--experiment", help="with --tracking-uri: the MLflow experiment (default: rankuq)")
     board.add_argument("--out", type=Path, help="output folder (default: RUN_DIR, or reports/<grid name>)")
     return parser
 
@@ -89,7 +91,7 @@ def _run(args: argparse.Namespace) -> None:
         return
     for noisy in ("ray", "ray.data", "ray.tune", "ray.train", "mlflow"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    run_grid(spec, params, run_dir, args.tracking_uri, args.address)
+    run_grid(spec, params, run_dir, args.tracking_uri, args.address, experiment=args.experiment)
     _show(read_run_dir(run_dir))
     print(f"written: leaderboard.md, .csv and report.html in {run_dir}, beside the MLflow store")
 
@@ -133,7 +135,7 @@ def _leaderboard(args: argparse.Namespace) -> None:
         board = (
             read_run_dir(args.run_dir)
             if args.run_dir
-            else read_tracking(args.tracking_uri, args.grid, Path(downloads))
+            else read_tracking(args.tracking_uri, args.grid, Path(downloads), args.experiment)
         )
         _show(board)
         paths = write_report(board, args.out or args.run_dir or Path("reports") / board.name)

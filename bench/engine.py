@@ -108,6 +108,12 @@ def _fit(
     )
 
 
+def epoch_means(losses: list[float], epochs: int) -> list[float]:
+    """The mean step loss of each epoch (every epoch takes as many steps)."""
+    steps = len(losses) // max(epochs, 1)
+    return [float(np.mean(losses[e * steps : (e + 1) * steps])) for e in range(epochs)] if steps else []
+
+
 def train_member(config: dict[str, Any]) -> None:
     """Ray Train worker loop, the entry point of a ``TrainJob``: fine-tune one member, reporting a
     checkpoint after every epoch. A restarted worker (FailureConfig), a retried trial or a rerun of
@@ -128,6 +134,7 @@ def train_member(config: dict[str, Any]) -> None:
             "epoch": state["epoch"],
             "start_epoch": start,  # where this worker began: 0 unless it resumed
             "loss": float(np.mean(losses[-50:])),
+            "epoch_losses": epoch_means(losses, state["epoch"]),  # MLflow's train_loss by step
             "steps": len(losses),
             "pairs": len(pairs),
         }
@@ -184,7 +191,10 @@ def train_trial(config: dict[str, Any]) -> None:
         ),
     )
     result = trainer.fit()
-    tune.report({"training": result.metrics, "checkpoint_dir": result.checkpoint.path})
+    history = result.metrics_dataframe[["epoch", "loss"]].to_dict("records")  # one row per epoch
+    tune.report(
+        {"training": {**result.metrics, "history": history}, "checkpoint_dir": result.checkpoint.path}
+    )
 
 
 class _MemberSaver(tune.Callback):

@@ -75,6 +75,13 @@ class RunLayout:
         return self.plots / f"{kind}-{name}-{method}.png"
 
     @property
+    def grid_file(self) -> Path:
+        return self.root / "grid.yaml"
+
+    def training_file(self, key: str) -> Path:
+        return self.models / key / TRAINING_FILE
+
+    @property
     def leaderboard_csv(self) -> Path:
         return self.root / LEADERBOARD_CSV
 

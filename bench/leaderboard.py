@@ -21,10 +21,10 @@ from rankuq.bench.files import atomic_write
 from rankuq.bench.layout import PLOT_INDEX, RunLayout
 from rankuq.bench.tracking import (
     BASELINE_TAG,
-    EXPERIMENT,
     LEVEL_TAG,
     METRICS_TAG,
     ROW_TAG,
+    experiment_name,
     mlflow_name,
 )
 from rankuq.errors import RankuqError
@@ -161,20 +161,22 @@ def _read_index(index: Path) -> tuple[Plot, ...]:
         ) from error
 
 
-def read_tracking(uri: str, grid: str | None, folder: Path) -> Board:
+def read_tracking(uri: str, grid: str | None, folder: Path, experiment: str | None = None) -> Board:
     """The newest grid run in MLflow at ``uri`` (or the one named ``grid``) as a board, its plot
     artifacts downloaded into ``folder``. What is read is described in ``bench.tracking``."""
     if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
         # MLflow would create an empty store there; a typo deserves an error instead.
         raise RankuqError(f"{uri}: no such MLflow store; give the URI that `rankuq run` logged to")
     client = MlflowClient(uri)
-    experiment = client.get_experiment_by_name(EXPERIMENT)
-    if experiment is None:
-        raise RankuqError(f"no MLflow experiment '{EXPERIMENT}' at {uri}: run `rankuq run` first")
-    parent = _grid_run(client, experiment.experiment_id, uri, grid)
+    name = experiment_name(experiment)
+    if (found := client.get_experiment_by_name(name)) is None:
+        raise RankuqError(
+            f"no MLflow experiment '{name}' at {uri}: run `rankuq run` first or name --experiment"
+        )
+    parent = _grid_run(client, found.experiment_id, uri, grid)
     grid_id = parent.info.run_id
     cells = client.search_runs(
-        [experiment.experiment_id],
+        [found.experiment_id],
         f"tags.`mlflow.parentRunId` = '{grid_id}' and tags.`{LEVEL_TAG}` = 'cell'",
         max_results=SEARCH_LIMIT,
     )

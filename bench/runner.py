@@ -26,6 +26,7 @@ def run_grid(
     tracking_uri: str | None = None,
     address: str | None = None,
     console: Console | None = None,
+    experiment: str | None = None,
 ) -> pd.DataFrame:
     """Run (or resume) the grid; return the leaderboard."""
     console = console or Console(stderr=True)
@@ -44,5 +45,7 @@ def run_grid(
     studies = stages.probe(grid, tested, dev, risk, console)
     evaluation = stages.evaluate(grid, tested, studies)
     found = [*searches.values(), *risk.values()]
-    track(grid, studies, evaluation.results, evaluation.board, evaluation.files, found, tracking_uri)
+    track(
+        grid, studies, evaluation.results, evaluation.board, evaluation.files, found, tracking_uri, experiment
+    )
     return evaluation.board

@@ -21,6 +21,8 @@ and the trial table ``trials.csv``; seed runs log the searched values they used 
 """
 
 import json
+import os
+import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,10 +31,13 @@ from typing import TYPE_CHECKING
 import mlflow
 import numpy as np
 import pandas as pd
+import yaml
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.store.tracking import SEARCH_MAX_RESULTS_THRESHOLD
 from mlflow.tracking import MlflowClient
 
+import rankuq
+from rankuq.bench.files import atomic_write
 from rankuq.bench.layout import TRIALS_FILE, RunLayout
 
 if TYPE_CHECKING:
@@ -45,7 +50,14 @@ LEVEL_TAG = "rankuq.level"
 BASELINE_TAG = "rankuq.baseline"
 METRICS_TAG = "rankuq.metrics"
 ROW_TAG = "rankuq.row"
-EXPERIMENT = "rankuq"
+EXPERIMENT = "rankuq"  # unless --experiment or $MLFLOW_EXPERIMENT_NAME names another
+# The MLflow UI opens an experiment of this kind on its runs (not on the GenAI traces overview).
+EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+
+
+def experiment_name(name: str | None = None) -> str:
+    """The experiment a grid is logged to: ``name``, else $MLFLOW_EXPERIMENT_NAME, else "rankuq"."""
+    return name or os.environ.get("MLFLOW_EXPERIMENT_NAME") or EXPERIMENT
 
 
 def mlflow_name(column: str) -> str:
@@ -70,7 +82,9 @@ class Tracker:
             found.experiment_id
             if found
             else self.client.create_experiment(
-                experiment, artifact_location=artifacts.resolve().as_uri() if artifacts else None
+                experiment,
+                artifact_location=artifacts.resolve().as_uri() if artifacts else None,
+                tags=EXPERIMENT_KIND,
             )
         )
 
@@ -114,6 +128,11 @@ class Tracker:
         for path in artifacts:
             self.client.log_artifact(run_id, str(path))
 
+    def log_history(self, run_id: str, name: str, values: list[tuple[int, float]]) -> None:
+        """One metric's values by step (e.g. a member's loss per epoch)."""
+        now = int(time.time() * 1000)
+        self.client.log_batch(run_id, metrics=[Metric(name, value, now, step) for step, value in values])
+
     def finish(self, run_id: str) -> None:
         self.client.set_terminated(run_id)
 
@@ -126,6 +145,7 @@ def track(
     files: tuple[Path, ...],
     searches: "list[SearchResult]",
     tracking_uri: str | None = None,
+    experiment: str | None = None,
 ) -> None:
     """Log the grid to MLflow: what the store does not hold yet; a rerun of finished cells logs
     nothing. A run counts as held once finished, so one an interrupted driver left open is completed,
@@ -136,12 +156,17 @@ def track(
 
     layout, spec = plan.layout, plan.spec
     uri = tracking_uri or layout.default_tracking_uri
-    tracker = Tracker(uri, layout.mlartifacts if uri == layout.default_tracking_uri else None)
+    local = uri == layout.default_tracking_uri
+    tracker = Tracker(uri, layout.mlartifacts if local else None, experiment_name(experiment))
     grid_key = content_key("grid", spec.model_dump(mode="json"))
     names = metrics_of(board)
     grid_tags = {LEVEL_TAG: "grid", BASELINE_TAG: spec.baseline or "", METRICS_TAG: json.dumps(names)}
     changed = tracker.find(grid_key, finished=True) is None
-    parent = tracker.open(grid_key, spec.name, tags=grid_tags)
+    parent = tracker.open(grid_key, spec.name, tags={**grid_tags, **provenance()})
+    if changed:  # every validated setting, flattened (model.backbone, train.lr, methods.ensemble.M, …)
+        atomic_write(layout.grid_file, yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
+        files = (layout.grid_file, *files)
+        tracker.log(parent, params=flat(spec.model_dump(mode="json")))
     for search in searches:
         _track_search(tracker, parent, content_key("search", grid_key, search.folder.name), search)
     plots = json.loads(files[-1].read_text())  # the plot index
@@ -205,9 +230,47 @@ def _track_seed(
     params = {**tags, "seed": cell.seed, **method_params, **study.searched}
     values = {**_finite(study.metrics, study.metrics), **_finite(row, LEADERBOARD_METRICS)}
     notes = {"rankuq.notes": "\n".join(study.notes)[:5000]} if study.notes else {}
-    tracker.log(seed_run, metrics=values, params=params, tags=notes, artifacts=tuple(study.plots))
+    predictions = plan.layout.predictions(cell.task, cell.method, cell.seed, cell.key)
+    tracker.log(seed_run, metrics=values, params=params, tags=notes, artifacts=(*study.plots, predictions))
+    for member, key in enumerate(cell.members):  # each member's loss per epoch (step = epoch)
+        name = "train_loss" if member == 0 else f"train_loss_member_{member}"
+        tracker.log_history(seed_run, name, epoch_losses(plan.layout.training_file(key)))
     tracker.finish(seed_run)
 
 
 def _finite(row: dict | pd.Series, names) -> dict[str, float]:
     return {n: float(row[n]) for n in names if n in row and np.isfinite(row[n])}
+
+
+def flat(values: Mapping[str, object], prefix: str = "") -> dict[str, object]:
+    """Nested settings as dotted MLflow params: {"train": {"lr": 1e-4}} → {"train.lr": 1e-4}."""
+    out: dict[str, object] = {}
+    for key, value in values.items():
+        if isinstance(value, Mapping) and value:
+            out |= flat(value, f"{prefix}{key}.")
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def provenance() -> dict[str, str]:
+    """Tags saying which rankuq logged a run: its version and, from a git checkout, the commit."""
+    tags = {"rankuq.version": rankuq.__version__}
+    source = Path(rankuq.__file__).resolve().parents[1]
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return tags
+    if done.returncode == 0:
+        tags["mlflow.source.git.commit"] = done.stdout.strip()
+    return tags
+
+
+def epoch_losses(training_file: Path) -> list[tuple[int, float]]:
+    """(epoch, mean loss) of a trained member, from its training.json (empty for older members)."""
+    if not training_file.is_file():
+        return []
+    losses = json.loads(training_file.read_text()).get("epoch_losses", [])
+    return [(epoch, float(loss)) for epoch, loss in enumerate(losses, start=1)]

@@ -81,6 +81,7 @@ def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finish
             )
     client = MlflowClient(default_tracking_uri(run_dir))
     assert {a.path for a in client.list_artifacts(parent.info.run_id)} == {
+        "grid.yaml",
         "leaderboard.md",
         "leaderboard.csv",
         "index.json",
@@ -93,6 +94,23 @@ def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finish
     assert sorted(a.path for a in client.list_artifacts(bert.info.run_id)) == own
     assert {"reliability-wikiqa-bert.png", "risk_aversion-wikiqa-bert.png"} <= set(own)
     assert all((run_dir / "plots" / entry["path"]).stat().st_size > 0 for entry in index)
+
+
+def test_mlflow_holds_the_grid_settings_provenance_losses_and_predictions(finished):
+    run_dir, _ = finished
+    client = MlflowClient(default_tracking_uri(run_dir))
+    experiment = client.get_experiment_by_name(EXPERIMENT)
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI opens on runs
+    (parent,) = runs(run_dir, "grid")
+    params = parent.data.params
+    assert params["model.backbone"] == "tiny" and float(params["train.lr"]) == 5e-5
+    assert params["methods.mc_dropout.T"] == "3" and params["train.ns"] == "bm25"
+    assert parent.data.tags["rankuq.version"] and len(parent.data.tags["mlflow.source.git.commit"]) == 40
+    seed = next(r for r in runs(run_dir, "seed") if r.data.tags["method"] == "ensemble")
+    history = client.get_metric_history(seed.info.run_id, "train_loss_member_1")
+    assert [m.step for m in history] == [1] and np.isfinite(history[0].value)  # one epoch in TINY_GRID
+    artifacts = [a.path for a in client.list_artifacts(seed.info.run_id)]
+    assert any(path.startswith("seed-") and path.endswith(".parquet") for path in artifacts)
 
 
 def test_rankuq_leaderboard_reads_the_same_board_from_mlflow_as_from_the_run_dir(finished, tmp_path):
