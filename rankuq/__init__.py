@@ -18,3 +18,15 @@ try:
     __version__ = version("rankuq")
 except PackageNotFoundError:  # imported from a source tree that was never installed
     __version__ = "0+unknown"
+
+
+API = ("run_grid", "evaluate", "leaderboard")  # rankuq.run_grid(…) & co., from rankuq.bench.api
+
+
+def __getattr__(name: str) -> object:
+    """The notebook API, imported on first use (Ray, torch and MLflow take seconds to import)."""
+    if name in API:
+        from importlib import import_module
+
+        return getattr(import_module("rankuq.bench.api"), name)
+    raise AttributeError(f"module 'rankuq' has no attribute {name!r}")

@@ -1,0 +1,74 @@
+"""The Python API for notebooks: the three commands as functions returning pandas objects.
+
+import rankuq
+board = rankuq.run_grid({"tasks": ["wikiqa"], "methods": {"bm25": {}, "bert": {}}}, "runs/mine")
+rankuq.evaluate(predictions="runs/mine/predictions/wikiqa/bert/seed-0-….parquet", probes=["calibration"])
+rankuq.leaderboard("runs/mine")                      # or tracking_uri="http://…", grid="mine"
+"""
+
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rankuq.bench.evaluate import evaluate_file
+from rankuq.bench.grid import load_grid, parse_grid
+from rankuq.bench.leaderboard import read_run_dir, read_tracking
+from rankuq.bench.runner import run_grid as _run_grid
+
+
+def run_grid(
+    grid: dict[str, Any] | str | Path | None = None,
+    run_dir: str | Path | None = None,
+    *,
+    data_dir: str | None = None,
+    tracking_uri: str | None = None,
+    address: str | None = None,
+    experiment: str | None = None,
+) -> pd.DataFrame:
+    """Run (or resume) a grid, given as a dict, a YAML path, or None for the built-in grid; returns
+    the leaderboard (one row per condition and method; as `rankuq run` writes leaderboard.csv)."""
+    if isinstance(grid, dict):
+        spec, params = parse_grid(grid, "grid")
+    else:
+        spec, params = load_grid(Path(grid) if grid is not None else None)
+    if data_dir:
+        spec = spec.model_copy(update={"data_dir": data_dir})
+    folder = Path(run_dir) if run_dir is not None else Path("runs") / spec.name
+    return _run_grid(spec, params, folder, tracking_uri, address, experiment=experiment)
+
+
+def evaluate(
+    *,
+    predictions: str | Path | None = None,
+    run: str | Path | None = None,
+    qrels: str | Path | None = None,
+    probes: Sequence[str] = (),
+    dev: str | Path | None = None,
+    seed: int = 0,
+) -> pd.Series:
+    """Metrics of a predictions Parquet file, or of a TREC run with its qrels (as `rankuq evaluate`),
+    plus the named probes; a Series keyed as `rankuq evaluate --json` keys them."""
+    paths = {
+        name: Path(value) if value is not None else None
+        for name, value in {"predictions": predictions, "run": run, "qrels": qrels, "dev": dev}.items()
+    }
+    return pd.Series(evaluate_file(probes=probes, seed=seed, **paths), dtype=float)
+
+
+def leaderboard(
+    run_dir: str | Path | None = None,
+    *,
+    tracking_uri: str | None = None,
+    grid: str | None = None,
+    experiment: str | None = None,
+) -> pd.DataFrame:
+    """A finished grid's leaderboard, from its run directory or from an MLflow store."""
+    if (run_dir is None) == (tracking_uri is None):
+        raise ValueError("give a run directory or a tracking_uri, not both or neither")
+    if run_dir is not None:
+        return read_run_dir(Path(run_dir)).table
+    with tempfile.TemporaryDirectory() as folder:
+        return read_tracking(tracking_uri, grid, Path(folder), experiment).table
