@@ -300,13 +300,16 @@ def score_batch(batch: pd.DataFrame, spec: str, stamps: str) -> pd.DataFrame:
     return _pooled_scorer(spec, stamps)(batch)
 
 
-def score_shards(spec: ScorerSpec, batch_size: int, gpus: float = 0.0) -> pa.Table:
+def score_shards(
+    spec: ScorerSpec, batch_size: int, gpus: float = 0.0, on_rows: Callable[[int], None] | None = None
+) -> pa.Table:
     """Predictions (contract 2) for every candidate row of ``spec.shards``, in shard order.
 
     With ``gpus`` a scoring actor holds that share of a GPU. On CPUs the batches run as Ray tasks
     instead: Ray reuses a CPU worker process from task to task, and the scorer it keeps (imports,
     weights) spares each call the fresh actor's start-up, which cost 4 s, a third of a WikiQA test
     split's scoring. Ray does not reuse GPU workers (CUDA memory), so there an actor is the way.
+    ``on_rows`` hears of every scored batch (its row count), in order, for a progress bar.
     """
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True
@@ -335,7 +338,12 @@ def score_shards(spec: ScorerSpec, batch_size: int, gpus: float = 0.0) -> pa.Tab
             **common,
         )
     try:
-        scored = scored.to_pandas()
+        batches = []
+        for batch in scored.iter_batches(batch_size=None, batch_format="pandas"):
+            batches.append(batch)
+            if on_rows:
+                on_rows(len(batch))
+        scored = pd.concat(batches, ignore_index=True)
     except ray.exceptions.RayError as error:  # the scorer's own message is the last line of Ray's
         cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
         raise RankuqError(f"scoring {spec.method} on {shards.name} failed: {cause}") from error

@@ -41,6 +41,11 @@ from rankuq.tasks.shards import build_shards
 Tables = dict[Cell, pa.Table]
 
 
+def _bars(console: Console) -> Progress:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    return Progress(*columns, console=console, transient=False)
+
+
 class Cluster:
     """Ray, started at its first need (a finished grid never starts it) and stopped with the run."""
 
@@ -70,8 +75,7 @@ class Cluster:
 
 @contextmanager
 def progress(console: Console, what: str, total: int) -> Iterator[Callable[[str], None]]:
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=False) as bar:
+    with _bars(console) as bar:
         task = bar.add_task(what, total=total)
         yield lambda done: bar.update(task, advance=1, description=f"{what} (last: {done})")
 
@@ -133,17 +137,33 @@ def fit(plan: Plan, cluster: Cluster) -> dict[str, Fitted]:
 
 
 def score(plan: Plan, cluster: Cluster, fitted: dict[str, Fitted], console: Console) -> tuple[Tables, Tables]:
-    """Every cell's predictions on the tested split and, for the probes, on the dev split."""
+    """Every cell's predictions on the tested split and, for the probes, on the dev split; a second
+    bar follows the rows of the split being scored."""
     tested, dev = {}, {}
-    for cell in over_cells(console, "scoring cells", plan.cells):
-        state = fitted.get(cell.fit) if cell.fit else None
-        tested[cell] = _predictions(plan, cluster, cell, False, state)
-        if cell.dev_key:
-            dev[cell] = _predictions(plan, cluster, cell, True, state)
+    with _bars(console) as bars:
+        cells = bars.add_task("scoring cells", total=len(plan.cells))
+        rows = bars.add_task("  rows", total=None)
+        for cell in plan.cells:
+            state = fitted.get(cell.fit) if cell.fit else None
+            for on_dev in (False, True) if cell.dev_key else (False,):
+                split = plan.spec.eval.dev_split if on_dev else plan.spec.eval.split
+                bars.reset(
+                    rows, total=None, description=f"  rows of {cell.method} seed {cell.seed} on {split}"
+                )
+                found = _predictions(plan, cluster, cell, on_dev, state, lambda n: bars.advance(rows, n))
+                (dev if on_dev else tested)[cell] = found
+            bars.update(cells, advance=1, description=f"scoring cells (last: {cell.label()})")
     return tested, dev
 
 
-def _predictions(plan: Plan, cluster: Cluster, cell: Cell, on_dev: bool, fitted: Fitted | None) -> pa.Table:
+def _predictions(
+    plan: Plan,
+    cluster: Cluster,
+    cell: Cell,
+    on_dev: bool,
+    fitted: Fitted | None,
+    on_rows: Callable[[int], None],
+) -> pa.Table:
     key = cell.dev_key if on_dev else cell.key
     path = plan.layout.predictions(cell.task, cell.method, cell.seed, str(key), dev=on_dev)
     if path.exists():
@@ -152,7 +172,8 @@ def _predictions(plan: Plan, cluster: Cluster, cell: Cell, on_dev: bool, fitted:
     shards = (plan.dev if on_dev else plan.tested)[cell.condition]
     scorer = plan.scorer(cell, shards, fitted, cluster.scoring_threads())
     resources = plan.spec.resources
-    table = score_shards(scorer, plan.spec.eval.batch_size, gpus=min(1.0, resources.gpus_per_trial))
+    gpus = min(1.0, resources.gpus_per_trial)
+    table = score_shards(scorer, plan.spec.eval.batch_size, gpus=gpus, on_rows=on_rows)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.with_name(f".{path.name}.tmp")
     pq.write_table(table, staging)
