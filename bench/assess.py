@@ -19,6 +19,9 @@ from rankuq.errors import RankuqError
 # Probe keys shown on the leaderboard (all of them go to MLflow): display name ← probe key.
 HEADLINE = {"ERCE": "ERCE", "RA R@1": "RA.R_at_1", "nAUC AP u_max": "nAUC.AP.u_max"}
 METRICS_FILE = "metrics.json"
+# Part of every cached study's key: bump it when a probe's definition changes, so runs recompute.
+# 2: ERCE with one estimator for every method, paper 000's balanced ECE beside ECE.all (fidelity).
+PROBES_VERSION = 2
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rankuq.bench import metrics
-from rankuq.bench.assess import Study, cached_probes, headline, significance
+from rankuq.bench.assess import PROBES_VERSION, Study, cached_probes, headline, significance
 from rankuq.bench.engine import fit_posthoc, ray_session, score_shards, train_members
 from rankuq.bench.files import atomic_write
 from rankuq.bench.leaderboard import RANKING_METRICS, leaderboard, read_run_dir, write_csv
@@ -208,7 +208,7 @@ def probe(
     for cell in over_cells(console, "probing cells", plan.cells):
         searched = {**dict(cell.tuned), **(risk[cell].best if cell in risk else {})}
         b = searched.get("risk.b")
-        key = content_key("probes", cell.key, cell.dev_key, b)
+        key = content_key("probes", PROBES_VERSION, cell.key, cell.dev_key, b)
         folder = plan.layout.probes(cell.task, cell.method, cell.seed, key)
         options = {"risk": {"b": b}} if b is not None else {}
         found = cached_probes(folder, tested[cell], dev.get(cell), plan.probes, cell.seed, options)
