@@ -19,7 +19,7 @@ from rankuq.errors import RankuqError
 
 N_BINS = 10
 NEGATIVES = (1, 2, 5, 9)  # #non-relevant per relevant candidate in the ECE sweep
-_PAIR_CHUNK = 1 << 20  # pairs per block when comparing S draws (bounds memory at S·8 MiB)
+_PAIR_CHUNK = 1 << 20  # pair draws per block when averaging over S draws (bounds memory)
 
 
 def relevant_pairs(lists: ScoredLists) -> tuple[np.ndarray, np.ndarray]:
@@ -41,32 +41,40 @@ def relevant_pairs(lists: ScoredLists) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pair_probabilities(lists: ScoredLists) -> np.ndarray:
-    """P(D_i > D_j) for each pair of ``relevant_pairs`` (i relevant, j not).
-
-    With S > 1 draws: the fraction of draws t with s_i^t > s_j^t, ties counting ½ (draws paired
-    by index: for an ensemble, the same member). With one draw, the pairwise
-    softmax of paper 001 over the scores' logits: σ(z_i − z_j), where z = log(p/(1−p)) for
-    probabilities (the 2-way head's logit; σ(z_i − z_j) = p_i(1−p_j) / (p_i(1−p_j) + p_j(1−p_i)),
-    ½ when both p are 0 or both 1) and z is the raw score otherwise.
+    """P(D_i > D_j) for each pair of ``relevant_pairs`` (i relevant, j not), one estimator for
+    every ranker: the mean over the draws t of paper 001's pairwise softmax σ(z_i^t − z_j^t),
+    draws paired by index (for an ensemble, the same member). z is the logit of a draw that is a
+    probability (the 2-way head's logit: σ(z_i − z_j) = p_i(1−p_j) / (p_i(1−p_j) + p_j(1−p_i)),
+    ½ when both p are 0 or both 1) and the raw score otherwise. With one draw (S = 1) this is
+    σ(z_i − z_j) of prob_mean. A vote fraction over draws (share of t with s_i^t > s_j^t) would be
+    near 0 or 1 for most pairs and make every stochastic ranker look over-confident.
     """
     i, j = relevant_pairs(lists)
-    if lists.samples is not None:
-        draws = lists.samples.reshape(-1, lists.n_samples)
-        blocks = [slice(start, start + _PAIR_CHUNK) for start in range(0, i.size, _PAIR_CHUNK)]
-        return np.concatenate([_draws_above(draws[i[b]], draws[j[b]]) for b in blocks] or [np.zeros(0)])
-    scores = lists.scores.ravel()
-    p, q = scores[i], scores[j]
-    if not lists.ranked.probabilistic:
-        return expit(np.subtract(p, q, out=p), out=p)
-    above, below = 1 - q, 1 - p  # in place from here: pairs are many, temporaries costly
-    above *= p
-    below *= q
-    below += above  # the total
-    return np.divide(above, below, out=np.full_like(above, 0.5), where=below > 0)
+    if lists.samples is None:
+        scores = lists.scores.ravel()
+        return _pairwise_softmax(scores[i], scores[j], lists.ranked.probabilistic)
+    draws = lists.samples.reshape(-1, lists.n_samples)
+    step = max(1, _PAIR_CHUNK // lists.n_samples)
+    blocks = [slice(start, start + step) for start in range(0, i.size, step)]
+    return np.concatenate(
+        [
+            _pairwise_softmax(
+                draws[i[b]].astype(np.float64), draws[j[b]].astype(np.float64), lists.ranked.probabilistic
+            ).mean(axis=1)
+            for b in blocks
+        ]
+        or [np.zeros(0)]
+    )
 
 
-def _draws_above(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    return ((first > second).sum(axis=1) + 0.5 * (first == second).sum(axis=1)) / first.shape[1]
+def _pairwise_softmax(p: np.ndarray, q: np.ndarray, probabilistic: bool) -> np.ndarray:
+    """σ(z_p − z_q) elementwise, z the logit of a probability or the raw score."""
+    if not probabilistic:
+        return expit(p - q)
+    above = p * (1 - q)
+    total = q * (1 - p)
+    total += above
+    return np.divide(above, total, out=np.full_like(above, 0.5), where=total > 0)
 
 
 def expected_ranking_calibration_error(
