@@ -2,7 +2,9 @@
 eq. 12), ECE as the number of non-relevant candidates grows (paper 000 Figure 2), reliability
 diagrams.
 
-Metric keys: ``ECE``, ``ECE.adaptive``, ``ERCE``, ``ECE.nonrel_<k>``.
+Metric keys: ``ECE`` (paper 000's: relevant and non-relevant candidates balanced per query,
+``bench.metrics.ece.balanced_weights``), ``ECE.all`` (every candidate pooled), ``ECE.adaptive``
+(every candidate pooled, equal-mass bins), ``ERCE``, ``ECE.nonrel_<k>``.
 """
 
 from collections.abc import Callable, Sequence
@@ -12,7 +14,13 @@ import numpy as np
 import pyarrow as pa
 from scipy.special import expit
 
-from rankuq.bench.metrics.ece import bin_sums, check_probabilities, expected_calibration_error
+from rankuq.bench.metrics.ece import (
+    balanced_weights,
+    bin_sums,
+    check_probabilities,
+    expected_calibration_error,
+    query_bin_gaps,
+)
 from rankuq.bench.plots import reliability_diagram
 from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, merge
 from rankuq.errors import RankuqError
@@ -101,6 +109,25 @@ def expected_ranking_calibration_error(
     return expected_calibration_error(confidence, outcome, n_bins, adaptive=True), confidence, outcome
 
 
+def query_parts(lists: ScoredLists, n_bins: int = N_BINS) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``ECE``, ``ECE.all`` (for probabilities) and ``ERCE`` split by query
+    (``bench.metrics.ece.query_bin_gaps``: per query and bin Σ (confidence − outcome), per query
+    the mass), so a paired bootstrap over queries recomputes each in one matrix product. ERCE's
+    adaptive bins are those of all the pairs."""
+    n_queries = lists.length.size
+    _, confidence, outcome = expected_ranking_calibration_error(lists, n_bins)
+    pair_query = relevant_pairs(lists)[0] // lists.scores.shape[1]
+    parts = {"ERCE": query_bin_gaps(confidence, outcome, pair_query, n_queries, n_bins, adaptive=True)}
+    if lists.ranked.probabilistic:
+        check_probabilities(lists.ranked)
+        scores, relevant = lists.ranked.scores, lists.ranked.row_labels > 0
+        query = lists.ranked.row_query
+        weights = balanced_weights(query, relevant)
+        parts["ECE"] = query_bin_gaps(scores, relevant, query, n_queries, n_bins, weights=weights)
+        parts["ECE.all"] = query_bin_gaps(scores, relevant, query, n_queries, n_bins)
+    return parts
+
+
 def subsample_negatives(lists: ScoredLists, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
     """Candidate lists of 1 relevant and k non-relevant candidates (paper 000 Figure 2).
 
@@ -148,11 +175,11 @@ def run(
     n_bins: int = N_BINS,
     negatives: Sequence[int] = NEGATIVES,
 ) -> ProbeResult:
-    """ECE, adaptive ECE, ERCE and the #non-relevant sweep over every query (ECE pools all
-    candidate rows, as ``bench.metrics``' ECE; only queries with a relevant and a non-relevant
-    candidate give ERCE pairs). ``seed`` draws the sweep's non-relevant candidates; ``dev`` is
-    unused (nothing is fitted). A table flagged non-probabilistic (BM25, a TREC run with raw
-    scores) gets ERCE only: its ECE is undefined."""
+    """ECE (balanced, as ``bench.metrics``' ECE), ECE.all and adaptive ECE (every candidate row
+    pooled), ERCE and the #non-relevant sweep over every query (only queries with a relevant and
+    a non-relevant candidate give ERCE pairs and balanced ECE weight). ``seed`` draws the sweep's
+    non-relevant candidates; ``dev`` is unused (nothing is fitted). A table flagged
+    non-probabilistic (BM25, a TREC run with raw scores) gets ERCE only: its ECE is undefined."""
     lists = as_lists(predictions)
     if lists.ranked.probabilistic:
         check_probabilities(lists.ranked)  # a score outside [0, 1] is an error, not a skip
@@ -168,19 +195,25 @@ def run(
         )
         return merge([pairs, ProbeResult({}, notes=(note,))])
     scores, relevant = lists.ranked.scores, (lists.ranked.row_labels > 0).astype(np.float64)
-    rows = {"candidates": (scores, relevant)}
+    # ERCE above has already refused lists where no query has both kinds: some weight is > 0
+    weights = balanced_weights(lists.ranked.row_query, relevant > 0)
+    rows = {"balanced (ECE)": (scores, relevant, weights), "all candidates (ECE.all)": (scores, relevant)}
     candidates = ProbeResult(
         {
-            "ECE": expected_calibration_error(scores, relevant, n_bins),
+            "ECE": expected_calibration_error(scores, relevant, n_bins, weights=weights),
+            "ECE.all": expected_calibration_error(scores, relevant, n_bins),
             "ECE.adaptive": expected_calibration_error(scores, relevant, n_bins, adaptive=True),
         },
         curves={
-            "ECE": _curve(scores, relevant, n_bins, adaptive=False),
+            "ECE": _curve(scores, relevant, n_bins, adaptive=False, weights=weights),
+            "ECE.all": _curve(scores, relevant, n_bins, adaptive=False),
             "ECE.adaptive": _curve(scores, relevant, n_bins, adaptive=True),
         },
         plots={
             "reliability": _diagram(rows, n_bins, False, "equal-width bins"),
-            "reliability_adaptive": _diagram(rows, n_bins, True, "equal-mass bins"),
+            "reliability_adaptive": _diagram(
+                {"all candidates": (scores, relevant)}, n_bins, True, "equal-mass bins"
+            ),
         },
     )
     return merge([pairs, candidates, _negative_sweep(lists, negatives, seed, n_bins)])
@@ -215,9 +248,12 @@ def _negative_sweep(lists: ScoredLists, negatives: Sequence[int], seed: int, n_b
     )
 
 
-def _curve(scores: np.ndarray, outcomes: np.ndarray, n_bins: int, adaptive: bool) -> dict[str, np.ndarray]:
-    """Reliability points per non-empty bin: mean score, fraction of positive outcomes, count."""
-    counts, score_sums, outcome_sums = bin_sums(scores, outcomes, n_bins, adaptive)
+def _curve(
+    scores: np.ndarray, outcomes: np.ndarray, n_bins: int, adaptive: bool, weights: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """Reliability points per non-empty bin: mean score, fraction of positive outcomes, count
+    (each weighted by ``weights`` when given)."""
+    counts, score_sums, outcome_sums = bin_sums(scores, outcomes, n_bins, adaptive, weights)
     kept = counts > 0
     return {
         "confidence": score_sums[kept] / counts[kept],

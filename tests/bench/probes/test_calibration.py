@@ -152,6 +152,7 @@ def test_the_probe_on_real_wikiqa(wikiqa, tmp_path: Path) -> None:
     result = calibration.run(wikiqa, seed=1)
     assert set(result.metrics) == {
         "ECE",
+        "ECE.all",
         "ECE.adaptive",
         "ERCE",
         "ECE.nonrel_1",
@@ -160,6 +161,7 @@ def test_the_probe_on_real_wikiqa(wikiqa, tmp_path: Path) -> None:
         "ECE.nonrel_9",
     }
     assert result.metrics["ECE"] == metrics.compute(wikiqa, ["ECE"])["ECE"]  # the metric, same queries
+    assert result.metrics["ECE.all"] == metrics.compute(wikiqa, ["ECE.all"])["ECE.all"]
     assert 0 < result.metrics["ERCE"] < 0.5 and result.notes == ()
     assert result.curves["ECE.nonrel"]["queries"][0] > result.curves["ECE.nonrel"]["queries"][-1] > 0
     paths = result.write_plots(tmp_path)
