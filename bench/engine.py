@@ -26,7 +26,7 @@ from rankuq import methods
 from rankuq.backbone import ModelConfig, load_tokenizer
 from rankuq.bench import metrics as bench_metrics
 from rankuq.bench.files import staged_folder
-from rankuq.bench.predictions import frame_predictions
+from rankuq.bench.predictions import frame_predictions, join_scores
 from rankuq.bench.train import TrainConfig, TrainState, balanced_pairs, fit
 from rankuq.errors import RankuqError
 from rankuq.methods.base import BatchScorer, MethodParams, NeuralMethod, inference_device
@@ -144,7 +144,8 @@ def _dev_reporter(
 def score_frame(score: BatchScorer, frame: pd.DataFrame, batch_size: int, probabilistic: bool) -> pa.Table:
     """Predictions of ``frame``'s candidate rows, scored ``batch_size`` rows at a time in this process."""
     batches = (frame.iloc[start : start + batch_size] for start in range(0, len(frame), batch_size))
-    return frame_predictions(frame, np.concatenate([score(batch) for batch in batches]), probabilistic)
+    samples, mean = join_scores([score(batch) for batch in batches])
+    return frame_predictions(frame, samples, probabilistic, mean)
 
 
 def train_trial(config: dict[str, Any]) -> None:
@@ -261,10 +262,9 @@ class ShardScorer:
         # on what the worker process ran before (same shards, same numbers).
         torch.manual_seed(int(pd.util.hash_pandas_object(batch[["qid", "cid"]], index=False).sum()) % 2**63)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
-            samples = self.score(batch)
-        return pd.DataFrame(
-            {"qid": batch["qid"], "cid": batch["cid"], "label": batch["label"], "samples": list(samples)}
-        )
+            samples, mean = join_scores([self.score(batch)])
+        columns = {name: batch[name] for name in ("qid", "cid", "label")} | {"samples": list(samples)}
+        return pd.DataFrame(columns if mean is None else columns | {"prob_mean": mean})
 
 
 @functools.lru_cache(maxsize=1)
@@ -337,4 +337,5 @@ def score_shards(
         cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
         raise RankuqError(f"scoring {method} on {shards.name} failed: {cause}") from error
     samples = np.stack(scored["samples"].to_numpy())
-    return frame_predictions(scored, samples, methods.get(method).probabilistic)
+    mean = scored["prob_mean"].to_numpy() if "prob_mean" in scored.columns else None
+    return frame_predictions(scored, samples, methods.get(method).probabilistic, mean)
