@@ -1,7 +1,8 @@
 """`temperature`: post-hoc temperature scaling of the `bert` cross-encoder on dev (Guo et al. 2017).
 
 The shared `bert` model (not retrained) gets one scalar T fitted on the dev split,
-    T* = argmin_T Σ_dev CE(softmax(z / T), y)   (L-BFGS over log T),
+    T* = argmin_T Σ_dev CE(softmax(z / T), y)   (``methods.calibrators.TemperatureScaler`` on
+the relevance logit z₁ − z₀, for which softmax(z / T)[relevant] = σ((z₁ − z₀) / T)),
 and scores softmax(z / T*)[relevant], S = 1. T rescales the logits only, so the ranking is `bert`'s
 and only calibration changes. The dev lists are read from the shard folder beside the scored one
 (same task and list settings, split "dev"); the runner builds it because ``calibration_split`` is set.
@@ -13,13 +14,13 @@ from pathlib import Path
 
 import torch
 from torch import nn
-from torch.nn import functional
 from transformers.modeling_outputs import SequenceClassifierOutput
 
 from rankuq.backbone import ModelConfig, encode_pairs, load_tokenizer
 from rankuq.errors import RankuqError
 from rankuq.methods.base import REGISTRY, MethodParams
 from rankuq.methods.bert import Bert
+from rankuq.methods.calibrators import TemperatureScaler
 from rankuq.shards import MANIFEST, read_shards
 
 SETTINGS = ("task", "n", "seed", "variant", "include_nota", "schema")  # a calibration split shares these
@@ -66,21 +67,6 @@ def split_shards(shards: Path, split: str) -> Path:
     return found[0]
 
 
-def fit_temperature(logits: torch.Tensor, labels: torch.Tensor) -> float:
-    """T* minimising the cross-entropy of softmax(logits / T) against ``labels``."""
-    log_t = torch.zeros((), requires_grad=True)
-    optimizer = torch.optim.LBFGS([log_t], lr=0.1, max_iter=200, line_search_fn="strong_wolfe")
-
-    def closure() -> torch.Tensor:
-        optimizer.zero_grad()
-        loss = functional.cross_entropy(logits / log_t.exp(), labels)
-        loss.backward()
-        return loss
-
-    optimizer.step(closure)
-    return float(log_t.detach().exp())
-
-
 @torch.no_grad()
 def split_logits(model: nn.Module, config: ModelConfig, shards: Path) -> tuple[torch.Tensor, torch.Tensor]:
     """Logits [n, 2] and 0/1 labels of every row of a shard folder."""
@@ -107,5 +93,6 @@ class Temperature(Bert):
         self, params: MethodParams, model: ModelConfig, checkpoints: Sequence[Path], shards: Path
     ) -> list[nn.Module]:
         (member,) = super().load_models(params, model, checkpoints, shards)
-        temperature = fit_temperature(*split_logits(member, model, split_shards(shards, "dev")))
-        return [TemperatureScaled(member, temperature)]
+        logits, labels = split_logits(member, model, split_shards(shards, "dev"))
+        scaler = TemperatureScaler().fit((logits[:, 1] - logits[:, 0]).numpy(), labels.numpy())
+        return [TemperatureScaled(member, scaler.temperature)]

@@ -10,7 +10,7 @@ import torch
 from rankuq import methods
 from rankuq.backbone import TINY, ModelConfig, build_cross_encoder
 from rankuq.errors import RankuqError
-from rankuq.methods.temperature import fit_temperature, split_shards
+from rankuq.methods.temperature import split_shards
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
 ROWS = pd.DataFrame(
@@ -43,14 +43,6 @@ def write_shards(cache, split: str, key: str, n: int | None = None):
     }
     (folder / "manifest.json").write_text(json.dumps(settings))
     return folder
-
-
-def test_fit_recovers_the_temperature_of_the_labels():
-    generator = torch.Generator().manual_seed(0)
-    gap = 6 * torch.randn(20_000, generator=generator)
-    labels = torch.bernoulli(torch.sigmoid(gap / 2.5), generator=generator).long()
-    logits = torch.stack([torch.zeros_like(gap), gap], dim=1)
-    assert fit_temperature(logits, labels) == pytest.approx(2.5, rel=0.05)
 
 
 def test_the_dev_shards_beside_the_scored_ones_are_found(tmp_path):
