@@ -151,7 +151,8 @@ def bootstrap_p(
     Each argument holds one (per-query bin gaps [Q, bins], per-query mass [Q]) per seed
     (``bench.metrics.ece.query_bin_gaps``). A resample draws Q queries with replacement
     (``numpy.random.default_rng(seed)``, the same queries for method and baseline: paired) and
-    recomputes both errors on them, each averaged over seeds; Δ* = method − baseline. The p-value
+    recomputes both errors on them (bins stay those of all the queries: ERCE's adaptive edges are
+    not re-cut), each averaged over seeds; Δ* = method − baseline. The p-value
     is that of the percentile interval: 2·min(#{Δ* ≤ 0} + 1, #{Δ* ≥ 0} + 1) / (resamples + 1),
     capped at 1 (the +1 counts the observed sample, so p is never 0).
     """
