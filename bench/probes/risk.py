@@ -5,8 +5,8 @@ Two covariance terms (``covariance``): ``all``, the authors' public code of pape
 candidate's covariance summed over every other candidate of its list, one score per candidate,
 then sorted), the default; ``above``, the portfolio greedy of Wang & Zhu (2009) that paper 000's
 formula writes (summed over the candidates already ranked above), whose first pick ignores
-covariance. The b grid holds the authors' {0, 0.1, …, 1}, larger b, and negative b (risk-seeking,
-paper 000 §3.2.4).
+covariance. The b grid holds the authors' {0, 0.1, …, 1}, larger b, and negative b (risk
+predilection, which paper 000 §5.2 tried and found worse than b = 0).
 
 Metric keys (m ∈ R_at_1, AP, RR, nDCG_at_10): ``RA.b`` (chosen on dev, or given), ``RA.<m>`` and
 ``RA.<m>.p_value`` (paired t-test per query against the mean ranking, b = 0), ``CVaR.optimistic.<m>``,
