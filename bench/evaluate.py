@@ -75,15 +75,13 @@ def run_to_predictions(run: pa.Table, qrels: pa.Table) -> pa.Table:
     if judged.num_rows == 0:
         raise RankuqError("the run and the qrels share no query id; check that they are for the same topics")
     scores = judged["score"].to_numpy()
-    table = predictions_table(
+    return predictions_table(
         judged["qid"].to_pylist(),
         judged["cid"].to_pylist(),
         _judgements(judged, qrels),
         scores[:, None],
         probabilistic=bool(np.all((scores >= 0) & (scores <= 1))),
-    )
-    return table.set_column(
-        table.schema.get_field_index("prob_mean"), "prob_mean", pa.array(scores, pa.float64())
+        mean=scores,
     )
 
 
