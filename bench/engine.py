@@ -29,7 +29,7 @@ from rankuq.bench import metrics as bench_metrics
 from rankuq.bench.files import staged_folder
 from rankuq.bench.jobs import FitJob, ScorerSpec, SearchTrial, TrainJob
 from rankuq.bench.layout import MODEL_FILE, TRAINING_FILE
-from rankuq.bench.predictions import frame_predictions
+from rankuq.bench.predictions import frame_predictions, join_scores
 from rankuq.bench.train import TrainConfig, TrainState, balanced_pairs, fit
 from rankuq.errors import RankuqError
 from rankuq.methods.base import BatchScorer, Fitted, NeuralMethod, PostHocMethod, inference_device
@@ -168,7 +168,8 @@ def search_trial(trial: SearchTrial) -> None:
 def score_frame(score: BatchScorer, frame: pd.DataFrame, batch_size: int, probabilistic: bool) -> pa.Table:
     """Predictions of ``frame``'s candidate rows, scored ``batch_size`` rows at a time in this process."""
     batches = (frame.iloc[start : start + batch_size] for start in range(0, len(frame), batch_size))
-    return frame_predictions(frame, np.concatenate([score(batch) for batch in batches]), probabilistic)
+    samples, mean = join_scores([score(batch) for batch in batches])
+    return frame_predictions(frame, samples, probabilistic, mean)
 
 
 def train_trial(config: dict[str, Any]) -> None:
@@ -282,10 +283,9 @@ class ShardScorer:
         # on what the worker process ran before (same shards, same numbers).
         torch.manual_seed(int(pd.util.hash_pandas_object(batch[["qid", "cid"]], index=False).sum()) % 2**63)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
-            samples = self.score(batch)
-        return pd.DataFrame(
-            {"qid": batch["qid"], "cid": batch["cid"], "label": batch["label"], "samples": list(samples)}
-        )
+            samples, mean = join_scores([self.score(batch)])
+        columns = {name: batch[name] for name in ("qid", "cid", "label")} | {"samples": list(samples)}
+        return pd.DataFrame(columns if mean is None else columns | {"prob_mean": mean})
 
 
 @functools.lru_cache(maxsize=1)
@@ -348,7 +348,8 @@ def score_shards(
         cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
         raise RankuqError(f"scoring {spec.method} on {shards.name} failed: {cause}") from error
     samples = np.stack(scored["samples"].to_numpy())
-    return frame_predictions(scored, samples, methods.get(spec.method).probabilistic)
+    mean = scored["prob_mean"].to_numpy() if "prob_mean" in scored.columns else None
+    return frame_predictions(scored, samples, methods.get(spec.method).probabilistic, mean)
 
 
 def fit_member(config: dict[str, Any]) -> Fitted:

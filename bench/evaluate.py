@@ -75,15 +75,13 @@ def run_to_predictions(run: pa.Table, qrels: pa.Table) -> pa.Table:
     if judged.num_rows == 0:
         raise RankuqError("the run and the qrels share no query id; check that they are for the same topics")
     scores = judged["score"].to_numpy()
-    table = predictions_table(
+    return predictions_table(
         judged["qid"].to_pylist(),
         judged["cid"].to_pylist(),
         _judgements(judged, qrels),
         scores[:, None],
         probabilistic=bool(np.all((scores >= 0) & (scores <= 1))),
-    )
-    return table.set_column(
-        table.schema.get_field_index("prob_mean"), "prob_mean", pa.array(scores, pa.float64())
+        mean=scores,
     )
 
 
@@ -113,7 +111,8 @@ def evaluate_file(
 ) -> dict[str, float]:
     """Metric means for a run + qrels pair, or for a predictions Parquet file, plus ``probes``.
 
-    ``ECE`` is added when the scores are probabilities. A predictions file is its own qrels:
+    ``ECE`` (paper 000's, balanced) and ``ECE.all`` (every candidate pooled) are added when the
+    scores are probabilities. A predictions file is its own qrels:
     every query in it counts, including those with no relevant candidate (as in ir-measures).
 
     ``probes`` (``bench.probes``) score the same queries; ``dev`` is a predictions file of the
@@ -125,8 +124,8 @@ def evaluate_file(
     ==============  ============================================================================
     option          keys
     ==============  ============================================================================
-    (always)        ``R@1 R@5 P@1 AP RR nDCG@10`` and ``ECE`` for probabilities
-    --calibration   ``ECE``, ``ECE.adaptive``, ``ERCE``, ``ECE.nonrel_<k>`` (k = 1, 2, 5, 9)
+    (always)        ``R@1 R@5 P@1 AP RR nDCG@10`` and ``ECE``, ``ECE.all`` for probabilities
+    --calibration   ``ECE``, ``ECE.all``, ``ECE.adaptive``, ``ERCE``, ``ECE.nonrel_<k>`` (k = 1, 2, 5, 9)
     --risk          ``CVaR.optimistic.<m>``, ``CVaR.pessimistic.<m>`` (m: R_at_1 AP RR nDCG_at_10) and
                     ``<…>.p_value``; with --dev also ``RA.b``, ``RA.<m>``, ``RA.<m>.p_value``
     --abstention    ``nAUC.<m>.<u>``, ``AUC.<m>.<u>``, ``AUC.<m>.oracle``, ``AUC.<m>.random``
@@ -150,8 +149,8 @@ def evaluate_file(
             "evaluate either a TREC run with its qrels (--run RUN --qrels QRELS) or a "
             "predictions file (--predictions FILE.parquet), not both or neither"
         )
-    if is_probabilistic(table) and "ECE" not in names:
-        names = [*names, "ECE"]
+    if is_probabilistic(table):
+        names = [*names, *(name for name in ("ECE", "ECE.all") if name not in names)]
     values = metrics.compute(table, names, qrels=judged, source=source)
     if probes:
         values |= _probe(table, source, probes, dev, seed)

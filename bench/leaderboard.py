@@ -30,7 +30,16 @@ from rankuq.bench.tracking import (
 from rankuq.errors import RankuqError
 
 RANKING_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10")
-LEADERBOARD_METRICS = (*RANKING_METRICS, "ECE", "ERCE", "RA R@1", "nAUC AP u_max")
+LEADERBOARD_METRICS = (
+    *RANKING_METRICS,
+    "ECE",
+    "ECE.all",
+    "ERCE",
+    "RA R@1",
+    "RA AP",
+    "RA nDCG@10",
+    "nAUC AP u_max",
+)
 KEYS = ("condition", "method", "seeds", "baseline")
 LOWER_IS_BETTER = ("ECE", "ERCE")  # name prefixes: calibration errors
 ALPHA = 0.05
@@ -301,7 +310,8 @@ def footnote(table: pd.DataFrame) -> str:
     return (
         "Mean ± std over seeds; in brackets the relative change against the baseline method of the "
         f"condition; {BETTER} significantly better, {WORSE} significantly worse than the baseline "
-        f"(two-sided paired t-test on per-query values, p < {ALPHA})"
+        f"(two-sided paired t-test on per-query values; for ECE, ECE.all and ERCE a paired bootstrap "
+        f"over queries, 1,000 resamples; p < {ALPHA})"
         + (f"; lower is better for {', '.join(lower)}" if lower else "")
         + f"; bold: the best value of a column; {MISSING}: not defined for the method."
     )

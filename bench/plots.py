@@ -13,7 +13,7 @@ from rankuq.bench.metrics.ece import bin_sums
 
 
 def reliability_diagram(
-    curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    curves: Mapping[str, tuple[np.ndarray, ...]],
     path: Path,
     bins: int = 10,
     adaptive: bool = False,
@@ -22,13 +22,16 @@ def reliability_diagram(
     """Fraction relevant against mean predicted probability per bin, one line per label.
 
     ``curves`` maps a label (a seed, a number of non-relevant candidates, …) to (probabilities,
-    binary relevance). Bins are those of the ECE (``bench.metrics.ece.bin_sums``): equal-width,
-    or equal-mass with ``adaptive``; empty bins are not drawn.
+    binary relevance[, row weights such as the balanced ECE's]). Bins are those of the ECE
+    (``bench.metrics.ece.bin_sums``): equal-width, or equal-mass with ``adaptive``; empty bins are
+    not drawn.
     """
     figure, axis = plt.subplots(figsize=(4.5, 4.5))
     axis.plot([0, 1], [0, 1], linestyle=":", color="grey", label="perfect calibration")
-    for label, (probs, relevant) in curves.items():
-        counts, prob_sums, relevant_sums = bin_sums(np.asarray(probs, np.float64), relevant, bins, adaptive)
+    for label, (probs, relevant, *weights) in curves.items():
+        counts, prob_sums, relevant_sums = bin_sums(
+            np.asarray(probs, np.float64), relevant, bins, adaptive, *weights
+        )
         kept = counts > 0
         axis.plot(prob_sums[kept] / counts[kept], relevant_sums[kept] / counts[kept], marker="o", label=label)
     axis.set(xlim=(0, 1), ylim=(0, 1), xlabel="mean predicted P(relevant)", ylabel="fraction relevant")

@@ -1,5 +1,7 @@
 """Contract 2: predictions, one row per (query, candidate) with S relevance-probability draws."""
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -20,12 +22,20 @@ PROBABILISTIC_KEY = b"rankuq.probabilistic"
 
 
 def predictions_table(
-    qid: list[str], cid: list[str], label: np.ndarray, samples: np.ndarray, probabilistic: bool = True
+    qid: list[str],
+    cid: list[str],
+    label: np.ndarray,
+    samples: np.ndarray,
+    probabilistic: bool = True,
+    mean: np.ndarray | None = None,
 ) -> pa.Table:
-    """Build a contract-2 table from a [n, S] sample matrix; prob_mean is the sample mean."""
+    """Build a contract-2 table from a [n, S] sample matrix; prob_mean is ``mean`` where the
+    method scores a predictive of its own (a GP head's closed form), else the sample mean."""
     samples = np.asarray(samples, dtype=np.float32)
     if samples.ndim != 2 or samples.shape[0] != len(qid):
         raise ValueError(f"samples must be [n={len(qid)}, S], got shape {samples.shape}")
+    if mean is not None and np.shape(mean) != (len(qid),):
+        raise ValueError(f"mean must be [n={len(qid)}], got shape {np.shape(mean)}")
     flat = pa.array(samples.reshape(-1))
     offsets = pa.array(np.arange(0, samples.size + 1, samples.shape[1], dtype=np.int32))
     table = pa.table(
@@ -34,18 +44,35 @@ def predictions_table(
             "cid": pa.array(cid, pa.string()),
             "label": pa.array(np.asarray(label, dtype=np.int8)),
             "samples": pa.ListArray.from_arrays(offsets, flat),
-            "prob_mean": pa.array(samples.mean(axis=1, dtype=np.float64)),
+            "prob_mean": pa.array(
+                samples.mean(axis=1, dtype=np.float64) if mean is None else np.asarray(mean, np.float64)
+            ),
         },
         schema=PREDICTION_SCHEMA,
     )
     return table.replace_schema_metadata({PROBABILISTIC_KEY: b"true" if probabilistic else b"false"})
 
 
-def frame_predictions(frame: pd.DataFrame, samples: np.ndarray, probabilistic: bool = True) -> pa.Table:
-    """``predictions_table`` of a candidate frame's qid, cid and label columns and its [n, S] draws."""
+def frame_predictions(
+    frame: pd.DataFrame, samples: np.ndarray, probabilistic: bool = True, mean: np.ndarray | None = None
+) -> pa.Table:
+    """``predictions_table`` of a candidate frame's qid, cid and label columns and its [n, S] draws
+    (and [n] predictive means, where the method has them)."""
     return predictions_table(
-        frame["qid"].tolist(), frame["cid"].tolist(), frame["label"].to_numpy(), samples, probabilistic
+        frame["qid"].tolist(), frame["cid"].tolist(), frame["label"].to_numpy(), samples, probabilistic, mean
     )
+
+
+def join_scores(
+    outputs: Sequence[np.ndarray | tuple[np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """A method scorer's outputs over consecutive batches (``methods.base.Scores``: [n, S] draws,
+    or draws and [n] predictive means) → all the draws and all the means (None: no method means)."""
+    pairs = [output if isinstance(output, tuple) else (output, None) for output in outputs]
+    samples = np.concatenate([draws for draws, _ in pairs])
+    if any(mean is None for _, mean in pairs):
+        return samples, None
+    return samples, np.concatenate([mean for _, mean in pairs])
 
 
 def is_probabilistic(table: pa.Table) -> bool:

@@ -32,7 +32,7 @@ _UPPER_EXCLUDED = {"randint", "lograndint"}
 # Searching the number of epochs would move the scheduler's time axis (ASHA stops between epochs).
 NOT_SEARCHABLE = {"train.epochs"}
 # Metrics where lower is better; every other metric is maximised.
-MINIMISED = {"ECE"}
+MINIMISED = {"ECE", "ECE.all"}
 
 
 class RiskParams(BaseModel):
@@ -40,7 +40,7 @@ class RiskParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    b: Annotated[float, Field(ge=0, description="risk aversion")] = 0.0
+    b: Annotated[float, Field(description="risk aversion (negative: risk-seeking, paper 000)")] = 0.0
 
 
 class SchedulerConfig(BaseModel):

@@ -25,7 +25,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rankuq.bench import metrics
-from rankuq.bench.assess import PROBES_VERSION, Study, cached_probes, headline, significance
+from rankuq.bench.assess import (
+    CALIBRATION_ERRORS,
+    PROBES_VERSION,
+    Study,
+    cached_probes,
+    headline,
+    significance,
+)
 from rankuq.bench.engine import fit_posthoc, ray_session, score_shards, train_members
 from rankuq.bench.files import atomic_write
 from rankuq.bench.leaderboard import RANKING_METRICS, leaderboard, read_run_dir, write_csv
@@ -39,6 +46,7 @@ from rankuq.tasks.base import data_root
 from rankuq.tasks.shards import build_shards
 
 Tables = dict[Cell, pa.Table]
+CALIBRATION = ("ECE", "ECE.all")  # metrics of probabilities the leaderboard computes from the table
 
 
 def _bars(console: Console) -> Progress:
@@ -238,10 +246,12 @@ def evaluate(plan: Plan, tested: Tables, studies: dict[Cell, Study]) -> Evaluati
 
 
 def _seed_row(cell: Cell, table: pa.Table, study: Study) -> dict[str, object]:
-    names = list(RANKING_METRICS) + (["ECE"] if is_probabilistic(table) else [])
+    """A seed's leaderboard values: ranking metrics and, for probabilities, paper 000's balanced ECE
+    and the pooled ECE.all (from the table, probes or not), then the probes' headline values."""
+    names = [*RANKING_METRICS, *(CALIBRATION if is_probabilistic(table) else ())]
     values = metrics.compute(table, names, drop_queries_without_relevant=True)
-    keys = {"condition": cell.condition, "method": cell.method, "seed": cell.seed, "ECE": np.nan}
-    return {**keys, **values, **headline(study.metrics)}
+    keys = {"condition": cell.condition, "method": cell.method, "seed": cell.seed}
+    return {**keys, **dict.fromkeys(CALIBRATION, np.nan), **headline(study.metrics), **values}
 
 
 def _significance(plan: Plan, tested: Tables) -> dict[tuple[str, str], dict[str, float]]:
@@ -255,7 +265,7 @@ def _significance(plan: Plan, tested: Tables) -> dict[tuple[str, str], dict[str,
         for cell, table in tested.items():
             if cell.condition == condition:
                 tables.setdefault(cell.method, []).append(table)
-        tests = significance(tables, baseline, RANKING_METRICS)
+        tests = significance(tables, baseline, [*RANKING_METRICS, *CALIBRATION_ERRORS])
         p_values.update({(condition, method): values for method, values in tests.items()})
     return p_values
 

@@ -17,7 +17,6 @@ from rankuq.methods import (  # noqa: E402,F401  (register the methods)
     mc_dropout,
     pg_gp,
     sngp,
-    temperature,
 )
 
 __all__ = ["REGISTRY", "Method", "MethodParams", "create", "get", "names", "register"]

@@ -1,4 +1,5 @@
-"""The method interface: every ranker turns a batch of candidate rows into [n, S] relevance draws."""
+"""The method interface: every ranker turns a batch of candidate rows into [n, S] relevance draws,
+and, where its paper scores a closed-form predictive instead of the draws' mean, that [n] mean too."""
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
@@ -16,8 +17,10 @@ from rankuq.errors import RankuqError
 from rankuq.methods.losses import cross_entropy
 from rankuq.registry import Registry
 
-# Scores one batch of candidate rows (contract-1 columns) → float array [n, S].
-BatchScorer = Callable[[pd.DataFrame], np.ndarray]
+# Scores one batch of candidate rows (contract-1 columns) → float array [n, S] of draws, or the
+# draws and the [n] predictive P(relevant) that becomes the table's prob_mean (GP heads).
+Scores = np.ndarray | tuple[np.ndarray, np.ndarray]
+BatchScorer = Callable[[pd.DataFrame], Scores]
 BUCKET_SIZE = 64  # rows per forward pass of a neural scorer (a scorer call holds several)
 
 
@@ -120,6 +123,13 @@ class NeuralMethod(Method):
     def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Relevance-probability draws [n, S] for one tokenised batch."""
 
+    def draw(
+        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The draws [n, S] and the predictive P(relevant) [n] a method scores as prob_mean, or None
+        where prob_mean is the draws' mean (every method but the GP heads)."""
+        return self.sample(models, inputs), None
+
     def make_scorer(
         self, model: ModelConfig, checkpoints: Sequence[Path], shards: Path, fitted: Fitted | None = None
     ) -> BatchScorer:
@@ -131,17 +141,22 @@ class NeuralMethod(Method):
         device = next(models[0].parameters()).device
 
         @torch.inference_mode()
-        def score(batch: pd.DataFrame) -> np.ndarray:
+        def score(batch: pd.DataFrame) -> Scores:
             contexts = [list(turns) for turns in batch["context"]]
             inputs = encode_pairs(tokenizer, contexts, batch["text"].tolist(), model.max_length)
             inputs = {name: tensor.to(device) for name, tensor in inputs.items()}
-            rows, draws = zip(
-                *((chunk, self.sample(models, part)) for chunk, part in length_buckets(inputs)),
+            rows, draws, means = zip(
+                *((chunk, *self.draw(models, part)) for chunk, part in length_buckets(inputs)),
                 strict=True,
             )
+            order = torch.cat(rows)
             out = torch.empty_like(torch.cat(draws))
-            out[torch.cat(rows)] = torch.cat(draws)
-            return out.float().cpu().numpy()
+            out[order] = torch.cat(draws)
+            if means[0] is None:
+                return out.float().cpu().numpy()
+            mean = torch.empty_like(torch.cat(means))
+            mean[order] = torch.cat(means)
+            return out.float().cpu().numpy(), mean.double().cpu().numpy()
 
         return score
 

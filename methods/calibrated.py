@@ -1,23 +1,42 @@
-"""Post-hoc calibration maps of `bert`'s logit gap z = z_rel − z_non, fitted on the dev lists:
-`platt` (Platt 1999: P = σ(a·z + b), scikit-learn's logistic regression) and `isotonic` (Zadrozny &
-Elkan 2002: a monotone step function, scikit-learn's isotonic regression). Like `temperature` they
-keep `bert`'s model, so its ranking (Platt with a > 0; isotonic up to ties), and change only
-calibration; S = 1."""
+"""Post-hoc calibration of `bert`: one map of its relevance logit z = z₁ − z₀ fitted on the dev
+lists in the grid's fit stage (``methods.calibrators``): `temperature` (Guo et al. 2017: σ(z / T),
+T minimising the dev cross-entropy, i.e. softmax(logits / T)[relevant]), `platt` (Platt 1999:
+σ(a·z + b), scikit-learn's logistic regression) and `isotonic` (Zadrozny & Elkan 2002: a monotone
+step function, scikit-learn's isotonic regression). They keep `bert`'s model (not retrained), so
+its ranking (Platt with a > 0; isotonic up to ties), and change only calibration; S = 1."""
 
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
+import numpy as np
 import pandas as pd
 import torch
 from torch import nn
 
-from rankuq.backbone import ModelConfig
+from rankuq.backbone import ModelConfig, encode_pairs, load_tokenizer
 from rankuq.errors import RankuqError
 from rankuq.methods.base import REGISTRY, Fitted, PostHocMethod
 from rankuq.methods.bert import Bert
-from rankuq.methods.calibrators import Calibrator, IsotonicCalibrator, PlattScaler
-from rankuq.methods.temperature import dev_logits
+from rankuq.methods.calibrators import Calibrator, IsotonicCalibrator, PlattScaler, TemperatureScaler
+
+BATCH = 64  # dev rows per forward pass of the fit
+
+
+@torch.no_grad()
+def relevance_logits(model: nn.Module, config: ModelConfig, rows: pd.DataFrame) -> np.ndarray:
+    """The relevance logit z₁ − z₀ of every candidate row (contract-1 columns)."""
+    tokenizer = load_tokenizer(config)
+    contexts, texts = [list(turns) for turns in rows["context"]], rows["text"].tolist()
+    device = next(model.parameters()).device
+    model.eval()
+    logits = []
+    for start in range(0, len(texts), BATCH):
+        stop = start + BATCH
+        inputs = encode_pairs(tokenizer, contexts[start:stop], texts[start:stop], config.max_length)
+        logits.append(model(**{name: tensor.to(device) for name, tensor in inputs.items()}).logits.float())
+    both = torch.cat(logits).cpu()
+    return (both[:, 1] - both[:, 0]).numpy()
 
 
 class CalibratedBert(Bert, PostHocMethod):
@@ -27,9 +46,8 @@ class CalibratedBert(Bert, PostHocMethod):
 
     def fit(self, model: ModelConfig, checkpoints: Sequence[Path], dev: pd.DataFrame) -> Fitted:
         (member,) = Bert.load_models(self, model, checkpoints)
-        logits, labels = dev_logits(member, model, dev)
-        gap = (logits[:, 1] - logits[:, 0]).numpy()
-        return self.calibrator().fit(gap, labels.numpy()).state()
+        labels = (dev["label"] > 0).to_numpy()
+        return self.calibrator().fit(relevance_logits(member, model, dev), labels).state()
 
     def load_models(
         self, model: ModelConfig, checkpoints: Sequence[Path], fitted: Fitted | None = None
@@ -47,6 +65,13 @@ class CalibratedBert(Bert, PostHocMethod):
         logits = model(**inputs).logits.float()
         gap = (logits[:, 1] - logits[:, 0]).cpu().numpy()
         return torch.as_tensor(self.fitted_map(gap), dtype=torch.float32)[:, None]
+
+
+@REGISTRY.register
+class Temperature(CalibratedBert):
+    name = "temperature"
+    description = "temperature scaling of `bert` on dev: σ(z / T) (Guo et al. 2017), S = 1"
+    calibrator = TemperatureScaler
 
 
 @REGISTRY.register

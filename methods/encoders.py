@@ -2,8 +2,9 @@
 
 Both read the cross-encoder's tokenised pair (``encode_pairs``), so every head runs on either:
 ``bert`` (a transformer) or ``conv_knrm`` (a kernel-pooling ranker over word embeddings, paper
-001's non-transformer backbone). Each exposes ``dim`` (K) and ``feature_layers()``, the layers that
-spectral normalisation bounds (SNGP).
+001's non-transformer backbone). Each exposes ``dim`` (K) and ``feature_layers(scope)``, the layers
+that spectral normalisation bounds (SNGP): ``pooler``, the layers that make the feature itself,
+or ``all``, those plus every layer inside the residual blocks (paper 004).
 """
 
 from typing import Literal
@@ -15,6 +16,7 @@ from torch.nn import functional
 from rankuq.backbone import ModelConfig, build_cross_encoder, load_tokenizer
 
 EncoderName = Literal["bert", "conv_knrm"]
+SpectralScope = Literal["pooler", "all"]
 
 
 class BertFeatures(nn.Module):
@@ -29,8 +31,11 @@ class BertFeatures(nn.Module):
     def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
         return self.bert(**inputs).pooler_output
 
-    def feature_layers(self) -> list[nn.Module]:
-        return [self.bert.pooler.dense]
+    def feature_layers(self, scope: SpectralScope = "pooler") -> list[nn.Module]:
+        """The pooler's dense layer; with ``all`` also every linear layer of the transformer blocks
+        (attention query, key, value and output, the feed-forward pair), each inside a residual."""
+        blocks = [m for m in self.bert.encoder.modules() if isinstance(m, nn.Linear)]
+        return [*(blocks if scope == "all" else []), self.bert.pooler.dense]
 
 
 class ConvKNRMFeatures(nn.Module):
@@ -87,7 +92,8 @@ class ConvKNRMFeatures(nn.Module):
         soft_tf = torch.log(kernel.sum(dim=2).clamp(min=1e-10)) * 0.01  # [n, Sq, kernels]
         return (soft_tf * query_mask[..., None]).sum(dim=1)
 
-    def feature_layers(self) -> list[nn.Module]:
+    def feature_layers(self, scope: SpectralScope = "pooler") -> list[nn.Module]:
+        """The convolutions, for either scope: Conv-KNRM has no residual blocks."""
         return list(self.convs)
 
 

@@ -12,7 +12,9 @@ N(m, v), m = φᵀμ, v = φᵀP⁻¹φ.
 
 Closed-form heads give both (mean, var, probability) through ``GPMethod.predictive`` and S draws
 σ(φᵀβ_s), β_s ~ N(μ, P⁻¹), through ``sample``; the draws reuse one fixed set of S posterior
-functions for every batch, so they are coherent across the candidates of a list.
+functions for every batch, so they are coherent across the candidates of a list. Scoring
+(``draw``) keeps the draws as the table's samples and the paper's predictive probability as its
+prob_mean.
 """
 
 import math
@@ -159,14 +161,22 @@ class GPHead(nn.Module, ABC):
         mean, whitened = self._posterior(h)
         return mean.to(h.dtype), whitened.square().sum(dim=0).to(h.dtype)
 
-    def draws(self, h: torch.Tensor, count: int) -> torch.Tensor:
-        """Logits [n, S] of S posterior functions: φᵀβ_s = φᵀμ + (C⁻¹φ)ᵀz_s, z_s ~ N(0, I)."""
+    def predictive_draws(
+        self, h: torch.Tensor, count: int
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``predictive``'s (m, v), kept in float64 (a bfloat16 prob_mean would tie candidates), and
+        ``draws``' logits [n, S] in h's dtype, from one posterior solve."""
         mean, whitened = self._posterior(h)
         generator = torch.Generator(device=whitened.device).manual_seed(DRAW_SEED)
         noise = torch.randn(
             len(whitened), count, generator=generator, dtype=whitened.dtype, device=whitened.device
         )
-        return (mean[:, None] + whitened.T @ noise).to(h.dtype)
+        logits = mean[:, None] + whitened.T @ noise
+        return mean, whitened.square().sum(dim=0), logits.to(h.dtype)
+
+    def draws(self, h: torch.Tensor, count: int) -> torch.Tensor:
+        """Logits [n, S] of S posterior functions: φᵀβ_s = φᵀμ + (C⁻¹φ)ᵀz_s, z_s ~ N(0, I)."""
+        return self.predictive_draws(h, count)[2]
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         return self.predictive(h)[0]
@@ -198,9 +208,19 @@ class GPMethod(HeadMethod):
     inference_only: ClassVar[frozenset[str]] = frozenset({"S"})
 
     def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        return self.draw(models, inputs)[0]
+
+    def draw(
+        self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """S draws σ(g_s) and, as prob_mean, the paper's predictive E[σ(g)] (``probability``: the
+        mean-field approximation for SNGP/GPF, paper 004; Gauss–Hermite for PG-GP, paper 003),
+        not the mean of the S draws; one encoder pass for both."""
         (model,) = models
         model.eval()
-        return torch.sigmoid(model.head.draws(model.encoder(**inputs), self.params.S))
+        mean, var, logits = model.head.predictive_draws(model.encoder(**inputs), self.params.S)
+        with torch.autocast(mean.device.type, enabled=False):  # quadrature's matmul in float64
+            return torch.sigmoid(logits), self.probability(mean, var)
 
     def on_epoch_start(self, model: nn.Module) -> None:
         """With exact sums (momentum None) the precision restarts each epoch, so it ends up covering

@@ -1,14 +1,17 @@
 """`sngp`: spectral-normalised features and a random-Fourier-feature GP output layer (paper 004 §2.1).
 
-Features: the encoder's feature layers (BERT's [CLS] pooler, Conv-KNRM's convolutions) are bounded
-to spectral norm ≤ c by power iteration, W ← c·W/‖W‖₂ when ‖W‖₂ > c (eq. 1), as in the
-uncertainty-baselines BERT-SNGP default; the pretrained transformer layers are left unbounded.
+Features: with ``spectral_norm: all`` (the default, as paper 004: "spectral normalization to the
+weights in each residual layer") every linear layer of BERT's transformer blocks and its [CLS]
+pooler is bounded to spectral norm ≤ c by power iteration, W ← c·W/‖W‖₂ when ‖W‖₂ > c (eq. 1);
+``pooler`` bounds only the feature layers (the pooler; Conv-KNRM's convolutions either way), as
+the uncertainty-baselines BERT-SNGP default does.
 Output: g(h) = φ(LN(h))ᵀβ with RBF random features (eq. 2–3, LN a parameter-free LayerNorm),
 β̂ trained by SGD with the pointwise loss, and the Laplace precision
     P = I + Σᵢ p̂ᵢ(1 − p̂ᵢ) φᵢφᵢᵀ,  p̂ᵢ = σ(φᵢᵀβ̂)
 updated in every training forward (eq. 4–5, ``methods.gp``). Predictive: the logit is
 N(φᵀβ̂, φᵀP⁻¹φ); ``predictive`` returns its mean and variance with the mean-field probability
-σ(m / √(1 + λv)), ``sample`` S draws σ(g_s).
+σ(m / √(1 + λv)), ``sample`` S draws σ(g_s); scoring keeps the draws as samples and the
+mean-field probability as prob_mean.
 """
 
 import math
@@ -20,6 +23,7 @@ from torch import nn
 
 from rankuq.backbone import ModelConfig
 from rankuq.methods.base import REGISTRY
+from rankuq.methods.encoders import SpectralScope
 from rankuq.methods.gp import (
     GPHead,
     GPMethod,
@@ -33,6 +37,7 @@ from rankuq.methods.ranker import Ranker
 
 class SNGPParams(GPParams):
     c: Annotated[float, Field(gt=0, description="spectral-norm bound of the feature layers")] = 0.95
+    spectral_norm: SpectralScope = Field("all", description="bounded layers: pooler, or all (paper 004)")
     lengthscale: Annotated[float, Field(gt=0, description="RBF length scale")] = 2.0
     mean_field: Annotated[float, Field(ge=0, description="mean-field factor λ (π/8)")] = round(math.pi / 8, 4)
 
@@ -69,7 +74,7 @@ class SNGP(GPMethod):
 
     def build_model(self, model: ModelConfig, seed: int) -> Ranker:
         ranker = super().build_model(model, seed)
-        for layer in ranker.encoder.feature_layers():
+        for layer in ranker.encoder.feature_layers(self.params.spectral_norm):
             bound_spectral_norm(layer, self.params.c)
         return ranker
 

@@ -2,7 +2,9 @@
 eq. 12), ECE as the number of non-relevant candidates grows (paper 000 Figure 2), reliability
 diagrams.
 
-Metric keys: ``ECE``, ``ECE.adaptive``, ``ERCE``, ``ECE.nonrel_<k>``.
+Metric keys: ``ECE`` (paper 000's: relevant and non-relevant candidates balanced per query,
+``bench.metrics.ece.balanced_weights``), ``ECE.all`` (every candidate pooled), ``ECE.adaptive``
+(every candidate pooled, equal-mass bins), ``ERCE``, ``ECE.nonrel_<k>``.
 """
 
 from collections.abc import Callable, Sequence
@@ -12,14 +14,20 @@ import numpy as np
 import pyarrow as pa
 from scipy.special import expit
 
-from rankuq.bench.metrics.ece import bin_sums, check_probabilities, expected_calibration_error
+from rankuq.bench.metrics.ece import (
+    balanced_weights,
+    bin_sums,
+    check_probabilities,
+    expected_calibration_error,
+    query_bin_gaps,
+)
 from rankuq.bench.plots import reliability_diagram
 from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, merge
 from rankuq.errors import RankuqError
 
 N_BINS = 10
 NEGATIVES = (1, 2, 5, 9)  # #non-relevant per relevant candidate in the ECE sweep
-_PAIR_CHUNK = 1 << 20  # pairs per block when comparing S draws (bounds memory at S·8 MiB)
+_PAIR_CHUNK = 1 << 20  # pair draws per block when averaging over S draws (bounds memory)
 
 
 def relevant_pairs(lists: ScoredLists) -> tuple[np.ndarray, np.ndarray]:
@@ -41,32 +49,40 @@ def relevant_pairs(lists: ScoredLists) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pair_probabilities(lists: ScoredLists) -> np.ndarray:
-    """P(D_i > D_j) for each pair of ``relevant_pairs`` (i relevant, j not).
-
-    With S > 1 draws: the fraction of draws t with s_i^t > s_j^t, ties counting ½ (draws paired
-    by index: for an ensemble, the same member). With one draw, the pairwise
-    softmax of paper 001 over the scores' logits: σ(z_i − z_j), where z = log(p/(1−p)) for
-    probabilities (the 2-way head's logit; σ(z_i − z_j) = p_i(1−p_j) / (p_i(1−p_j) + p_j(1−p_i)),
-    ½ when both p are 0 or both 1) and z is the raw score otherwise.
+    """P(D_i > D_j) for each pair of ``relevant_pairs`` (i relevant, j not), one estimator for
+    every ranker: the mean over the draws t of paper 001's pairwise softmax σ(z_i^t − z_j^t),
+    draws paired by index (for an ensemble, the same member). z is the logit of a draw that is a
+    probability (the 2-way head's logit: σ(z_i − z_j) = p_i(1−p_j) / (p_i(1−p_j) + p_j(1−p_i)),
+    ½ when both p are 0 or both 1) and the raw score otherwise. With one draw (S = 1) this is
+    σ(z_i − z_j) of prob_mean. A vote fraction over draws (share of t with s_i^t > s_j^t) would be
+    near 0 or 1 for most pairs and make every stochastic ranker look over-confident.
     """
     i, j = relevant_pairs(lists)
-    if lists.samples is not None:
-        draws = lists.samples.reshape(-1, lists.n_samples)
-        blocks = [slice(start, start + _PAIR_CHUNK) for start in range(0, i.size, _PAIR_CHUNK)]
-        return np.concatenate([_draws_above(draws[i[b]], draws[j[b]]) for b in blocks] or [np.zeros(0)])
-    scores = lists.scores.ravel()
-    p, q = scores[i], scores[j]
-    if not lists.ranked.probabilistic:
-        return expit(np.subtract(p, q, out=p), out=p)
-    above, below = 1 - q, 1 - p  # in place from here: pairs are many, temporaries costly
-    above *= p
-    below *= q
-    below += above  # the total
-    return np.divide(above, below, out=np.full_like(above, 0.5), where=below > 0)
+    if lists.samples is None:
+        scores = lists.scores.ravel()
+        return _pairwise_softmax(scores[i], scores[j], lists.ranked.probabilistic)
+    draws = lists.samples.reshape(-1, lists.n_samples)
+    step = max(1, _PAIR_CHUNK // lists.n_samples)
+    blocks = [slice(start, start + step) for start in range(0, i.size, step)]
+    return np.concatenate(
+        [
+            _pairwise_softmax(
+                draws[i[b]].astype(np.float64), draws[j[b]].astype(np.float64), lists.ranked.probabilistic
+            ).mean(axis=1)
+            for b in blocks
+        ]
+        or [np.zeros(0)]
+    )
 
 
-def _draws_above(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    return ((first > second).sum(axis=1) + 0.5 * (first == second).sum(axis=1)) / first.shape[1]
+def _pairwise_softmax(p: np.ndarray, q: np.ndarray, probabilistic: bool) -> np.ndarray:
+    """σ(z_p − z_q) elementwise, z the logit of a probability or the raw score."""
+    if not probabilistic:
+        return expit(p - q)
+    above = p * (1 - q)
+    total = q * (1 - p)
+    total += above
+    return np.divide(above, total, out=np.full_like(above, 0.5), where=total > 0)
 
 
 def expected_ranking_calibration_error(
@@ -91,6 +107,25 @@ def expected_ranking_calibration_error(
     outcome = (p > 0.5).astype(np.float64)
     outcome[p == 0.5] = 0.5
     return expected_calibration_error(confidence, outcome, n_bins, adaptive=True), confidence, outcome
+
+
+def query_parts(lists: ScoredLists, n_bins: int = N_BINS) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``ECE``, ``ECE.all`` (for probabilities) and ``ERCE`` split by query
+    (``bench.metrics.ece.query_bin_gaps``: per query and bin Σ (confidence − outcome), per query
+    the mass), so a paired bootstrap over queries recomputes each in one matrix product. ERCE's
+    adaptive bins are those of all the pairs."""
+    n_queries = lists.length.size
+    _, confidence, outcome = expected_ranking_calibration_error(lists, n_bins)
+    pair_query = relevant_pairs(lists)[0] // lists.scores.shape[1]
+    parts = {"ERCE": query_bin_gaps(confidence, outcome, pair_query, n_queries, n_bins, adaptive=True)}
+    if lists.ranked.probabilistic:
+        check_probabilities(lists.ranked)
+        scores, relevant = lists.ranked.scores, lists.ranked.row_labels > 0
+        query = lists.ranked.row_query
+        weights = balanced_weights(query, relevant)
+        parts["ECE"] = query_bin_gaps(scores, relevant, query, n_queries, n_bins, weights=weights)
+        parts["ECE.all"] = query_bin_gaps(scores, relevant, query, n_queries, n_bins)
+    return parts
 
 
 def subsample_negatives(lists: ScoredLists, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
@@ -140,11 +175,11 @@ def run(
     n_bins: int = N_BINS,
     negatives: Sequence[int] = NEGATIVES,
 ) -> ProbeResult:
-    """ECE, adaptive ECE, ERCE and the #non-relevant sweep over every query (ECE pools all
-    candidate rows, as ``bench.metrics``' ECE; only queries with a relevant and a non-relevant
-    candidate give ERCE pairs). ``seed`` draws the sweep's non-relevant candidates; ``dev`` is
-    unused (nothing is fitted). A table flagged non-probabilistic (BM25, a TREC run with raw
-    scores) gets ERCE only: its ECE is undefined."""
+    """ECE (balanced, as ``bench.metrics``' ECE), ECE.all and adaptive ECE (every candidate row
+    pooled), ERCE and the #non-relevant sweep over every query (only queries with a relevant and
+    a non-relevant candidate give ERCE pairs and balanced ECE weight). ``seed`` draws the sweep's
+    non-relevant candidates; ``dev`` is unused (nothing is fitted). A table flagged
+    non-probabilistic (BM25, a TREC run with raw scores) gets ERCE only: its ECE is undefined."""
     lists = as_lists(predictions)
     if lists.ranked.probabilistic:
         check_probabilities(lists.ranked)  # a score outside [0, 1] is an error, not a skip
@@ -160,19 +195,25 @@ def run(
         )
         return merge([pairs, ProbeResult({}, notes=(note,))])
     scores, relevant = lists.ranked.scores, (lists.ranked.row_labels > 0).astype(np.float64)
-    rows = {"candidates": (scores, relevant)}
+    # ERCE above has already refused lists where no query has both kinds: some weight is > 0
+    weights = balanced_weights(lists.ranked.row_query, relevant > 0)
+    rows = {"balanced (ECE)": (scores, relevant, weights), "all candidates (ECE.all)": (scores, relevant)}
     candidates = ProbeResult(
         {
-            "ECE": expected_calibration_error(scores, relevant, n_bins),
+            "ECE": expected_calibration_error(scores, relevant, n_bins, weights=weights),
+            "ECE.all": expected_calibration_error(scores, relevant, n_bins),
             "ECE.adaptive": expected_calibration_error(scores, relevant, n_bins, adaptive=True),
         },
         curves={
-            "ECE": _curve(scores, relevant, n_bins, adaptive=False),
+            "ECE": _curve(scores, relevant, n_bins, adaptive=False, weights=weights),
+            "ECE.all": _curve(scores, relevant, n_bins, adaptive=False),
             "ECE.adaptive": _curve(scores, relevant, n_bins, adaptive=True),
         },
         plots={
             "reliability": _diagram(rows, n_bins, False, "equal-width bins"),
-            "reliability_adaptive": _diagram(rows, n_bins, True, "equal-mass bins"),
+            "reliability_adaptive": _diagram(
+                {"all candidates": (scores, relevant)}, n_bins, True, "equal-mass bins"
+            ),
         },
     )
     return merge([pairs, candidates, _negative_sweep(lists, negatives, seed, n_bins)])
@@ -207,9 +248,12 @@ def _negative_sweep(lists: ScoredLists, negatives: Sequence[int], seed: int, n_b
     )
 
 
-def _curve(scores: np.ndarray, outcomes: np.ndarray, n_bins: int, adaptive: bool) -> dict[str, np.ndarray]:
-    """Reliability points per non-empty bin: mean score, fraction of positive outcomes, count."""
-    counts, score_sums, outcome_sums = bin_sums(scores, outcomes, n_bins, adaptive)
+def _curve(
+    scores: np.ndarray, outcomes: np.ndarray, n_bins: int, adaptive: bool, weights: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """Reliability points per non-empty bin: mean score, fraction of positive outcomes, count
+    (each weighted by ``weights`` when given)."""
+    counts, score_sums, outcome_sums = bin_sums(scores, outcomes, n_bins, adaptive, weights)
     kept = counts > 0
     return {
         "confidence": score_sums[kept] / counts[kept],

@@ -9,12 +9,18 @@ stratified 5-fold cross-validation for both; F1-macro per fold.
 Metric keys: ``NOTA.F1.mean``, ``NOTA.F1.mean.std`` (over the folds), ``NOTA.F1.mean_var``,
 ``NOTA.F1.mean_var.std`` and ``NOTA.p_value`` (paired t-test over the folds, E[R] + var[R]
 against E[R]).
+
+``cross_method`` is paper 000's cross-method input space (Tables 4–5, "E[R^D] + var[R^E]"): one
+ranker's means (e.g. the deterministic `bert`) with another ranker's variances of the same
+candidates (e.g. the ensemble's), keys ``NOTA.F1.mean_cross_var``, ``NOTA.F1.mean_cross_var.std``
+and ``NOTA.cross.p_value`` beside the means-only space.
 """
 
 import numpy as np
 import pyarrow as pa
 
-from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, top_k
+from rankuq.bench.metrics.matrix import pad_by_query
+from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, scored_lists, top_k
 from rankuq.bench.probes.confidence import K
 from rankuq.bench.probes.significance import mean_std, paired_t
 from rankuq.errors import RankuqError
@@ -54,6 +60,81 @@ def run(
     """NOTA F1-macro of each input space over every query of ``predictions`` (lists shorter than
     k repeat their last candidate, ``top_k``); ``dev`` is unused (cross-validation)."""
     lists = as_lists(predictions)
+    nota = _checked_labels(lists)
+    means = top_k(lists.scores, lists.length, k)
+    f1 = {"mean": fold_f1(means, nota, seed)}
+    notes = ()
+    if lists.samples is None:
+        notes = ("NOTA: one draw per candidate (S = 1), so the E[R] + var[R] input space is left out",)
+    else:
+        f1["mean_var"] = fold_f1(np.hstack([means, top_k(lists.variance(), lists.length, k)]), nota, seed)
+    return _result(f1, "mean_var", "NOTA.p_value", notes)
+
+
+def cross_method(means: pa.Table, variances: pa.Table, *, seed: int = 0, k: int = K) -> ProbeResult:
+    """Paper 000's cross-method NOTA input: the top-k means of ``means`` (a ranker's predictions,
+    ranked by them) beside the variances ``variances`` (another ranker's predictions of the same
+    (qid, cid) rows with S > 1 draws, e.g. the ensemble's) gives those k candidates, against the
+    means alone, on the same folds. Every row of ``means`` needs its row in ``variances`` with the
+    same label."""
+    lists = scored_lists(means, "means")
+    nota = _checked_labels(lists)
+    row_variance = _aligned_variance(means, variances)
+    variance = pad_by_query(lists.ranked.row_query, row_variance[lists.ranked.rows], lists.length.size)
+    top = top_k(lists.scores, lists.length, k)
+    f1 = {
+        "mean": fold_f1(top, nota, seed),
+        "mean_cross_var": fold_f1(np.hstack([top, top_k(variance, lists.length, k)]), nota, seed),
+    }
+    return _result(f1, "mean_cross_var", "NOTA.cross.p_value", ())
+
+
+def _aligned_variance(means: pa.Table, variances: pa.Table) -> np.ndarray:
+    """The draws' variance (population) of the ``variances`` row with each ``means`` row's (qid, cid)."""
+    if "samples" not in variances.column_names:
+        raise RankuqError("variances: no samples column; pass the predictions of a ranker with S > 1 draws")
+    column = variances["samples"].combine_chunks()
+    counts = column.value_lengths().fill_null(0).to_numpy()
+    if counts.min() < 2 or counts.max() != counts.min():
+        raise RankuqError(
+            f"variances: rows hold {counts.min()}–{counts.max()} draws; the cross-method input needs "
+            "the same S > 1 draws on every row (a stochastic ranker's predictions)"
+        )
+    draws = column.flatten().to_numpy().reshape(len(column), -1).astype(np.float64)
+    other = pa.table(
+        {
+            "qid": variances["qid"],
+            "cid": variances["cid"],
+            "other_label": variances["label"],
+            "variance": draws.var(axis=1),
+            "other_row": np.arange(variances.num_rows),
+        }
+    )
+    mine = pa.table({"qid": means["qid"], "cid": means["cid"], "label": means["label"]})
+    mine = mine.append_column("row", pa.array(np.arange(means.num_rows)))
+    joined = mine.join(other, ["qid", "cid"], join_type="left outer").sort_by("row")
+    if joined.num_rows != means.num_rows:
+        raise RankuqError("variances: a (qid, cid) appears twice; keep one row per candidate")
+    missing = np.flatnonzero(joined["other_row"].is_null().to_numpy(zero_copy_only=False))
+    if missing.size:
+        row = int(missing[0])
+        raise RankuqError(
+            f"variances: no row for qid {joined['qid'][row]}, cid {joined['cid'][row]} (means row {row}; "
+            f"{missing.size} missing in all); score both rankers on the same candidate lists"
+        )
+    differ = np.flatnonzero(joined["label"].to_numpy() != joined["other_label"].to_numpy())
+    if differ.size:
+        row = int(differ[0])
+        raise RankuqError(
+            f"variances: qid {joined['qid'][row]}, cid {joined['cid'][row]} has label "
+            f"{joined['other_label'][row]} there and {joined['label'][row]} in means; score both "
+            "rankers on the same split"
+        )
+    return joined["variance"].to_numpy()
+
+
+def _checked_labels(lists: ScoredLists) -> np.ndarray:
+    """``nota_labels``, refused when 5-fold cross-validation cannot stratify them."""
     nota = nota_labels(lists)
     smaller = min(nota.sum(), (~nota).sum())
     if smaller < FOLDS:
@@ -62,16 +143,15 @@ def run(
             f"without a relevant candidate for {FOLDS}-fold cross-validation; the table has "
             f"{(~nota).sum()} and {nota.sum()} (keep the task's NOTA queries in the predictions)"
         )
-    means = top_k(lists.scores, lists.length, k)
-    f1 = {"mean": fold_f1(means, nota, seed)}
-    notes = ()
-    if lists.samples is None:
-        notes = ("NOTA: one draw per candidate (S = 1), so the E[R] + var[R] input space is left out",)
-    else:
-        f1["mean_var"] = fold_f1(np.hstack([means, top_k(lists.variance(), lists.length, k)]), nota, seed)
+    return nota
+
+
+def _result(f1: dict[str, np.ndarray], with_variance: str, p_key: str, notes: tuple[str, ...]) -> ProbeResult:
+    """Mean ± std of each space's fold F1 and the paired t-test of the space with variances
+    against the means alone (when there is one)."""
     values = {}
     for space, scores in f1.items():
         values[f"NOTA.F1.{space}"], values[f"NOTA.F1.{space}.std"] = mean_std(scores)
-    if "mean_var" in f1:
-        values["NOTA.p_value"] = paired_t(f1["mean_var"], f1["mean"]).p
+    if with_variance in f1:
+        values[p_key] = paired_t(f1[with_variance], f1["mean"]).p
     return ProbeResult(values, curves={"NOTA": {"fold": np.arange(FOLDS), **f1}}, notes=notes)

@@ -1,6 +1,13 @@
 """Risk-aware ranking from the draws: RA (paper 000 §3.2.4, b chosen on dev, Figure 3) and
 CVaR_α, optimistic and pessimistic (paper 001 §3.5).
 
+Two covariance terms (``covariance``): ``all``, the authors' public code of paper 000 (each
+candidate's covariance summed over every other candidate of its list, one score per candidate,
+then sorted), the default; ``above``, the portfolio greedy of Wang & Zhu (2009) that paper 000's
+formula writes (summed over the candidates already ranked above), whose first pick ignores
+covariance. The b grid holds the authors' {0, 0.1, …, 1}, larger b, and negative b (risk
+predilection, which paper 000 §5.2 tried and found worse than b = 0).
+
 Metric keys (m ∈ R_at_1, AP, RR, nDCG_at_10): ``RA.b`` (chosen on dev, or given), ``RA.<m>`` and
 ``RA.<m>.p_value`` (paired t-test per query against the mean ranking, b = 0), ``CVaR.optimistic.<m>``,
 ``CVaR.pessimistic.<m>`` and their ``.p_value``. Without a dev table only CVaR and the curve of R@1 against b
@@ -9,6 +16,7 @@ mean ranking, and the values say so.
 """
 
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -18,22 +26,31 @@ from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists,
 from rankuq.bench.probes.significance import paired_t
 from rankuq.errors import RankuqError
 
-B_GRID = (0.0, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+# the authors' {0, 0.1, …, 1}, beyond it, and risk-seeking (negative) b
+B_GRID = tuple(sorted({-1.0, -0.5, -0.25, -0.1, 0.05, 0.25, 2.0, 5.0, 10.0} | {i / 10 for i in range(11)}))
+Covariance = Literal["all", "above"]
+COVARIANCES: tuple[str, ...] = get_args(Covariance)
 ALPHA = 0.5
 RISK_METRICS = ("R@1", "AP", "RR", "nDCG@10")
 _CELLS = 1 << 22  # covariance entries per block of queries (32 MiB of float64)
 
 
-def risk_aware_orders(lists: ScoredLists, bs: Sequence[float]) -> dict[float, np.ndarray]:
+def risk_aware_orders(
+    lists: ScoredLists, bs: Sequence[float], covariance: Covariance = "all"
+) -> dict[float, np.ndarray]:
     """The RA-BERT ranking (paper 000 §3.2.4) of every query for each risk aversion b.
 
-    Portfolio ranking (Wang & Zhu, 2009), greedily by rank: rank n gets the remaining candidate r
-    maximising E[R_r] − b·var[R_r] − 2b·Σ_{i=1}^{n−1} cov[R_r, R_{r_i}], the sum over the n − 1
-    candidates r_i already ranked above it. E is prob_mean; var and cov are the population
-    (ddof = 0) moments of the S draws, draw t of each candidate paired. Ties go to the earlier
-    candidate of the mean ranking, so b = 0 gives the mean ranking exactly. Returns [Q, L] column
-    indices into ``lists``' rank-order matrices, best first; padding keeps its place.
+    Candidate r scores E[R_r] − b·var[R_r] − 2b·Σ cov[R_r, R_i], E being prob_mean and var, cov
+    the population (ddof = 0) moments of the S draws, draw t of each candidate paired. With
+    ``covariance="all"`` (the authors' code) the sum runs over every other candidate of the list
+    and the list is sorted by that score. With ``"above"`` (portfolio ranking, Wang & Zhu 2009)
+    rank n greedily gets the remaining candidate maximising the score summed over the n − 1
+    candidates already ranked above it. Ties go to the earlier candidate of the mean ranking, so
+    b = 0 gives the mean ranking exactly. Returns [Q, L] column indices into ``lists``'
+    rank-order matrices, best first; padding keeps its place (``all``: goes last, where it is).
     """
+    if covariance not in COVARIANCES:
+        raise RankuqError(f"risk.covariance must be one of {', '.join(COVARIANCES)}, got {covariance!r}")
     identity = np.broadcast_to(np.arange(lists.scores.shape[1]), lists.scores.shape)
     if lists.samples is None:  # no variance: every b gives the mean ranking
         return {b: identity for b in bs}
@@ -43,16 +60,24 @@ def risk_aware_orders(lists: ScoredLists, bs: Sequence[float]) -> dict[float, np
     for start in range(0, lists.length.size, step):
         block = slice(start, start + step)
         draws = lists.samples[block].astype(np.float64)
-        centred = draws - draws.mean(axis=2, keepdims=True)
-        covariance = np.einsum("qis,qjs->qij", centred, centred) / draws.shape[2]
+        centred = draws - draws.mean(axis=2, keepdims=True)  # padding: all-zero draws, zero moments
+        if covariance == "all":
+            variance = (centred**2).mean(axis=2)
+            # Σ_{i≠r} cov[R_r, R_i] = cov[R_r, Σ_i R_i] − var[R_r]: no [L, L] matrix needed
+            others = np.einsum("qis,qs->qi", centred, centred.sum(axis=1)) / draws.shape[2] - variance
+            for b in bs:
+                score = lists.scores[block] - b * variance - 2 * b * others
+                orders[b][block] = _descending(lists.mask[block], score)
+            continue
+        matrix = np.einsum("qis,qjs->qij", centred, centred) / draws.shape[2]
         for b in bs:
-            orders[b][block] = _greedy(lists.scores[block], covariance, lists.mask[block], b)
+            orders[b][block] = _greedy(lists.scores[block], matrix, lists.mask[block], b)
     return orders
 
 
-def risk_aware_mean(lists: ScoredLists, b: float, name: str) -> float:
+def risk_aware_mean(lists: ScoredLists, b: float, name: str, covariance: Covariance = "all") -> float:
     """Mean ``name`` over the queries of ``lists`` ranked by RA with risk aversion ``b``."""
-    return float(lists.per_query([name], risk_aware_orders(lists, [b])[b])[name].mean())
+    return float(lists.per_query([name], risk_aware_orders(lists, [b], covariance)[b])[name].mean())
 
 
 def _greedy(mean: np.ndarray, covariance: np.ndarray, mask: np.ndarray, b: float) -> np.ndarray:
@@ -87,7 +112,11 @@ def cvar(lists: ScoredLists, alpha: float = ALPHA, optimistic: bool = True) -> n
 def order_by(lists: ScoredLists, values: np.ndarray) -> np.ndarray:
     """Column indices ranking each query by ``values`` descending; ties keep the mean ranking's
     order, padding goes last."""
-    return np.argsort(-np.where(lists.mask, values, -np.inf), axis=1, kind="stable")
+    return _descending(lists.mask, values)
+
+
+def _descending(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
+    return np.argsort(-np.where(mask, values, -np.inf), axis=1, kind="stable")
 
 
 @PROBES.register
@@ -101,26 +130,31 @@ def run(
     names: Sequence[str] = RISK_METRICS,
     select_by: str = "R@1",
     b: float | None = None,
+    covariance: Covariance = "all",
 ) -> ProbeResult:
-    """RA with b chosen on ``dev`` (the grid's b with the best mean ``select_by`` there, the
-    smallest on ties), or the given ``b`` (searched elsewhere), reported on ``predictions``; the
-    curve of ``select_by`` against b on both; CVaR± rankings. Over the queries with a relevant
-    candidate; ``seed`` is unused."""
+    """RA with b chosen on ``dev`` (the grid's b with the best mean ``select_by`` there; on ties
+    the one nearest 0, i.e. nearest the mean ranking, then the smaller), or the given ``b``
+    (searched elsewhere), reported on ``predictions``; the curve of ``select_by`` against b on
+    both; CVaR± rankings. ``covariance``: ``all`` (the authors' code) or ``above`` (the greedy),
+    see ``risk_aware_orders``. Over the queries with a relevant candidate; ``seed`` is unused."""
     grid = sorted(set(map(float, b_grid)) | ({float(b)} if b is not None else set()))
     names = list(dict.fromkeys([select_by, *names]))
     lists = as_lists(predictions).with_relevant()
     mean_ranking = lists.per_query(names)
-    test = {b: lists.per_query(names, order) for b, order in risk_aware_orders(lists, grid).items()}
+    orders = risk_aware_orders(lists, grid, covariance)
+    test = {b: lists.per_query(names, order) for b, order in orders.items()}
     curve = {"b": np.array(grid), key(select_by): np.array([test[b][select_by].mean() for b in grid])}
     values, notes, chosen = {}, (), b
     if dev is not None:
         dev_lists = as_lists(dev, "dev").with_relevant()
-        dev_orders = risk_aware_orders(dev_lists, grid)
+        dev_orders = risk_aware_orders(dev_lists, grid, covariance)
         curve[f"dev_{key(select_by)}"] = np.array(
             [dev_lists.per_query([select_by], dev_orders[value])[select_by].mean() for value in grid]
         )
         if chosen is None:
-            chosen = grid[int(np.argmax(curve[f"dev_{key(select_by)}"]))]
+            dev_curve = curve[f"dev_{key(select_by)}"]
+            best = [value for value, score in zip(grid, dev_curve, strict=True) if score == dev_curve.max()]
+            chosen = min(best, key=lambda value: (abs(value), value))
     if chosen is None:
         notes = ("risk: no dev table, so b is not chosen; RA reported as the curve of b only",)
     else:

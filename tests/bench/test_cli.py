@@ -61,7 +61,7 @@ def test_evaluate_prints_one_json_object_keyed_by_ir_measures_names(tmp_path, ca
     qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 0\nq2 0 d4 1\n")
     assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--json"]) == 0
     values = json.loads(capsys.readouterr().out)
-    assert list(values) == ["R@1", "R@5", "P@1", "AP", "RR", "nDCG@10", "ECE"]
+    assert list(values) == ["R@1", "R@5", "P@1", "AP", "RR", "nDCG@10", "ECE", "ECE.all"]
     assert values["R@1"] == 0.5 and values["RR"] == 0.75 and values["P@1"] == 0.5
 
 

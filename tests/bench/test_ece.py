@@ -1,23 +1,30 @@
-"""ECE: closed-form cases, bin boundaries, the table path and its refusals."""
+"""ECE (paper 000's, balanced) and ECE.all (pooled): closed-form cases, bin boundaries, the table
+path, the issue's bar through the CLI and the refusals."""
 
+import json
 from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 from rankuq.bench import metrics
-from rankuq.bench.metrics.ece import expected_calibration_error
+from rankuq.bench.cli import main
+from rankuq.bench.metrics.ece import balanced_weights, expected_calibration_error
 from rankuq.bench.predictions import predictions_table
 from rankuq.errors import RankuqError
 
 
-def ece_of(scores: list[float], labels: list[int], qids: list[str] | None = None) -> float:
+def ece_of(
+    scores: list[float], labels: list[int], qids: list[str] | None = None, name: str = "ECE.all"
+) -> float:
     """ECE through the public path: a predictions table and metrics.compute."""
     qids = qids or ["q"] * len(scores)
     table = predictions_table(
         qids, [f"c{i}" for i in range(len(scores))], np.array(labels), np.array(scores)[:, None]
     )
-    return metrics.compute(table, ["ECE"])["ECE"]
+    return metrics.compute(table, [name])[name]
 
 
 @pytest.mark.parametrize(
@@ -60,6 +67,50 @@ def test_pooled_over_the_candidates_of_kept_queries() -> None:
     table = predictions_table(qids, ["c0", "c1", "c2", "c3"], np.array(labels), np.array(scores)[:, None])
     kept = metrics.compute(table, ["ECE"], drop_queries_without_relevant=True)["ECE"]
     assert kept == pytest.approx((0.2 + 0.1) / 2)  # query b has nothing relevant
+
+
+def test_balanced_ece_weighs_each_query_s_non_relevant_candidates_up_to_its_relevant_ones() -> None:
+    """Paper 000's ECE. One query of 3 relevant at 0.75 and 1 non-relevant at 0.75: the
+    non-relevant candidate weighs 3, so the bin holds 3 relevant of weight 6 and ECE = 0.75 − 0.5
+    (pooled: 0, 3 of 4 relevant)."""
+    assert ece_of([0.75] * 4, [1, 1, 1, 0], name="ECE") == pytest.approx(0.25, abs=1e-7)
+    assert ece_of([0.75] * 4, [1, 1, 1, 0]) == pytest.approx(0.0, abs=1e-7)
+    # a: relevant 0.9, non-relevant 0.2 and 0.4 (weight ½ each); b: relevant 0.6, non-relevant
+    # 0.3; c: nothing relevant (weight 0). Every row alone in its bin: Σ |w·(s − o)| / Σ w =
+    # (0.1 + 0.1 + 0.2 + 0.4 + 0.3) / 4; pooled: (0.1 + 0.2 + 0.4 + 0.4 + 0.3 + 1.0) / 7.
+    scores, labels = [0.9, 0.2, 0.4, 0.6, 0.3, 0.5, 0.5], [1, 0, 0, 2, 0, 0, 0]
+    qids = ["a", "a", "a", "b", "b", "c", "c"]
+    assert ece_of(scores, labels, qids, "ECE") == pytest.approx(1.1 / 4, abs=1e-7)
+    assert ece_of(scores, labels, qids) == pytest.approx(2.4 / 7, abs=1e-7)
+    weights = balanced_weights(np.array([0, 0, 0, 1, 1, 2, 2]), np.array(labels) > 0)
+    np.testing.assert_array_equal(weights, [1, 0.5, 0.5, 1, 1, 0, 0])
+
+
+def test_balanced_ece_needs_a_query_with_both_kinds() -> None:
+    table = predictions_table(["q", "q"], ["a", "b"], np.array([1, 1]), np.array([[0.2], [0.5]]))
+    with pytest.raises(RankuqError, match=r"no query has both a relevant and a non-relevant.*use ECE.all"):
+        metrics.compute(table, ["ECE"])
+
+
+def test_the_bar_calibrated_at_a_balanced_prior_through_the_cli(tmp_path: Path, capsys) -> None:
+    """The issue's bar: p ~ U(0, 1), relevance ~ Bernoulli(p), lists of 1 relevant and 9
+    non-relevant candidates. Balanced, P(relevant | p) = p: ECE small. Pooled, P(relevant | p) =
+    p / (p + 9(1 − p)): ECE.all large."""
+    rng = np.random.default_rng(0)
+    n_lists = 2000
+    p = rng.random(40 * n_lists)
+    relevant = rng.random(p.size) < p
+    positive, negative = p[relevant][:n_lists], p[~relevant][: 9 * n_lists]
+    scores = np.concatenate([positive[:, None], negative.reshape(n_lists, 9)], axis=1)
+    labels = np.zeros(scores.shape, dtype=int)
+    labels[:, 0] = 1
+    qids = np.repeat([f"q{i}" for i in range(n_lists)], 10).tolist()
+    cids = [f"c{j}" for _ in range(n_lists) for j in range(10)]
+    path = tmp_path / "p.parquet"
+    pq.write_table(predictions_table(qids, cids, labels.ravel(), scores.reshape(-1, 1)), path)
+    assert main(["evaluate", "--predictions", str(path), "--calibration", "--json"]) == 0
+    values = json.loads(capsys.readouterr().out)
+    assert values["ECE"] <= 0.06 and values["ECE.all"] >= 0.2
 
 
 def test_scores_outside_unit_interval_are_refused() -> None:

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from rankuq import tasks
-from rankuq.backbone import TINY, ModelConfig, build_cross_encoder
-from rankuq.bench.engine import ShardScorer, score_shards
+from rankuq import methods, tasks
+from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
+from rankuq.bench.engine import ShardScorer, score_frame, score_shards
 from rankuq.bench.grid import parse_grid
 from rankuq.bench.jobs import ScorerSpec
 from rankuq.bench.plan import scoring_precision
@@ -124,3 +124,34 @@ def test_dropout_draws_do_not_depend_on_what_the_process_ran_before(dev_shards, 
     assert np.ptp(first, axis=1).max() > 0  # dropout is on: the T passes differ
     other = np.stack(scorer(rows.iloc[1:])["samples"])
     assert not np.array_equal(other, first[1:])  # other rows, other draws
+
+
+@pytest.mark.parametrize("name", ["sngp", "pg_gp"])
+def test_gp_heads_score_prob_mean_with_the_paper_s_approximation(name, dev_shards, tmp_path):
+    """prob_mean is the head's predictive E[σ(g)] (mean-field σ(m/√(1 + πv/8)) for SNGP, paper
+    004; Gauss–Hermite for PG-GP, paper 003), not the mean of its S draws, which stay the samples;
+    the same through the Ray Data scorer and the in-process ``score_frame``."""
+    raw = {"features": 32, "S": 8} | ({"chains": 2, "steps": 2} if name == "pg_gp" else {})
+    method = methods.get(name)()
+    params = method.parse(raw, "test")
+    model = method.build_model(TINY_MODEL, params, seed=0)
+    rows = read_shards(dev_shards).to_pandas().head(16)
+    inputs = encode_pairs(
+        load_tokenizer(TINY_MODEL), [list(c) for c in rows["context"]], rows["text"].tolist(), 32
+    )
+    model.train()
+    method.loss(model, inputs, torch.tensor(rows["label"].to_numpy() > 0).long(), params)  # a posterior
+    torch.save(model.state_dict(), tmp_path / "model.pt")
+    loaded = method.load_member(TINY_MODEL, params, tmp_path / "model.pt")
+    with torch.inference_mode():
+        _, _, probability = method.predictive([loaded], inputs, params)
+        draws = method.sample([loaded], inputs, params)
+    scorer = ShardScorer(
+        name, raw, TINY_MODEL.model_dump(), [str(tmp_path / "model.pt")], str(dev_shards), 1, "fp32"
+    )
+    scored = scorer(rows)
+    np.testing.assert_allclose(scored["prob_mean"], probability.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(np.stack(scored["samples"]), draws.numpy(), rtol=1e-5)
+    assert np.abs(scored["prob_mean"] - draws.numpy().mean(axis=1)).max() > 1e-3  # not the draws' mean
+    table = score_frame(scorer.score, rows, 5, method.probabilistic)  # batches of 5: joined in order
+    np.testing.assert_allclose(table["prob_mean"].to_numpy(), probability.numpy(), rtol=1e-5)

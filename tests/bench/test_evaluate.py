@@ -12,7 +12,7 @@ import pytest
 
 from rankuq.bench import metrics
 from rankuq.bench.evaluate import evaluate_file, read_trec_qrels, read_trec_run, run_to_predictions
-from rankuq.bench.metrics.ece import expected_calibration_error
+from rankuq.bench.metrics.ece import balanced_weights, expected_calibration_error
 from rankuq.bench.predictions import PROBABILISTIC_KEY, predictions_table
 from rankuq.errors import RankuqError
 
@@ -73,8 +73,13 @@ def test_probability_run_adds_ece_over_judged_queries(tmp_path: Path) -> None:
     rows = [(q, d, float(s)) for q, _, d, _, s, _ in map(str.split, run.read_text().splitlines())]
     rows = [row for row in rows if row[0] in {q for q, _ in judged}]
     relevant = np.array([judged.get((q, d), 0) > 0 for q, d, _ in rows])
-    ece = expected_calibration_error(np.array([s for *_, s in rows]), relevant)
-    assert ours["ECE"] == pytest.approx(ece, abs=1e-12)
+    scores = np.array([s for *_, s in rows])
+    assert ours["ECE.all"] == pytest.approx(expected_calibration_error(scores, relevant), abs=1e-12)
+    query = np.unique([q for q, *_ in rows], return_inverse=True)[1]
+    weights = balanced_weights(query, relevant)
+    assert ours["ECE"] == pytest.approx(
+        expected_calibration_error(scores, relevant, weights=weights), abs=1e-12
+    )
 
 
 def test_run_to_predictions_follows_the_contract(tmp_path: Path) -> None:
@@ -106,8 +111,8 @@ def test_predictions_file_keeps_queries_without_relevant(tmp_path: Path) -> None
     table = predictions_table(qid, [f"c{i}" for i in range(60)], labels, rng.random((60, 3)))
     pq.write_table(table, tmp_path / "p.parquet")
     ours = evaluate_file(predictions=tmp_path / "p.parquet")
-    assert list(ours) == [*DEFAULT, "ECE"]
-    assert ours == metrics.compute(table, [*DEFAULT, "ECE"])
+    assert list(ours) == [*DEFAULT, "ECE", "ECE.all"]
+    assert ours == metrics.compute(table, [*DEFAULT, "ECE", "ECE.all"])
     qrels = [ir_measures.Qrel(q, f"c{i}", int(x)) for i, (q, x) in enumerate(zip(qid, labels, strict=True))]
     run = [
         ir_measures.ScoredDoc(q, c, s)
@@ -200,6 +205,7 @@ def test_probes_add_their_keys_to_the_metrics(tmp_path: Path) -> None:
         expected = PROBES.get(name)(table, dev=table, seed=3).metrics
         assert {k: values[k] for k in expected} == expected, name
     assert values["ECE"] == metrics.compute(table, ["ECE"])["ECE"]  # the probe's ECE is the metric's
+    assert values["ECE.all"] == metrics.compute(table, ["ECE.all"])["ECE.all"]
 
 
 def test_the_cli_scores_a_black_box_run_with_probes(

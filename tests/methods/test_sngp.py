@@ -3,6 +3,7 @@ import math
 import pytest
 import torch
 from torch import nn
+from torch.nn.utils import parametrize
 
 from rankuq import methods
 from rankuq.errors import RankuqError
@@ -51,6 +52,21 @@ def test_sngp_bounds_the_encoder_feature_layers(build, inputs):
         model(**inputs)
     # Up to the power-iteration estimate: a random matrix's top singular values are close.
     assert spectral_norm(pooler.weight) <= 0.1 * 1.01
+
+
+def test_spectral_norm_all_bounds_every_layer_of_the_residual_blocks(build):
+    """Paper 004: every residual layer's weight bounded by c (the default); ``pooler`` bounds the
+    pooler alone. The scope is part of what is trained, so the two are cached apart."""
+    method, params, model = build("sngp", {})
+    linears = [m for m in model.encoder.bert.modules() if isinstance(m, nn.Linear)]
+    assert params.spectral_norm == "all" and len(linears) == 13  # 2 blocks × 6, and the pooler
+    assert all(parametrize.is_parametrized(m, "weight") for m in linears)
+    pooler_method, _, pooler_only = build("sngp", {"spectral_norm": "pooler"})
+    bounded = [m for m in pooler_only.encoder.bert.modules() if parametrize.is_parametrized(m, "weight")]
+    assert bounded == [pooler_only.encoder.bert.pooler.dense]
+    assert method.training_identity() != pooler_method.training_identity()
+    with pytest.raises(RankuqError, match=r"methods\.sngp\.spectral_norm: Input should be 'pooler' or 'all'"):
+        method.parse({"spectral_norm": "none"}, "grid.yaml: methods.sngp")
 
 
 def test_random_fourier_features_approximate_the_rbf_kernel():

@@ -88,24 +88,37 @@ def test_a_wrong_preference_counts_as_a_miss(scores_table) -> None:
     assert expected_ranking_calibration_error(raw)[0] == pytest.approx(1 - expit(2.0))
 
 
-def test_erce_is_zero_in_the_confident_bins_of_a_perfectly_separating_ranker(lists_table) -> None:
-    """q0: every draw ranks the relevant candidates above the others (P = 1); q1: 3 draws of 4
-    prefer the non-relevant one (confidence 0.75, wrong)."""
-    table = lists_table(
-        [[1, 1, 0, 0], [1, 0]],
-        [
-            [[0.9, 0.8, 0.9, 0.7], [0.6, 0.7, 0.6, 0.8], [0.5, 0.1, 0.2, 0.3], [0.4, 0.3, 0.1, 0.1]],
-            [[0.5, 0.2, 0.2, 0.2], [0.4, 0.3, 0.3, 0.3]],
-        ],
-    )
+def test_erce_of_draws_is_the_mean_pairwise_softmax_over_paired_draws(lists_table) -> None:
+    """One estimator for every ranker (paper 001's pairwise softmax, averaged over draws paired
+    by index). q0: relevant draws (0.8, 0.5), non-relevant (0.5, 0.5): σ terms 0.8 and ½, so
+    P = 0.65 (a vote fraction would say 0.75). q1: (0.9, 0.6) against (0.4, 0.7): σ terms
+    0.54/0.58 and 0.18/0.46, P = 0.661169 (votes: ½). Both preferred orders right, so
+    ERCE = mean(1 − P) over the two pairs, each alone in its adaptive bin."""
+    table = lists_table([[1, 0], [1, 0]], [[[0.8, 0.5], [0.5, 0.5]], [[0.9, 0.6], [0.4, 0.7]]])
+    lists = scored_lists(table)
+    first, second = 0.65, (0.54 / 0.58 + 0.18 / 0.46) / 2
+    np.testing.assert_allclose(sorted(pair_probabilities(lists)), [first, second], rtol=1e-6)
     result = calibration.run(table)
-    curve = result.curves["ERCE"]
-    assert curve["confidence"].tolist() == [0.75, 1.0]
-    assert curve["accuracy"].tolist() == [0.0, 1.0]  # the confident bin: no error at all
-    assert result.metrics["ERCE"] == pytest.approx(0.75 / 5)
-    separated = lists_table([[1, 0]], [[[0.9, 0.6], [0.5, 0.1]]])
+    assert result.metrics["ERCE"] == pytest.approx((1 - first + 1 - second) / 2, rel=1e-6)
+    assert result.curves["ERCE"]["accuracy"].tolist() == [1.0, 1.0]
+    separated = lists_table([[1, 0]], [[[1.0, 1.0], [0.0, 0.0]]])
     assert calibration.run(separated).metrics["ERCE"] == 0.0
     assert calibration.run(lists_table([[1, 0]], [[[1.0], [0.0]]])).metrics["ERCE"] == 0.0
+
+
+def test_a_deterministic_ranker_and_its_stochastic_twin_get_the_same_erce(lists_table) -> None:
+    """The issue's bar: lists of 10 candidates with logits z ~ N(0, 2²) and labels ~ Bernoulli(σ(z));
+    the deterministic ranker scores σ(z), its twin 10 draws σ(z + 0.5·ε). Their ERCE is within
+    0.03 (the vote fraction gave 0.018 against 0.113)."""
+    rng = np.random.default_rng(0)
+    n_queries, width = 1000, 10
+    logits = rng.normal(0, 2, (n_queries, width))
+    labels = (rng.random(logits.shape) < expit(logits)).astype(int)
+    deterministic = lists_table(labels.tolist(), expit(logits)[..., None].tolist())
+    draws = expit(logits[..., None] + 0.5 * rng.standard_normal((n_queries, width, 10)))
+    twin = lists_table(labels.tolist(), draws.tolist())
+    erce, twin_erce = calibration.run(deterministic).metrics["ERCE"], calibration.run(twin).metrics["ERCE"]
+    assert erce < 0.05 and abs(erce - twin_erce) <= 0.03
 
 
 def test_no_pair_to_compare_is_an_error(scores_table) -> None:
@@ -139,6 +152,7 @@ def test_the_probe_on_real_wikiqa(wikiqa, tmp_path: Path) -> None:
     result = calibration.run(wikiqa, seed=1)
     assert set(result.metrics) == {
         "ECE",
+        "ECE.all",
         "ECE.adaptive",
         "ERCE",
         "ECE.nonrel_1",
@@ -147,6 +161,7 @@ def test_the_probe_on_real_wikiqa(wikiqa, tmp_path: Path) -> None:
         "ECE.nonrel_9",
     }
     assert result.metrics["ECE"] == metrics.compute(wikiqa, ["ECE"])["ECE"]  # the metric, same queries
+    assert result.metrics["ECE.all"] == metrics.compute(wikiqa, ["ECE.all"])["ECE.all"]
     assert 0 < result.metrics["ERCE"] < 0.5 and result.notes == ()
     assert result.curves["ECE.nonrel"]["queries"][0] > result.curves["ECE.nonrel"]["queries"][-1] > 0
     paths = result.write_plots(tmp_path)

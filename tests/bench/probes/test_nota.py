@@ -1,6 +1,7 @@
 """NOTA prediction: separable lists, the input spaces, too few NOTA queries, real WikiQA."""
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from rankuq.bench.probes import nota
@@ -47,3 +48,45 @@ def test_too_few_nota_queries_for_five_folds(scores_table) -> None:
 def test_real_wikiqa_nota_questions(wikiqa) -> None:
     result = nota.run(wikiqa, seed=2)
     assert 0.4 < result.metrics["NOTA.F1.mean"] < 1 and 0 <= result.metrics["NOTA.p_value"] <= 1
+
+
+def cross_tables(lists_table, scores_table, n: int = 20):
+    """The deterministic means rank c0 > c1 > c2 in every query, NOTA (odd) or not, so they cannot
+    tell NOTA apart. The stochastic twin ranks c0 last, and only c0's draws differ: spread for NOTA
+    queries, constant otherwise. Its rows are shuffled."""
+    labels = [[0, 0, 0] if q % 2 else [1, 0, 0] for q in range(n)]
+    means = scores_table(labels, [[0.6, 0.5, 0.4]] * n)
+    c0 = [[0.0, 0.2, 0.1, 0.1], [0.1] * 4]
+    draws = [[c0[q % 2 == 0], [0.5, 0.6, 0.5, 0.6], [0.9, 0.8, 0.9, 0.8]] for q in range(n)]
+    stochastic = lists_table(labels, draws)
+    return means, stochastic.take(np.random.default_rng(0).permutation(stochastic.num_rows))
+
+
+def test_cross_method_input_takes_the_other_ranker_s_variance_of_the_same_candidates(
+    lists_table, scores_table
+) -> None:
+    """k = 1: the means' top candidate is c0, whose variance in the other table separates NOTA
+    perfectly (c0 of the other table's own top-1 would be c2, uninformative)."""
+    means, stochastic = cross_tables(lists_table, scores_table)
+    result = nota.cross_method(means, stochastic, k=1)
+    assert result.metrics["NOTA.F1.mean_cross_var"] == 1.0
+    assert result.metrics["NOTA.F1.mean"] < 0.7  # equal means in both classes
+    assert result.metrics["NOTA.cross.p_value"] < 0.05
+    assert set(result.metrics) == {
+        "NOTA.F1.mean",
+        "NOTA.F1.mean.std",
+        "NOTA.F1.mean_cross_var",
+        "NOTA.F1.mean_cross_var.std",
+        "NOTA.cross.p_value",
+    }
+
+
+def test_cross_method_refuses_tables_that_do_not_match(lists_table, scores_table) -> None:
+    means, stochastic = cross_tables(lists_table, scores_table)
+    with pytest.raises(RankuqError, match=r"variances: no row for qid q\d+, cid c\d .*1 missing in all"):
+        nota.cross_method(means, stochastic.slice(1))
+    relabelled = stochastic.set_column(2, "label", pa.array(1 - stochastic["label"].to_numpy()))
+    with pytest.raises(RankuqError, match=r"variances: qid q\d+, cid c\d has label \d there and \d in means"):
+        nota.cross_method(means, relabelled)
+    with pytest.raises(RankuqError, match=r"rows hold 1–1 draws; the cross-method input needs"):
+        nota.cross_method(means, means)

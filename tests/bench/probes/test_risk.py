@@ -16,15 +16,37 @@ PORTFOLIO = [[[0.9, 0.5], [0.8, 0.4], [0.4, 0.7]]]
 
 def test_the_greedy_follows_the_covariance_with_the_candidates_above(lists_table) -> None:
     lists = scored_lists(lists_table([[0, 0, 1]], PORTFOLIO))
-    orders = risk_aware_orders(lists, [0.0, 1.0])
+    orders = risk_aware_orders(lists, [0.0, 1.0], covariance="above")
     assert orders[0.0].tolist() == [[0, 1, 2]]  # the mean ranking: A, B, C
     assert orders[1.0].tolist() == [[0, 2, 1]]  # A, C, B
     assert lists.per_query(["AP"], orders[1.0])["AP"].tolist() == [0.5]  # C, relevant, moves up
 
 
-def test_b_zero_is_the_mean_ranking_exactly(wikiqa) -> None:
+def test_the_authors_covariance_over_all_others_can_change_the_first_pick(lists_table) -> None:
+    """The authors' code: every candidate scores mean − b·var − 2b·Σ_{others} cov, then sorted.
+    Σ cov: A 0.04 − 0.03, B 0.04 − 0.03 (cov(B, C) = −0.03), C −0.03 − 0.03. Scores: A 0.7 −
+    0.06·b, B 0.6 − 0.06·b, C 0.55 + 0.0975·b; C overtakes A from b > 0.15/0.1575 ≈ 0.952, so at
+    b = 1 the relevant C is ranked first (C 0.6475, A 0.64, B 0.54), which the greedy never does."""
+    lists = scored_lists(lists_table([[0, 0, 1]], PORTFOLIO))
+    orders = risk_aware_orders(lists, [0.0, 0.9, 1.0, -1.0], covariance="all")
+    assert orders[0.0].tolist() == [[0, 1, 2]]
+    assert orders[0.9].tolist() == [[0, 2, 1]]  # C above B from b > 0.05/0.1575 ≈ 0.317
+    assert orders[1.0].tolist() == [[2, 0, 1]]
+    assert orders[-1.0].tolist() == [[0, 1, 2]]  # risk-seeking: A 0.76, B 0.66, C 0.4525
+    assert risk.risk_aware_mean(lists, 1.0, "R@1") == 1.0
+    assert risk.risk_aware_mean(lists, 1.0, "R@1", covariance="above") == 0.0
+    with pytest.raises(RankuqError, match=r"risk\.covariance must be one of all, above, got 'none'"):
+        risk_aware_orders(lists, [1.0], covariance="none")
+
+
+def test_the_default_grid_holds_the_authors_b_and_risk_seeking_b() -> None:
+    assert {round(0.1 * i, 1) for i in range(11)} <= set(risk.B_GRID) and min(risk.B_GRID) < 0
+
+
+@pytest.mark.parametrize("covariance", ["all", "above"])
+def test_b_zero_is_the_mean_ranking_exactly(wikiqa, covariance: str) -> None:
     lists = scored_lists(wikiqa).with_relevant()
-    order = risk_aware_orders(lists, [0.0])[0.0]
+    order = risk_aware_orders(lists, [0.0], covariance)[0.0]
     np.testing.assert_array_equal(order, np.broadcast_to(np.arange(order.shape[1]), order.shape))
     names = ["R@1", "AP", "nDCG@10"]
     expected = metrics.per_query(wikiqa, names, drop_queries_without_relevant=True)[1]
@@ -36,7 +58,7 @@ def test_b_is_chosen_on_dev_and_reported_on_test(lists_table) -> None:
     """On dev, a large enough b lifts the relevant C to rank 2 (AP 1/3 → 1/2); without dev only
     the curve is reported."""
     table = lists_table([[0, 0, 1], [1, 0, 0]], [*PORTFOLIO, [[0.9, 0.9], [0.2, 0.3], [0.1, 0.1]]])
-    result = risk.run(table, dev=table, b_grid=(0.0, 0.25, 1.0), select_by="AP")
+    result = risk.run(table, dev=table, b_grid=(0.0, 0.25, 1.0), select_by="AP", covariance="above")
     # rank 2 scores B 0.6 − 0.12·b and C 0.55 + 0.0375·b: C overtakes B from b > 0.3175
     assert result.metrics["RA.b"] == 1.0
     assert result.metrics["RA.AP"] == pytest.approx((0.5 + 1.0) / 2)
@@ -50,12 +72,12 @@ def test_a_given_b_is_reported_instead_of_the_dev_choice(lists_table) -> None:
     the curve, and needs no dev table."""
     table = lists_table([[0, 0, 1], [1, 0, 0]], [*PORTFOLIO, [[0.9, 0.9], [0.2, 0.3], [0.1, 0.1]]])
     for dev in (table, None):
-        result = risk.run(table, dev=dev, b_grid=(0.0, 1.0), select_by="AP", b=0.25)
+        result = risk.run(table, dev=dev, b_grid=(0.0, 1.0), select_by="AP", b=0.25, covariance="above")
         assert result.metrics["RA.b"] == 0.25
         assert result.metrics["RA.AP"] == pytest.approx((1 / 3 + 1.0) / 2)
         assert result.curves["RA"]["b"].tolist() == [0.0, 0.25, 1.0]
     lists = scored_lists(table).with_relevant()
-    assert risk.risk_aware_mean(lists, 1.0, "AP") == pytest.approx(0.75)
+    assert risk.risk_aware_mean(lists, 1.0, "AP", covariance="above") == pytest.approx(0.75)
 
 
 def test_a_deterministic_ranker_keeps_its_mean_ranking(wikiqa_deterministic) -> None:
@@ -86,6 +108,10 @@ def test_the_probe_on_real_wikiqa(wikiqa) -> None:
     assert curve["R_at_1"][0] == metrics.compute(wikiqa, ["R@1"], drop_queries_without_relevant=True)["R@1"]
     assert np.array_equal(curve["R_at_1"], curve["dev_R_at_1"])  # dev is the test table here
     assert result.metrics["RA.R_at_1"] == curve["R_at_1"].max()
-    assert {"CVaR.optimistic.nDCG_at_10", "CVaR.pessimistic.nDCG_at_10.p_value", "RA.b"} <= set(
-        result.metrics
-    )
+    assert {
+        "CVaR.optimistic.nDCG_at_10",
+        "CVaR.pessimistic.nDCG_at_10.p_value",
+        "RA.b",
+        "RA.AP",
+        "RA.nDCG_at_10",
+    } <= set(result.metrics)
