@@ -152,7 +152,7 @@ def test_metric_names_parse_as_ir_measures_spells_them() -> None:
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("MAP", "unknown metric 'MAP'; valid metric families: AP[@k], ECE, P@k, R@k, RR, nDCG[@k]"),
+        ("MAP", "unknown metric 'MAP'; valid metric families: AP[@k], ECE, ECE.all, P@k, R@k, RR, nDCG[@k]"),
         ("ndcg@10", "unknown metric 'ndcg@10'"),
         ("P", "'P' needs a cutoff, e.g. 'P@10'"),
         ("RR@5", "RR takes no cutoff"),
