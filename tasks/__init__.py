@@ -4,9 +4,8 @@
 of size n from a task's pool, ``tasks.shards.build_shards`` caches them as Parquet.
 """
 
-from rankuq.tasks.base import REGISTRY, Task, data_root
+from rankuq.tasks.base import REGISTRY, Task, data_root, get
 
-get = REGISTRY.get
 names = REGISTRY.names
 register = REGISTRY.register
 

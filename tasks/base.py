@@ -2,7 +2,7 @@
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import ClassVar
 
@@ -99,3 +99,19 @@ class Task(ABC):
 
 # Holds the Task classes (as methods.REGISTRY holds Method classes): tasks.get(name)() loads.
 REGISTRY: Registry[type[Task]] = Registry("task")
+
+
+# Families of tasks named ``<family>/<dataset>`` (``beir/scifact``): family → the class of a dataset.
+FAMILIES: dict[str, Callable[[str], type[Task]]] = {}
+
+
+def get(name: str) -> type[Task]:
+    """The task class ``name``: a registered task, or ``<family>/<dataset>`` of a family."""
+    family, slash, dataset = name.partition("/")
+    if slash and family in FAMILIES:
+        return FAMILIES[family](dataset)
+    try:
+        return REGISTRY.get(name)
+    except RankuqError as error:
+        families = ", ".join(f"{family}/<name>" for family in sorted(FAMILIES))
+        raise RankuqError(f"{error}{'; or ' + families if families else ''}") from None

@@ -76,7 +76,8 @@ def build_shards(
         settings["encoder"] = encoder_id()
     sources = loader.source_files(root, split)
     require_files(sources)
-    target = cache_dir / f"{task}-{split}-{_cache_key(settings, sources, root)}"
+    # "beir/scifact" names one folder, not two
+    target = cache_dir / f"{task.replace('/', '+')}-{split}-{_cache_key(settings, sources, root)}"
     if target.is_dir():
         return target
     pool = loader.pool(split, root)

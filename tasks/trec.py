@@ -86,8 +86,8 @@ class TrecFolder(Task):
         require_files(paths)
         qrels = read_trec_qrels(qrels_path)
         builder = PoolBuilder(self.name, split, qrels_path, native=False)
-        read_corpus(corpus, builder)
-        add_queries(builder, qrels, read_topics(topics), (qrels_path, topics))
+        skipped = read_corpus(corpus, builder)
+        add_queries(builder, qrels, read_topics(topics), (qrels_path, topics), skipped)
         return builder.build()
 
 
