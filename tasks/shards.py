@@ -22,6 +22,7 @@ from rankuq import tasks
 from rankuq.contract import validate_candidates
 from rankuq.errors import RankuqError
 from rankuq.shards import MANIFEST, PART
+from rankuq.tasks import negatives
 from rankuq.tasks.base import require_files
 from rankuq.tasks.embeddings import encoder_id
 from rankuq.tasks.lists import build_lists, check_native, check_settings, resolve_n
@@ -74,7 +75,7 @@ def build_shards(
     }
     if strategy == "dense":
         settings["encoder"] = encoder_id()
-    sources = loader.source_files(root, split)
+    sources = [*loader.source_files(root, split), *negatives.get(strategy).files]
     require_files(sources)
     # "beir/scifact" names one folder, not two
     target = cache_dir / f"{task.replace('/', '+')}-{split}-{_cache_key(settings, sources, root)}"
@@ -92,13 +93,15 @@ def build_shards(
 def _cache_key(settings: dict[str, object], sources: list[Path], root: Path) -> str:
     """First 12 hex digits of a sha256 over the settings and the bytes of the source files.
 
-    Files are named relative to ``root``, so moving the data folder keeps the cache valid.
+    Files are named relative to ``root``, so moving the data folder keeps the cache valid (files
+    outside it, a run file, by their absolute path).
     """
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     for path in sources:
         with path.open("rb") as handle:
             file_hash = hashlib.file_digest(handle, "sha256").hexdigest()
-        digest.update(f"\n{path.relative_to(root).as_posix()} {file_hash}".encode())
+        name = path.relative_to(root) if path.is_relative_to(root) else path
+        digest.update(f"\n{name.as_posix()} {file_hash}".encode())
     return digest.hexdigest()[:12]
 
 
