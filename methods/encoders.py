@@ -1,8 +1,9 @@
 """Feature encoders under the stochastic heads: a tokenised (query, candidate) batch → features [n, K].
 
 Both read the cross-encoder's tokenised pair (``encode_pairs``), so every head runs on either:
-``bert`` (a transformer) or ``conv_knrm`` (a kernel-pooling ranker over word embeddings, paper
-001's non-transformer backbone). Each exposes ``dim`` (K) and ``feature_layers()``, the layers that
+``bert`` (a transformer) or ``conv_knrm`` (a kernel-pooling ranker over word embeddings, the
+non-transformer backbone of Cohen et al., 2021). Each exposes ``dim`` (K) and ``feature_layers()``,
+the layers that
 spectral normalisation bounds (SNGP).
 """
 

@@ -1,4 +1,4 @@
-"""`ensemble`: M cross-encoders trained from different seeds (S-BERT^E, paper 000 §3.2.3)."""
+"""`ensemble`: M cross-encoders trained from different seeds (S-BERT^E, Penha & Hauff, 2021, §3.2.3)."""
 
 from collections.abc import Sequence
 from typing import Annotated
@@ -17,7 +17,9 @@ class EnsembleParams(MethodParams):
 @REGISTRY.register
 class Ensemble(NeuralMethod):
     name = "ensemble"
-    description = "Deep Ensemble: M members from different seeds, each a parallel trial (M = 5) [000]"
+    description = (
+        "Deep Ensemble: M members from different seeds, parallel trials (M = 5) [Penha & Hauff, 2021]"
+    )
     Params = EnsembleParams
 
     def members(self, params: EnsembleParams) -> int:

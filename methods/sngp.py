@@ -1,4 +1,5 @@
-"""`sngp`: spectral-normalised features and a random-Fourier-feature GP output layer (paper 004 §2.1).
+"""`sngp`: spectral-normalised features and a random-Fourier-feature GP output layer
+(Ye et al., ICASSP 2023, §2.1).
 
 Features: the encoder's feature layers (BERT's [CLS] pooler, Conv-KNRM's convolutions) are bounded
 to spectral norm ≤ c by power iteration, W ← c·W/‖W‖₂ when ‖W‖₂ > c (eq. 1), as in the
@@ -64,7 +65,10 @@ class SNGPHead(GPHead):
 @REGISTRY.register
 class SNGP(GPMethod):
     name = "sngp"
-    description = "SNGP: spectral-norm features, RFF GP head, Laplace covariance, mean-field [003, 004]"
+    description = (
+        "SNGP: spectral-norm features, RFF GP head, Laplace covariance, mean-field "
+        "[Ye et al., AAAI 2023; Ye et al., ICASSP 2023]"
+    )
     Params = SNGPParams
 
     def build_model(self, model: ModelConfig, params: SNGPParams, seed: int) -> Ranker:

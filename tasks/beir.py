@@ -4,7 +4,7 @@ A query is every query-id of the split's qrels, its judged candidates the qrels 
 kept; a negative grade counts as 0), the corpus every document (``title`` and ``text`` joined).
 There are no native lists: negatives come from a strategy over the corpus. ``msmarco`` is BEIR's
 MS MARCO passage release, whose ``qrels/test.tsv`` holds the graded TREC DL 2019 judgments
-(paper 001); ``beir/<name>`` reads the BEIR dataset in ``beir/<name>/`` (``beir`` alone reads
+(Cohen et al., 2021); ``beir/<name>`` reads the BEIR dataset in ``beir/<name>/`` (``beir`` alone reads
 files put directly in ``beir/``).
 
 A task has the splits its qrels folder has: asking a test-only dataset (most of BEIR) for train

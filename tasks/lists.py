@@ -10,8 +10,8 @@ Variants:
 - ``standard``: up to ``max(1, n // 2)`` relevant candidates (all, when fewer), the rest negatives;
   queries without a relevant candidate are kept as natural NOTA lists (e.g. WikiQA's
   unanswerable questions).
-- ``imbalance``: exactly 1 relevant and ``n - 1`` negatives (paper 000, Figure 2: #non-rel = n - 1).
-- ``nota``: paper 000 §4.2 on answerable queries: for a seeded half the relevant candidates are
+- ``imbalance``: exactly 1 relevant and ``n - 1`` negatives (Penha & Hauff, 2021, Figure 2: #non-rel = n - 1).
+- ``nota``: Penha & Hauff (2021, §4.2) on answerable queries: for a seeded half the relevant candidates are
   removed (``nota``), for the other half one negative is. Both halves hold ``n`` candidates — 1
   relevant + n-1 negatives, or n negatives — so list length never gives the label away.
 """
@@ -48,7 +48,8 @@ def check_settings(n: int | None, seed: int, variant: str) -> None:
 
 
 def default_strategy(native: bool) -> str:
-    """The dataset's own lists where it has them, else BM25 negatives (paper 000 trains on them)."""
+    """The dataset's own lists where it has them, else BM25 negatives (Penha & Hauff, 2021, train on
+    them)."""
     return "native" if native else "bm25"
 
 

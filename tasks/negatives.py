@@ -78,7 +78,7 @@ class Native(Strategy):
 @REGISTRY.register
 class Random(Strategy):
     name = "random"
-    description = "uniform draws from the split's corpus (NS_random, paper 000)"
+    description = "uniform draws from the split's corpus (NS_random, Penha & Hauff, 2021)"
 
     def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
         size = len(pool.cids)
@@ -91,7 +91,7 @@ class Random(Strategy):
 @REGISTRY.register
 class BM25(Strategy):
     name = "bm25"
-    description = "top BM25 (bm25s) candidates of the corpus, context as query (NS_classic, paper 000)"
+    description = "top BM25 (bm25s) candidates, context as query (NS_classic, Penha & Hauff, 2021)"
 
     def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
         import bm25s
