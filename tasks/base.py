@@ -101,17 +101,18 @@ class Task(ABC):
 REGISTRY: Registry[type[Task]] = Registry("task")
 
 
-# Families of tasks named ``<family>/<dataset>`` (``beir/scifact``): family → the class of a dataset.
+# Families of tasks named by a prefix and an argument (``beir/scifact``, ``parquet:lists.parquet``):
+# prefix → the class of the task the argument names.
 FAMILIES: dict[str, Callable[[str], type[Task]]] = {}
 
 
 def get(name: str) -> type[Task]:
-    """The task class ``name``: a registered task, or ``<family>/<dataset>`` of a family."""
-    family, slash, dataset = name.partition("/")
-    if slash and family in FAMILIES:
-        return FAMILIES[family](dataset)
+    """The task class ``name``: a registered task, or ``<prefix><argument>`` of a family."""
+    for prefix, family in FAMILIES.items():
+        if name.startswith(prefix):
+            return family(name.removeprefix(prefix))
     try:
         return REGISTRY.get(name)
     except RankuqError as error:
-        families = ", ".join(f"{family}/<name>" for family in sorted(FAMILIES))
+        families = ", ".join(f"{prefix}<{'name' if prefix.endswith('/') else 'path'}>" for prefix in FAMILIES)
         raise RankuqError(f"{error}{'; or ' + families if families else ''}") from None

@@ -184,7 +184,7 @@ def dataset(name: str) -> type[BeirFolder]:
     return _DATASETS[name]
 
 
-FAMILIES["beir"] = dataset
+FAMILIES["beir/"] = dataset
 
 
 @REGISTRY.register

@@ -9,6 +9,7 @@ folder, which lookups ignore and which is safe to delete).
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -77,8 +78,11 @@ def build_shards(
         settings["encoder"] = encoder_id()
     sources = [*loader.source_files(root, split), *negatives.get(strategy).files]
     require_files(sources)
-    # "beir/scifact" names one folder, not two
-    target = cache_dir / f"{task.replace('/', '+')}-{split}-{_cache_key(settings, sources, root)}"
+    # A family task's name ("beir/scifact", "parquet:/a/b.parquet") made one short, portable folder
+    # name; the key (over the whole name) keeps it unique.
+    readable = re.sub(r"[^\w.-]+", "+", task).strip("+")
+    readable = readable if len(readable) <= 48 else f"{readable[:16]}+{readable[-31:]}"
+    target = cache_dir / f"{readable}-{split}-{_cache_key(settings, sources, root)}"
     if target.is_dir():
         return target
     pool = loader.pool(split, root)
