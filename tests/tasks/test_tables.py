@@ -153,3 +153,14 @@ def test_a_hugging_face_dataset_missing_a_column_or_a_bad_label(saved: Path, tmp
     datasets.Dataset.from_dict(QA | {"label": [1, 0, -1, 1, 0]}).save_to_disk(str(tmp_path / "bad"))
     with pytest.raises(RankuqError, match=r"bad: row 2: label -1 is outside 0\.\.127"):
         tasks.get(f"hf:{tmp_path / 'bad'}?context=question&text=answer")().pool("test", saved)
+
+
+def test_a_folder_of_data_files_load_dataset_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
+    folder = tmp_path / "csv"
+    folder.mkdir()
+    (folder / "train.csv").write_text("question,answer,label\nwho?,Ann,1\nwho?,Bob,0\nwhy?,because,1\n")
+    (folder / "test.csv").write_text("question,answer,label\nwhere?,here,1\n")
+    pool = tasks.get(f"hf:{folder}?context=question&text=answer")().pool("train", tmp_path)
+    assert pool.contexts == [["who?"], ["why?"]] and [len(judged) for judged in pool.judged] == [2, 1]
