@@ -9,6 +9,6 @@ from rankuq.tasks.base import REGISTRY, Task, data_root, get
 names = REGISTRY.names
 register = REGISTRY.register
 
-from rankuq.tasks import beir, clariq, response_tsv, semeval, tables, trec, trecqa, udc, wikiqa  # noqa: E402,F401  (registers the tasks)
+from rankuq.tasks import beir, clariq, irds, response_tsv, semeval, tables, trec, trecqa, udc, wikiqa  # noqa: E402,F401  (registers the tasks)
 
 __all__ = ["REGISTRY", "Task", "data_root", "get", "names", "register"]
