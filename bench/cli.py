@@ -136,6 +136,7 @@ def _list_tasks() -> None:
 
     rows = [[name, task.description, ", ".join(task.files)] for name, task in _entries(tasks)]
     _print_table("tasks", ["name", "description", "files (under the data folder)"], rows)
+    print(f"your own data as a task: {', '.join(tasks.family_names())} (README, 'A grid file')")
     rows = [[name, strategy.description] for name, strategy in _entries(negatives)]
     _print_table("negative-sampling strategies", ["name", "description"], rows)
     print(f"list variants: {', '.join(lists.VARIANTS)}")

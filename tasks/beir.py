@@ -18,7 +18,7 @@ from collections.abc import Container
 from pathlib import Path
 
 from rankuq.errors import RankuqError
-from rankuq.tasks.base import FAMILIES, REGISTRY, SPLITS, Task, require_files
+from rankuq.tasks.base import REGISTRY, SPLITS, Task, register_family, require_files
 from rankuq.tasks.files import jsonl_rows, line_error, open_text, require_text, tsv_rows
 from rankuq.tasks.pool import Pool, PoolBuilder
 
@@ -184,7 +184,7 @@ def dataset(name: str) -> type[BeirFolder]:
     return _DATASETS[name]
 
 
-FAMILIES["beir/"] = dataset
+register_family("beir/", "<name>", dataset)
 
 
 @REGISTRY.register

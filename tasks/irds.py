@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rankuq.errors import RankuqError
-from rankuq.tasks.base import FAMILIES, SPLITS, Task
+from rankuq.tasks.base import SPLITS, Task, register_family
 from rankuq.tasks.beir import Qrels, add_queries
 from rankuq.tasks.pool import Pool, PoolBuilder
 
@@ -125,4 +125,4 @@ def irds_task(pattern: str) -> type[IrDatasetsTask]:
     return _TASKS[pattern]
 
 
-FAMILIES["irds:"] = irds_task
+register_family("irds:", "<id>", irds_task)

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from rankuq.contract import EXTRA_COLUMNS, validate_candidates
 from rankuq.errors import RankuqError
-from rankuq.tasks.base import FAMILIES, SPLITS, Task, require_files
+from rankuq.tasks.base import SPLITS, Task, register_family, require_files
 from rankuq.tasks.pool import Pool, PoolBuilder
 
 COLUMNS = ("qid", "context", "cid", "text", "label", "split")  # what an hf: mapping may name
@@ -223,5 +223,7 @@ def _table_task(prefix: str, base: type[TableTask], argument: str) -> type[Table
     return _TABLES[name]
 
 
-FAMILIES["parquet:"] = lambda argument: _table_task("parquet:", ParquetTask, argument)
-FAMILIES["hf:"] = lambda argument: _table_task("hf:", HuggingFaceTask, argument)
+register_family("parquet:", "<path>", lambda argument: _table_task("parquet:", ParquetTask, argument))
+register_family(
+    "hf:", "<path>?contract=column", lambda argument: _table_task("hf:", HuggingFaceTask, argument)
+)

@@ -101,7 +101,8 @@ def test_bad_table_task_names(tmp_path: Path) -> None:
         tasks.get("parquet:")
     with pytest.raises(RankuqError, match=r"map contract columns qid, context, .* \(got answer\)"):
         tasks.get(f"hf:{tmp_path}?answer=text")
-    with pytest.raises(RankuqError, match=r"or beir/<name>, parquet:<path>, hf:<path>"):
+    families = r"or beir/<name>, irds:<id>, parquet:<path>, hf:<path>\?contract=column$"
+    with pytest.raises(RankuqError, match=families):
         tasks.get("my-lists")
 
 
