@@ -16,6 +16,7 @@ contiguous in a Hugging Face dataset (they are grouped in order of first appeara
 """
 
 import hashlib
+from abc import abstractmethod
 from pathlib import Path
 from urllib.parse import parse_qsl
 
@@ -48,9 +49,10 @@ class TableTask(Task):
             return sorted(path for path in self.path.rglob("*") if path.is_file())
         return [self.path]
 
+    @abstractmethod
     def read(self) -> pa.Table:
-        """All rows with columns qid, context (list<str>), cid, text, label and split."""
-        raise NotImplementedError
+        """All rows with columns qid, context (list<str>), cid, text, label and split (row numbers in
+        errors count through this table: a Hugging Face dataset's splits one after the other)."""
 
     def pool(self, split: str, root: Path) -> Pool:
         require_files(self.source_files(root, split))
