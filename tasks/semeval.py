@@ -61,7 +61,7 @@ class SemEval(Task):
     """SemEval-2016 Task 3 subtask A threads ranked over their comments (native lists)."""
 
     name = "semeval"
-    description = "SemEval-2016 Task 3A forum comments (Qatar Living), 10 per thread; Good relevant"
+    description = "SemEval-2016 Task 3A: Qatar Living threads ranked over their comments; Good relevant"
     split_files: ClassVar[dict[str, tuple[str, ...]]] = {
         "train": TRAIN_FILES,
         "dev": TRAIN_FILES,
