@@ -165,3 +165,15 @@ def test_a_folder_of_data_files_load_dataset_reads(tmp_path: Path, monkeypatch: 
     (folder / "test.csv").write_text("question,answer,label\nwhere?,here,1\n")
     pool = tasks.get(f"hf:{folder}?context=question&text=answer")().pool("train", tmp_path)
     assert pool.contexts == [["who?"], ["why?"]] and [len(judged) for judged in pool.judged] == [2, 1]
+
+
+def test_a_single_dataset_splits_by_a_mapped_column_or_is_test_only(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    parts = ["train", "train", "train", "validation", "validation"]
+    datasets.Dataset.from_dict(QA | {"part": parts}).save_to_disk(str(tmp_path / "one"))
+    task = tasks.get(f"hf:{tmp_path / 'one'}?qid=question_id&context=question&text=answer&split=part")()
+    assert task.pool("train", tmp_path).qids == ["Q1"] and task.pool("dev", tmp_path).qids == ["Q2"]
+    unsplit = tasks.get(f"hf:{tmp_path / 'one'}?qid=question_id&context=question&text=answer")()
+    assert unsplit.pool("test", tmp_path).qids == ["Q1", "Q2"]
+    with pytest.raises(RankuqError, match=r"one: no rows of split 'train'; its splits: test"):
+        unsplit.pool("train", tmp_path)
