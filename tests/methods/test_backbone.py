@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
@@ -118,3 +119,19 @@ def test_a_folder_that_is_no_checkpoint_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(RankuqError, match=r"cannot load it as a sequence classifier") as error:
         build_cross_encoder(ModelConfig(backbone=str(tmp_path)), seed=0)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("name", ["mc_dropout", "last_layer_mc"])
+def test_members_on_a_roberta_backbone_score_through_the_methods(
+    roberta: tuple[Path, RobertaModel], tmp_path: Path, name: str
+) -> None:
+    """A member saved by training (its state dict) loads and scores on the same non-BERT backbone."""
+    config = ModelConfig(backbone=str(roberta[0]), max_length=32)
+    method = methods.get(name)()
+    params = method.parse({"T": 3}, "test")
+    checkpoint = tmp_path / "member.pt"
+    torch.save(method.build_model(config, params, seed=1).state_dict(), checkpoint)
+    score = method.make_scorer(params, config, [checkpoint], tmp_path)
+    batch = pd.DataFrame({"context": [["who wrote hamlet"]] * 2, "text": ["shakespeare", "paris"]})
+    draws = score(batch)
+    assert draws.shape == (2, 3) and ((draws > 0) & (draws < 1)).all()
