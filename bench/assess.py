@@ -34,7 +34,7 @@ BOOTSTRAP_SEED = 0
 _RESAMPLE_CELLS = 1 << 22  # resample × query counts per block (32 MiB of int64)
 METRICS_FILE = "metrics.json"
 # Part of every cached study's key: bump it when a probe's definition changes, so runs recompute.
-# 2: ERCE with one estimator for every method, paper 000's balanced ECE beside ECE.all (fidelity).
+# 2: ERCE with one estimator for every method, Penha & Hauff, 2021's balanced ECE beside ECE.all (fidelity).
 PROBES_VERSION = 2
 
 

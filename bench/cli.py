@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from rankuq import __version__
 from rankuq.errors import RankuqError
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff")  # key
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rankuq", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"rankuq {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="run a method × task × seed grid (default: the built-in grid)")
@@ -148,6 +150,7 @@ def _list_tasks() -> None:
 
     rows = [[name, task.description, ", ".join(task.files)] for name, task in _entries(tasks)]
     _print_table("tasks", ["name", "description", "files (under the data folder)"], rows)
+    print(f"your own data as a task: {', '.join(tasks.family_names())} (README, 'A grid file')")
     rows = [[name, strategy.description] for name, strategy in _entries(negatives)]
     _print_table("negative-sampling strategies", ["name", "description"], rows)
     print(f"list variants: {', '.join(lists.VARIANTS)}")

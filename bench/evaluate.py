@@ -111,7 +111,7 @@ def evaluate_file(
 ) -> dict[str, float]:
     """Metric means for a run + qrels pair, or for a predictions Parquet file, plus ``probes``.
 
-    ``ECE`` (paper 000's, balanced) and ``ECE.all`` (every candidate pooled) are added when the
+    ``ECE`` (Penha & Hauff, 2021's, balanced) and ``ECE.all`` (every candidate pooled) are added when the
     scores are probabilities. A predictions file is its own qrels:
     every query in it counts, including those with no relevant candidate (as in ir-measures).
 

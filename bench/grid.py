@@ -14,6 +14,7 @@ from rankuq.bench.space import SearchConfig, check_space, sections_of
 from rankuq.bench.train import TrainConfig
 from rankuq.errors import RankuqError
 from rankuq.methods.base import MethodParams
+from rankuq.tasks import negatives
 
 DEFAULT_GRID = "default.yaml"
 
@@ -78,7 +79,9 @@ class Side(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     task: str
-    ns: str | None = Field(None, description="negative sampling; None = native lists, else bm25")
+    ns: str | None = Field(
+        None, description="negative sampling; None = native lists, else bm25; run:<path> reranks a TREC run"
+    )
     n: Annotated[int, Field(ge=2)] | None = Field(None, description="candidates per list (10)")
     variant: str = "standard"
 
@@ -86,6 +89,13 @@ class Side(BaseModel):
     @classmethod
     def _known_task(cls, value: str) -> str:
         tasks.get(value)
+        return value
+
+    @field_validator("ns")
+    @classmethod
+    def _known_strategy(cls, value: str | None) -> str | None:
+        if value is not None:
+            negatives.get(value)  # an unknown name, or a run file that is not there, fails on load
         return value
 
     def label(self) -> str:

@@ -40,7 +40,9 @@ class RiskParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    b: Annotated[float, Field(description="risk aversion (negative: risk-seeking, paper 000)")] = 0.0
+    b: Annotated[float, Field(description="risk aversion (negative: risk-seeking, Penha & Hauff, 2021)")] = (
+        0.0
+    )
 
 
 class SchedulerConfig(BaseModel):

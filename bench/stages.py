@@ -240,13 +240,13 @@ def evaluate(plan: Plan, tested: Tables, studies: dict[Cell, Study]) -> Evaluati
     board = leaderboard(results, _significance(plan, tested), plan.spec.baseline)
     layout = plan.layout
     csv, index = write_csv(board, layout.leaderboard_csv), _plot_index(plan, studies)
-    # leaderboard.md (paper 000's layout) and report.html, read back as `rankuq leaderboard` does
+    # leaderboard.md (Penha & Hauff, 2021's layout) and report.html, read back as `rankuq leaderboard` does
     files = (*write_report(read_run_dir(layout.root), layout.root), csv, index)
     return Evaluation(results, board, files)
 
 
 def _seed_row(cell: Cell, table: pa.Table, study: Study) -> dict[str, object]:
-    """A seed's leaderboard values: ranking metrics and, for probabilities, paper 000's balanced ECE
+    """A seed's leaderboard values: ranking metrics and, for probabilities, Penha & Hauff, 2021's balanced ECE
     and the pooled ECE.all (from the table, probes or not), then the probes' headline values."""
     names = [*RANKING_METRICS, *(CALIBRATION if is_probabilistic(table) else ())]
     values = metrics.compute(table, names, drop_queries_without_relevant=True)

@@ -1,4 +1,4 @@
-"""Fine-tuning one cross-encoder: balanced pointwise cross-entropy (paper 000 §4.1)."""
+"""Fine-tuning one cross-encoder: balanced pointwise cross-entropy (Penha & Hauff, 2021 §4.1)."""
 
 import copy
 import random
@@ -29,12 +29,12 @@ class TrainConfig(BaseModel):
     warmup: Annotated[float, Field(ge=0, lt=1)] = 0.1
     max_queries: Annotated[int, Field(ge=1)] | None = Field(None, description="cap on training queries")
     negatives: Annotated[int, Field(ge=1, le=100)] = Field(
-        1, description="non-relevant candidates per relevant one (paper 000: 1, balanced pairs)"
+        1, description="non-relevant candidates per relevant one (Penha & Hauff, 2021: 1, balanced pairs)"
     )
     ns: Literal["native", "random", "bm25", "dense"] | None = Field(
         "bm25",
         description="negative sampling of the training lists where a shift's train side names none "
-        "(paper 000: bm25); None: the task's own lists (native where it has them)",
+        "(Penha & Hauff, 2021: bm25); None: the task's own lists (native where it has them)",
     )
 
 

@@ -1,4 +1,7 @@
-"""`bert`: the deterministic cross-encoder, [CLS] → FFN → softmax over {non-rel, rel} (paper 000)."""
+"""`bert`: the deterministic cross-encoder, [CLS] → FFN → softmax over {non-rel, rel}.
+
+Penha & Hauff, 2021.
+"""
 
 from collections.abc import Sequence
 
@@ -11,7 +14,7 @@ from rankuq.methods.base import REGISTRY, NeuralMethod, relevance_probability
 @REGISTRY.register
 class Bert(NeuralMethod):
     name = "bert"
-    description = "deterministic cross-encoder, pointwise cross-entropy (S = 1) [000]"
+    description = "deterministic cross-encoder, pointwise cross-entropy (S = 1) [Penha & Hauff, 2021]"
 
     def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         (model,) = models

@@ -1,4 +1,5 @@
-"""`conv_knrm`: the deterministic Conv-KNRM ranker (paper 001's non-transformer backbone, S = 1).
+"""`conv_knrm`: the deterministic Conv-KNRM ranker (S = 1), the non-transformer
+backbone of Cohen et al., 2021.
 
 s(x) = wᵀφ(x) + b on Conv-KNRM's kernel-pooled soft-match features φ (``encoders.ConvKNRMFeatures``)
 over the backbone's word embeddings (the offline MiniLM's by default); draws σ(s). Its stochastic
@@ -24,7 +25,7 @@ class ConvKNRMParams(MethodParams):
 @REGISTRY.register
 class ConvKNRM(HeadMethod):
     name = "conv_knrm"
-    description = "Conv-KNRM over MiniLM word embeddings, linear output (S = 1) [001]"
+    description = "Conv-KNRM over MiniLM word embeddings, linear output (S = 1) [Cohen et al., 2021]"
     Params = ConvKNRMParams
 
     def build_model(self, model: ModelConfig, seed: int) -> Ranker:

@@ -1,10 +1,10 @@
 """Feature encoders under the stochastic heads: a tokenised (query, candidate) batch → features [n, K].
 
 Both read the cross-encoder's tokenised pair (``encode_pairs``), so every head runs on either:
-``bert`` (a transformer) or ``conv_knrm`` (a kernel-pooling ranker over word embeddings, paper
-001's non-transformer backbone). Each exposes ``dim`` (K) and ``feature_layers(scope)``, the layers
-that spectral normalisation bounds (SNGP): ``pooler``, the layers that make the feature itself,
-or ``all``, those plus every layer inside the residual blocks (paper 004).
+``bert`` (a transformer) or ``conv_knrm`` (a kernel-pooling ranker over word embeddings, the
+non-transformer backbone of Cohen et al., 2021). Each exposes ``dim`` (K) and ``feature_layers(scope)``,
+the layers that spectral normalisation bounds (SNGP): ``pooler``, the layers that make the feature
+itself, or ``all``, those plus every layer inside the residual blocks (Ye et al., ICASSP 2023).
 """
 
 from typing import Literal
@@ -14,28 +14,40 @@ from torch import nn
 from torch.nn import functional
 
 from rankuq.backbone import ModelConfig, build_cross_encoder, load_tokenizer
+from rankuq.errors import RankuqError
 
 EncoderName = Literal["bert", "conv_knrm"]
 SpectralScope = Literal["pooler", "all"]
 
 
 class BertFeatures(nn.Module):
-    """h(x) = tanh(W_p h_[CLS](x) + b_p): BERT's pooled [CLS] feature, the one a cross-encoder's
-    classifier reads (pretrained pooler of the backbone; L layers as ``ModelConfig.layers``)."""
+    """h(x) = tanh(W_p h_first(x) + b_p): the pooled first-token ([CLS], ``<s>``) feature a cross-encoder's
+    classifier reads, on any Auto-class backbone (L layers as ``ModelConfig.layers``). W_p is the
+    backbone's pretrained pooler where it has one (BERT), else a new layer, as RoBERTa's own
+    classification head starts with one."""
 
     def __init__(self, config: ModelConfig, seed: int) -> None:
         super().__init__()
-        self.bert = build_cross_encoder(config, seed).bert
+        self.bert = build_cross_encoder(config, seed).base_model
         self.dim = self.bert.config.hidden_size
+        pooler = getattr(self.bert, "pooler", None)
+        # BERT's pooler stays under ``bert`` (so saved members keep their keys); others get their own.
+        self.pooler = None if pooler is not None else nn.Linear(self.dim, self.dim)
 
     def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
-        return self.bert(**inputs).pooler_output
+        if self.pooler is None:
+            return self.bert(**inputs).pooler_output
+        return torch.tanh(self.pooler(self.bert(**inputs).last_hidden_state[:, 0]))
 
     def feature_layers(self, scope: SpectralScope = "pooler") -> list[nn.Module]:
-        """The pooler's dense layer; with ``all`` also every linear layer of the transformer blocks
-        (attention query, key, value and output, the feed-forward pair), each inside a residual."""
-        blocks = [m for m in self.bert.encoder.modules() if isinstance(m, nn.Linear)]
-        return [*(blocks if scope == "all" else []), self.bert.pooler.dense]
+        """The layer that makes the feature (the pooler's dense layer, or ours where the backbone has
+        no pooler); with ``all`` also every linear layer of the transformer blocks (attention query,
+        key, value and output, the feed-forward pair), each inside a residual."""
+        feature = [self.bert.pooler.dense] if self.pooler is None else [self.pooler]
+        blocks = (
+            [m for m in self.bert.encoder.modules() if isinstance(m, nn.Linear)] if scope == "all" else []
+        )
+        return [*blocks, *feature]
 
 
 class ConvKNRMFeatures(nn.Module):
@@ -66,8 +78,14 @@ class ConvKNRMFeatures(nn.Module):
     @classmethod
     def from_config(cls, config: ModelConfig, seed: int) -> "ConvKNRMFeatures":
         """Initialised with the backbone's word embeddings (the offline MiniLM's, or TINY's random ones)."""
+        tokenizer = load_tokenizer(config)
+        if "token_type_ids" not in tokenizer.model_input_names:
+            raise RankuqError(
+                f"model.backbone '{config.backbone}': its tokenizer gives no token_type_ids, which "
+                "conv_knrm needs to tell the query from the candidate; use a BERT-style backbone"
+            )
         embeddings = build_cross_encoder(config, seed).get_input_embeddings().weight.detach().clone()
-        return cls(embeddings, load_tokenizer(config).all_special_ids)
+        return cls(embeddings, tokenizer.all_special_ids)
 
     def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
         ids, types = inputs["input_ids"], inputs["token_type_ids"]

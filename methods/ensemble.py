@@ -1,4 +1,4 @@
-"""`ensemble`: M cross-encoders trained from different seeds (S-BERT^E, paper 000 §3.2.3)."""
+"""`ensemble`: M cross-encoders trained from different seeds (S-BERT^E, Penha & Hauff, 2021, §3.2.3)."""
 
 from collections.abc import Sequence
 from typing import Annotated
@@ -14,7 +14,8 @@ class EnsembleParams(MethodParams):
     M: Annotated[int, Field(ge=2, le=100, description="members, each trained as its own trial")] = 5
     bagging: bool = Field(
         False,
-        description="members 1…M−1 draw their training pairs with their own seed (not paper 000: its "
+        description="members 1…M−1 draw their training pairs with their own seed (not Penha & Hauff, "
+        "2021: its "
         "members differ only in initialisation and data order)",
     )
 
@@ -22,7 +23,9 @@ class EnsembleParams(MethodParams):
 @REGISTRY.register
 class Ensemble(NeuralMethod):
     name = "ensemble"
-    description = "Deep Ensemble: M members from different seeds, each a parallel trial (M = 5) [000]"
+    description = (
+        "Deep Ensemble: M members from different seeds, parallel trials (M = 5) [Penha & Hauff, 2021]"
+    )
     Params = EnsembleParams
 
     def members(self) -> int:

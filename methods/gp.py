@@ -1,4 +1,5 @@
-"""Gaussian-process output layers shared by `sngp`, `gpf` and `pg_gp` (papers 003, 004).
+"""Gaussian-process output layers shared by `sngp`, `gpf` and `pg_gp` (Ye et al., AAAI 2023;
+Ye et al., ICASSP 2023).
 
 A GP g ~ GP(0, k) on the encoder's features h is scaled to the whole training set with random
 Fourier features (Rahimi & Recht 2007): g(h) = φ(h)ᵀβ, β ~ N(0, I), φ(h)ᵀφ(h') ≈ k(h, h'). The
@@ -6,7 +7,7 @@ posterior over β is a Gaussian N(μ, P⁻¹) whose precision
     P = I + D,   D = Σᵢ wᵢ φᵢφᵢᵀ
 is accumulated mini-batch by mini-batch: wᵢ = p̂ᵢ(1 − p̂ᵢ) for SNGP's Laplace approximation, the
 Pólya-Gamma variables for PG-GP. With ``momentum`` None, D sums every batch since the last
-``reset_posterior`` (paper 004 eq. 4, exact over one epoch); with α it is the moving average
+``reset_posterior`` (Ye et al., ICASSP 2023, eq. 4, exact over one epoch); with α it is the moving average
 D ← αD + (1 − α) Σ_batch wᵢφᵢφᵢᵀ (eq. 5). A pair's logit then has the predictive
 N(m, v), m = φᵀμ, v = φᵀP⁻¹φ.
 
@@ -67,7 +68,7 @@ class RandomFeatures(nn.Module):
 
 
 class SpectralBound(nn.Module):
-    """Parametrisation W ↦ W · min(1, c / σ̂(W)) (paper 004 eq. 1; Miyato et al. 2018).
+    """Parametrisation W ↦ W · min(1, c / σ̂(W)) (Ye et al., ICASSP 2023, eq. 1; Miyato et al., 2018).
 
     σ̂ is W's largest singular value (W as a matrix [out, in·…]) by power iteration,
         v ← Wᵀu / ‖Wᵀu‖,  u ← Wv / ‖Wv‖,  σ̂ = uᵀWv,
@@ -214,7 +215,8 @@ class GPMethod(HeadMethod):
         self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """S draws σ(g_s) and, as prob_mean, the paper's predictive E[σ(g)] (``probability``: the
-        mean-field approximation for SNGP/GPF, paper 004; Gauss–Hermite for PG-GP, paper 003),
+        mean-field approximation for SNGP/GPF, Ye et al., ICASSP 2023; Gauss–Hermite for PG-GP,
+        Ye et al., AAAI 2023),
         not the mean of the S draws; one encoder pass for both."""
         (model,) = models
         model.eval()
@@ -224,7 +226,7 @@ class GPMethod(HeadMethod):
 
     def on_epoch_start(self, model: nn.Module) -> None:
         """With exact sums (momentum None) the precision restarts each epoch, so it ends up covering
-        the last epoch's features once (paper 004 eq. 4)."""
+        the last epoch's features once (Ye et al., ICASSP 2023, eq. 4)."""
         if self.params.momentum is None:
             model.head.reset_posterior()
 

@@ -1,4 +1,4 @@
-"""`gpf`: GPF-BERT, the `sngp` ranker trained with focal loss (paper 004 §2.2).
+"""`gpf`: GPF-BERT, the `sngp` ranker trained with focal loss (Ye et al., ICASSP 2023, §2.2).
 
 Same model and predictive as `sngp`; the loss is L = −(1 − p_t)^γ log p_t (eq. 6), which keeps the
 entropy of p̂ high and so the probabilities less over-confident. γ = 0 gives back `sngp`.
@@ -22,7 +22,7 @@ class GPFParams(SNGPParams):
 @REGISTRY.register
 class GPF(SNGP):
     name = "gpf"
-    description = "GPF-BERT: `sngp` trained with focal loss (γ = 2) [004]"
+    description = "GPF-BERT: `sngp` trained with focal loss (γ = 2) [Ye et al., ICASSP 2023]"
     Params = GPFParams
 
     def loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:

@@ -1,6 +1,6 @@
-"""`last_layer_mc`: MC Dropout on two feed-forward layers after the encoder (paper 001 §3.3, §4.6).
+"""`last_layer_mc`: MC Dropout on two feed-forward layers after the encoder (Cohen et al., 2021, §3.3, §4.6).
 
-The encoder runs once per pair; only the head is sampled, T times (T = 100; the paper uses 150):
+The encoder runs once per pair; only the head is sampled, T times (T = 100; Cohen et al., 2021, use 150):
     s_t(x) = w₂ᵀ (m₂,t ⊙ ReLU(W₁ (m₁,t ⊙ h(x)) + b₁)) + b₂,   m_·,t ~ Bernoulli(1 − p) / (1 − p)
 with W₁ ∈ ℝ^{K×K}, w₂ ∈ ℝ^{K×1} and h(x) the encoder's features (BERT-L2/L4 via
 ``ModelConfig.layers``, or Conv-KNRM's kernel features). Draws are σ(s_t(x)). Trained with pointwise
@@ -53,7 +53,9 @@ class DropoutHead(nn.Module):
 @REGISTRY.register
 class LastLayerMC(HeadMethod):
     name = "last_layer_mc"
-    description = "last-layer MC Dropout: encoder once, 2 FF layers sampled T times (T = 100) [001]"
+    description = (
+        "last-layer MC Dropout: encoder once, 2 FF layers sampled T = 100 times [Cohen et al., 2021]"
+    )
     Params = LastLayerMCParams
     inference_only = frozenset({"T"})
 

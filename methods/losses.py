@@ -2,7 +2,7 @@
 pointwise, focal and pairwise ones.
 
 Pairwise losses compare the two candidates of a (relevant, non-relevant) pair of the *same* query
-(paper 001 §3.2); the query of a row is its tokenised first segment, so no extra batch column is
+(Cohen et al., 2021, §3.2); the query of a row is its tokenised first segment, so no extra batch column is
 needed, but the batch must hold a query's candidates together.
 """
 
@@ -18,7 +18,7 @@ LossName = Literal["pointwise_ce", "pairwise_ce", "pairwise_hinge"]
 
 
 def cross_entropy(model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
-    """Pointwise cross-entropy of a cross-encoder's 2-way head (paper 000)."""
+    """Pointwise cross-entropy of a cross-encoder's 2-way head (Penha & Hauff, 2021)."""
     return functional.cross_entropy(model(**inputs).logits, labels)
 
 
@@ -28,7 +28,8 @@ def pointwise_ce(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 
 def focal(scores: torch.Tensor, labels: torch.Tensor, gamma: float) -> torch.Tensor:
-    """L = −(1 − p_t)^γ log p_t with p_t = σ(s) for relevant rows, 1 − σ(s) otherwise (paper 004 eq. 6).
+    """L = −(1 − p_t)^γ log p_t with p_t = σ(s) for relevant rows, 1 − σ(s) otherwise
+    (Ye et al., ICASSP 2023, eq. 6).
 
     γ = 0 is the cross-entropy; larger γ down-weights confident rows.
     """
@@ -58,12 +59,13 @@ def same_query_margins(
 
 
 def pairwise_ce(margins: torch.Tensor) -> torch.Tensor:
-    """L = −log σ(s₊ − s₋) = log(1 + exp(−(s₊ − s₋))) (paper 001 §3.2)."""
+    """L = −log σ(s₊ − s₋) = log(1 + exp(−(s₊ − s₋))) (Cohen et al., 2021, §3.2)."""
     return functional.softplus(-margins).sum() / max(margins.numel(), 1)
 
 
 def relaxed_hinge(margins: torch.Tensor) -> torch.Tensor:
-    """L = ½ ‖1 − (s₊ − s₋)‖²: the pairwise hinge relaxed to a Gaussian regression (paper 001 eq. 8–10)."""
+    """L = ½ ‖1 − (s₊ − s₋)‖²: the pairwise hinge relaxed to a Gaussian regression
+    (Cohen et al., 2021, eq. 8–10)."""
     return 0.5 * (1 - margins).square().sum() / max(margins.numel(), 1)
 
 

@@ -1,4 +1,4 @@
-"""`mc_dropout`: dropout kept on at test time, T stochastic passes (S-BERT^D, paper 000 §3.2.2)."""
+"""`mc_dropout`: dropout kept on at test time, T stochastic passes (S-BERT^D, Penha & Hauff, 2021, §3.2.2)."""
 
 from collections.abc import Sequence
 from typing import Annotated
@@ -17,7 +17,7 @@ class MCDropoutParams(MethodParams):
 @REGISTRY.register
 class MCDropout(NeuralMethod):
     name = "mc_dropout"
-    description = "MC Dropout: dropout on at test time, T stochastic passes (T = 10) [000]"
+    description = "MC Dropout: dropout on at test time, T stochastic passes (T = 10) [Penha & Hauff, 2021]"
     Params = MCDropoutParams
 
     def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:

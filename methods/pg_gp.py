@@ -1,4 +1,5 @@
-"""`pg_gp`: PG-DRR, a GP output layer with Pólya-Gamma augmentation and Gibbs sampling (paper 003 §3.3–3.6).
+"""`pg_gp`: PG-DRR, a GP output layer with Pólya-Gamma augmentation and Gibbs sampling
+(Ye et al., AAAI 2023, §3.3–3.6).
 
 GP layer: g ~ GP(0, k) on the encoder's [CLS] features h, k = RBF (length 1, output scale σ² = 8;
 Matérn or linear as options). Scaled to the training set with random Fourier features
@@ -114,7 +115,7 @@ def augmented_nll(phi: torch.Tensor, kappa: torch.Tensor, w: torch.Tensor) -> to
 @REGISTRY.register
 class PGGP(GPMethod):
     name = "pg_gp"
-    description = "PG-DRR: RBF GP head, Pólya-Gamma augmentation, Gibbs sampling (N=30, T=10) [003]"
+    description = "PG-DRR: RBF GP head, Pólya-Gamma augmentation, Gibbs (N=30, T=10) [Ye et al., AAAI 2023]"
     Params = PGGPParams
 
     def build_head(self, dim: int) -> PGHead:

@@ -1,6 +1,7 @@
-"""`sngp`: spectral-normalised features and a random-Fourier-feature GP output layer (paper 004 §2.1).
+"""`sngp`: spectral-normalised features and a random-Fourier-feature GP output layer
+(Ye et al., ICASSP 2023, §2.1).
 
-Features: with ``spectral_norm: all`` (the default, as paper 004: "spectral normalization to the
+Features: with ``spectral_norm: all`` (the default, as Ye et al., ICASSP 2023: "spectral normalization to the
 weights in each residual layer") every linear layer of BERT's transformer blocks and its [CLS]
 pooler is bounded to spectral norm ≤ c by power iteration, W ← c·W/‖W‖₂ when ‖W‖₂ > c (eq. 1);
 ``pooler`` bounds only the feature layers (the pooler; Conv-KNRM's convolutions either way), as
@@ -37,7 +38,9 @@ from rankuq.methods.ranker import Ranker
 
 class SNGPParams(GPParams):
     c: Annotated[float, Field(gt=0, description="spectral-norm bound of the feature layers")] = 0.95
-    spectral_norm: SpectralScope = Field("all", description="bounded layers: pooler, or all (paper 004)")
+    spectral_norm: SpectralScope = Field(
+        "all", description="bounded layers: pooler, or all (Ye et al., ICASSP 2023)"
+    )
     lengthscale: Annotated[float, Field(gt=0, description="RBF length scale")] = 2.0
     mean_field: Annotated[float, Field(ge=0, description="mean-field factor λ (π/8)")] = round(math.pi / 8, 4)
 
@@ -69,7 +72,10 @@ class SNGPHead(GPHead):
 @REGISTRY.register
 class SNGP(GPMethod):
     name = "sngp"
-    description = "SNGP: spectral-norm features, RFF GP head, Laplace covariance, mean-field [003, 004]"
+    description = (
+        "SNGP: spectral-norm features, RFF GP head, Laplace covariance, mean-field "
+        "[Ye et al., AAAI 2023; Ye et al., ICASSP 2023]"
+    )
     Params = SNGPParams
 
     def build_model(self, model: ModelConfig, seed: int) -> Ranker:

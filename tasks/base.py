@@ -2,7 +2,7 @@
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import ClassVar
 
@@ -99,3 +99,29 @@ class Task(ABC):
 
 # Holds the Task classes (as methods.REGISTRY holds Method classes): tasks.get(name)() loads.
 REGISTRY: Registry[type[Task]] = Registry("task")
+
+
+# Families of tasks named by a prefix and an argument (``beir/scifact``, ``parquet:lists.parquet``):
+# prefix → (how the argument is shown, the class of the task the argument names).
+FAMILIES: dict[str, tuple[str, Callable[[str], type[Task]]]] = {}
+
+
+def register_family(prefix: str, argument: str, family: Callable[[str], type[Task]]) -> None:
+    """Tasks ``<prefix><argument>`` are ``family(argument)``; ``argument`` shows it (``<name>``)."""
+    FAMILIES[prefix] = (argument, family)
+
+
+def family_names() -> list[str]:
+    """How each family's tasks are named, e.g. ``beir/<name>``."""
+    return [f"{prefix}{argument}" for prefix, (argument, _) in FAMILIES.items()]
+
+
+def get(name: str) -> type[Task]:
+    """The task class ``name``: a registered task, or ``<prefix><argument>`` of a family."""
+    for prefix, (_, family) in FAMILIES.items():
+        if name.startswith(prefix):
+            return family(name.removeprefix(prefix))
+    try:
+        return REGISTRY.get(name)
+    except RankuqError as error:
+        raise RankuqError(f"{error}; or {', '.join(family_names())}") from None

@@ -10,8 +10,8 @@ Variants:
 - ``standard``: up to ``max(1, n // 2)`` relevant candidates (all, when fewer), the rest negatives;
   queries without a relevant candidate are kept as natural NOTA lists (e.g. WikiQA's
   unanswerable questions).
-- ``imbalance``: exactly 1 relevant and ``n - 1`` negatives (paper 000, Figure 2: #non-rel = n - 1).
-- ``nota``: paper 000 §4.2 on answerable queries: for a seeded half the relevant candidates are
+- ``imbalance``: exactly 1 relevant and ``n - 1`` negatives (Penha & Hauff, 2021, Figure 2: #non-rel = n - 1).
+- ``nota``: Penha & Hauff (2021, §4.2) on answerable queries: for a seeded half the relevant candidates are
   removed (``nota``), for the other half one negative is. Both halves hold ``n`` candidates — 1
   relevant + n-1 negatives, or n negatives — so list length never gives the label away.
 """
@@ -48,7 +48,8 @@ def check_settings(n: int | None, seed: int, variant: str) -> None:
 
 
 def default_strategy(native: bool) -> str:
-    """The dataset's own lists where it has them, else BM25 negatives (paper 000 trains on them)."""
+    """The dataset's own lists where it has them, else BM25 negatives (Penha & Hauff, 2021, train on
+    them)."""
     return "native" if native else "bm25"
 
 
@@ -107,6 +108,9 @@ def build_lists(
     n = resolve_n(name, n, variant)
     if n is None:
         return _whole_native_lists(pool)
+    strategy_class = negatives.get(name)
+    if strategy_class.from_run:
+        return _run_lists(pool, strategy_class(cache_dir), n, seed, variant)
     if len(pool.cids) < n:
         raise RankuqError(
             f"{pool.source}: the candidate pool of {pool.task}/{pool.split} holds {len(pool.cids)} "
@@ -126,6 +130,25 @@ def build_lists(
             lists[int(q)] = picked
     _log(pool, name, n, variant, len(lists), drops)
     return _lists_table(pool, lists, name, seed)
+
+
+def _run_lists(pool: Pool, strategy: negatives.Strategy, n: int, seed: int, variant: str) -> pa.Table:
+    """Each query's top ``n`` of a run, labelled by the pool's judgments (unjudged: 0)."""
+    if variant != "standard":
+        raise RankuqError(
+            f"variant '{variant}' adds or removes relevant candidates; a run's lists are kept as the run "
+            "ranks them: use variant standard with a run strategy"
+        )
+    queries = np.arange(len(pool.qids))
+    ranked = strategy.candidates(pool, queries, np.full(queries.size, n), seed)
+    lists = {}
+    for q, rows in zip(queries.tolist(), ranked, strict=True):
+        labels = dict(pool.judged[q])
+        if rows.size:
+            lists[q] = [(row, max(labels.get(row, 0), 0)) for row in rows.tolist()]
+    drops = Counter({"not in the run": len(pool.qids) - len(lists)})
+    _log(pool, strategy.name, n, variant, len(lists), drops)
+    return _lists_table(pool, lists, strategy.name, seed)
 
 
 def _relevant(pool: Pool, q: int) -> list[tuple[int, int]]:

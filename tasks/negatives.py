@@ -3,15 +3,21 @@
 ``negatives.get("bm25")(cache_dir)`` gives a strategy; ``candidates()`` returns, per query, corpus
 rows in order of preference. The caller (``tasks.lists``) skips the query's relevant candidates,
 so no strategy has to: a list's negatives can never hold a relevant candidate.
+
+``run:<path>`` is the exception: a first-stage run to rerank. Its lists are the run's top n
+documents of each query as they are, relevant or not (``from_run``); see ``Run``.
 """
 
+import math
 import zlib
 from abc import ABC, abstractmethod
 from pathlib import Path
 
 import numpy as np
 
+from rankuq.errors import RankuqError
 from rankuq.registry import Registry
+from rankuq.tasks.files import line_error, open_text
 from rankuq.tasks.pool import Pool
 
 
@@ -26,6 +32,8 @@ class Strategy(ABC):
     name: str
     description: str
     needs_native: bool = False  # only pools whose files hold whole lists support it
+    from_run: bool = False  # lists are the strategy's top n as they are (no relevant ones added)
+    files: tuple[Path, ...] = ()  # files besides the task's that its lists depend on (cache keys hash them)
 
     def __init__(self, cache_dir: Path | None = None) -> None:
         self.cache_dir = cache_dir  # where expensive intermediates (embeddings) may be kept
@@ -37,8 +45,15 @@ class Strategy(ABC):
 
 
 REGISTRY: Registry[type[Strategy]] = Registry("negative-sampling strategy")
-get = REGISTRY.get
 names = REGISTRY.names
+
+
+def get(name: str) -> type[Strategy]:
+    """The strategy ``name``; ``run:<path>`` binds the ``run`` strategy to a run file."""
+    kind, colon, argument = name.partition(":")
+    if colon and kind == Run.name:
+        return Run.bound(argument)
+    return REGISTRY.get(name)
 
 
 def _contexts(pool: Pool, queries: np.ndarray) -> list[str]:
@@ -63,7 +78,7 @@ class Native(Strategy):
 @REGISTRY.register
 class Random(Strategy):
     name = "random"
-    description = "uniform draws from the split's corpus (NS_random, paper 000)"
+    description = "uniform draws from the split's corpus (NS_random, Penha & Hauff, 2021)"
 
     def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
         size = len(pool.cids)
@@ -76,7 +91,7 @@ class Random(Strategy):
 @REGISTRY.register
 class BM25(Strategy):
     name = "bm25"
-    description = "top BM25 (bm25s) candidates of the corpus, context as query (NS_classic, paper 000)"
+    description = "top BM25 (bm25s) candidates, context as query (NS_classic, Penha & Hauff, 2021)"
 
     def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
         import bm25s
@@ -107,3 +122,98 @@ class Dense(Strategy):
         contexts = embed(_contexts(pool, np.arange(len(pool.qids))), self.cache_dir)
         _, rows = index.search(contexts[queries], k)
         return list(rows.astype(np.int64))
+
+
+RUN_LAYOUT = "qid Q0 docno rank score tag"
+
+
+@REGISTRY.register
+class Run(Strategy):
+    """The top n documents of a TREC run per query, named ``run:<path>`` (ns in a grid, strategy in
+    ``build_shards``); a relative path is taken from the current directory.
+
+    Lists are the run's documents as they are, labelled by the task's judgments (unjudged: 0), so
+    a query's relevant documents the run missed are missing from its list too, as when reranking
+    any first stage. ``n`` is k (10 by default); a query with fewer documents in the run keeps
+    them all, one absent from the run has no list. Order follows trec_eval: score descending,
+    ties by docno descending; the rank column is ignored. Only the ``standard`` variant applies.
+    """
+
+    name = "run"
+    description = "rerank a first-stage TREC run: run:<path>, the top n documents of each query"
+    from_run = True
+    path: Path | None = None
+
+    @classmethod
+    def bound(cls, path: str) -> type["Run"]:
+        """The strategy reading ``path``, checked to be a file now (when a grid loads)."""
+        where = f"negative-sampling strategy 'run:{path}'"
+        if not path.strip():
+            raise RankuqError(f"{where}: name the run file, e.g. run:runs/bm25.trec")
+        file = Path(path).expanduser().resolve()
+        if not file.is_file():
+            raise RankuqError(f"{where}: run file not found: {file}; give a TREC run ({RUN_LAYOUT})")
+        return type("Run", (cls,), {"name": f"run:{path}", "path": file, "files": (file,)})
+
+    def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
+        if self.path is None:
+            raise RankuqError("the run strategy needs a run file: name it run:<path>")
+        ranking = read_run(self.path)
+        if not ranking.keys() & set(pool.qids):
+            raise RankuqError(
+                f"{self.path}: none of its {len(ranking)} queries is a query of {pool.task}/{pool.split}; "
+                "use a run of this split's queries"
+            )
+        row_of = {cid: row for row, cid in enumerate(pool.cids)}
+        out = []
+        for q, d in zip(queries, depth, strict=True):
+            docs = ranking.get(pool.qids[q], [])[: int(d)]
+            for line, doc in docs:
+                if doc not in row_of:
+                    raise line_error(
+                        self.path,
+                        line,
+                        f"document {doc} is not in the corpus of {pool.task}/{pool.split}; "
+                        "use a run over this task's documents",
+                    )
+            out.append(np.array([row_of[doc] for _, doc in docs], dtype=np.int64))
+        return out
+
+
+def read_run(path: Path) -> dict[str, list[tuple[int, str]]]:
+    """qid → (line, docno) best first, trec_eval's order; malformed lines raise naming the line."""
+    scored: dict[str, dict[str, tuple[float, int]]] = {}
+    with open_text(path, f"use a TREC run file ({RUN_LAYOUT})") as handle:
+        for line, text in enumerate(handle, start=1):
+            fields = text.split()
+            if not fields:
+                continue
+            if len(fields) != 6:
+                raise line_error(path, line, f"{len(fields)} fields, expected 6 ({RUN_LAYOUT})")
+            try:
+                score = float(fields[4])
+            except ValueError:
+                score = math.nan
+            if not math.isfinite(score):
+                raise line_error(path, line, f"score '{fields[4]}' is not a finite number")
+            docs = scored.setdefault(fields[0], {})
+            if fields[2] in docs:
+                first = docs[fields[2]][1]
+                raise line_error(
+                    path,
+                    line,
+                    f"document {fields[2]} listed twice for query {fields[0]} (first on line {first})",
+                )
+            docs[fields[2]] = (score, line)
+    if not scored:
+        raise RankuqError(f"{path}: no run lines; use a TREC run file ({RUN_LAYOUT})")
+    return {
+        qid: [(line, doc) for doc, (_, line) in sorted(docs.items(), key=_order, reverse=True)]
+        for qid, docs in scored.items()
+    }
+
+
+def _order(item: tuple[str, tuple[float, int]]) -> tuple[float, str]:
+    """(score, docno): sorted in reverse, trec_eval's order."""
+    doc, (score, _) = item
+    return score, doc

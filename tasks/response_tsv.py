@@ -1,4 +1,6 @@
-"""MSDialog and MANtIS response ranking (paper 000, 003, 004), read from their released TSV files.
+"""MSDialog and MANtIS response ranking, read from their released TSV files.
+
+As Penha & Hauff, 2021, and Ye et al., AAAI 2023 and ICASSP 2023, use them.
 
 Each line is ``label \\t turn_1 \\t … \\t turn_n \\t response`` (no header); consecutive lines that
 share the same turns form one native list (10 candidates as released: the true response and 9

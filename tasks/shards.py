@@ -9,6 +9,7 @@ folder, which lookups ignore and which is safe to delete).
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -23,6 +24,7 @@ from rankuq import tasks
 from rankuq.contract import validate_candidates
 from rankuq.errors import RankuqError
 from rankuq.shards import MANIFEST, PART
+from rankuq.tasks import negatives
 from rankuq.tasks.base import require_files
 from rankuq.tasks.embeddings import encoder_id
 from rankuq.tasks.lists import build_lists, check_native, check_settings, resolve_n
@@ -68,7 +70,7 @@ def _settings(
     }
     if strategy == "dense":
         settings["encoder"] = encoder_id()
-    sources = loader.source_files(root, split)
+    sources = [*loader.source_files(root, split), *negatives.get(strategy).files]
     require_files(sources)
     return loader, settings, sources
 
@@ -77,7 +79,7 @@ def shard_folder(task: str, split: str, *, root: Path, cache_dir: Path, **option
     """The folder ``build_shards`` writes (or reuses) for the same arguments, without building it.
     Its name hashes the settings and the source files' bytes (so they are read, not written)."""
     _, settings, sources = _settings(task, split, Path(root), **options)
-    return Path(cache_dir) / f"{task}-{split}-{_cache_key(settings, sources, Path(root))}"
+    return _target(Path(cache_dir), task, split, _cache_key(settings, sources, Path(root)))
 
 
 def build_shards(task: str, split: str, *, root: Path, cache_dir: Path, **options: Any) -> Path:
@@ -93,7 +95,7 @@ def build_shards(task: str, split: str, *, root: Path, cache_dir: Path, **option
     """
     root, cache_dir = Path(root), Path(cache_dir)
     loader, settings, sources = _settings(task, split, root, **options)
-    target = cache_dir / f"{task}-{split}-{_cache_key(settings, sources, root)}"
+    target = _target(cache_dir, task, split, _cache_key(settings, sources, root))
     if target.is_dir():
         return target
     pool = loader.pool(split, root)
@@ -108,16 +110,26 @@ def build_shards(task: str, split: str, *, root: Path, cache_dir: Path, **option
     return target
 
 
+def _target(cache_dir: Path, task: str, split: str, key: str) -> Path:
+    """A list folder's path. A family task's name ("beir/scifact", "parquet:/a/b.parquet") becomes
+    one short, portable folder name; the key (over the whole name) keeps it unique."""
+    readable = re.sub(r"[^\w.-]+", "+", task).strip("+")
+    readable = readable if len(readable) <= 48 else f"{readable[:16]}+{readable[-31:]}"
+    return cache_dir / f"{readable}-{split}-{key}"
+
+
 def _cache_key(settings: dict[str, object], sources: list[Path], root: Path) -> str:
     """First 12 hex digits of a sha256 over the settings and the bytes of the source files.
 
-    Files are named relative to ``root``, so moving the data folder keeps the cache valid.
+    Files are named relative to ``root``, so moving the data folder keeps the cache valid (files
+    outside it, a run file, by their absolute path).
     """
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     for path in sources:
         with path.open("rb") as handle:
             file_hash = hashlib.file_digest(handle, "sha256").hexdigest()
-        digest.update(f"\n{path.relative_to(root).as_posix()} {file_hash}".encode())
+        name = path.relative_to(root) if path.is_relative_to(root) else path
+        digest.update(f"\n{name.as_posix()} {file_hash}".encode())
     return digest.hexdigest()[:12]
 
 

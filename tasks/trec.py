@@ -1,7 +1,7 @@
-"""TREC test collections: a topics file, a qrels file and a BEIR-style ``corpus.jsonl`` (paper 001).
+"""TREC test collections: a topics file, a qrels file and a BEIR-style ``corpus.jsonl`` (Cohen et al., 2021).
 
 ``<folder>/topics.txt`` is either TREC SGML (``<top> <num> Number: 301 <title> …``; the title is
-the query, as paper 001 uses Robust04) or TSV ``qid<TAB>query`` (the TREC DL query files).
+the query, as Cohen et al. (2021) use Robust04) or TSV ``qid<TAB>query`` (the TREC DL query files).
 ``<folder>/qrels.txt`` is ``qid iteration docid grade``. Only a test split: these collections
 evaluate models trained elsewhere (MS MARCO → Robust04, TREC DL 2019).
 """
@@ -86,8 +86,8 @@ class TrecFolder(Task):
         require_files(paths)
         qrels = read_trec_qrels(qrels_path)
         builder = PoolBuilder(self.name, split, qrels_path, native=False)
-        read_corpus(corpus, builder)
-        add_queries(builder, qrels, read_topics(topics), (qrels_path, topics))
+        skipped = read_corpus(corpus, builder)
+        add_queries(builder, qrels, read_topics(topics), (qrels_path, topics), skipped)
         return builder.build()
 
 
@@ -95,11 +95,11 @@ class TrecFolder(Task):
 class Robust04(TrecFolder):
     name = "robust04"
     folder = "robust04"
-    description = "TREC Robust04, title queries (paper 001: MS MARCO → Robust04), test only"
+    description = "TREC Robust04, title queries (MS MARCO → Robust04, Cohen et al., 2021), test only"
 
 
 @REGISTRY.register
 class TrecDl19(TrecFolder):
     name = "trec_dl19"
     folder = "trec_dl19"
-    description = "TREC Deep Learning 2019 passage, graded qrels (paper 001), test only"
+    description = "TREC Deep Learning 2019 passage, graded qrels (Cohen et al., 2021), test only"

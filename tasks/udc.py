@@ -1,4 +1,5 @@
-"""Ubuntu Dialogue Corpus: v1 CSV files (Lowe et al. 2015; paper 004) and DSTC7/DSTC8 JSON (paper 000).
+"""Ubuntu Dialogue Corpus: v1 CSV files (Lowe et al., 2015; Ye et al., ICASSP 2023) and DSTC7/DSTC8
+JSON (Penha & Hauff, 2021).
 
 ``udc`` reads ``udc/train.csv`` (``Context,Utterance,Label``: a true or a random response per row)
 and ``udc/valid.csv`` / ``udc/test.csv`` (``Context,Ground Truth Utterance,Distractor_0…8``: native

@@ -1,6 +1,6 @@
-"""Expected calibration error over candidate rows (paper 000 §3.1; Naeini et al., 2015).
+"""Expected calibration error over candidate rows (Penha & Hauff, 2021 §3.1; Naeini et al., 2015).
 
-Two metrics: ``ECE`` is paper 000's, computed "using a balanced number of relevant and non
+Two metrics: ``ECE`` is Penha & Hauff, 2021's, computed "using a balanced number of relevant and non
 relevant documents" (Table 1 caption); ``ECE.all`` pools every candidate row (the test lists'
 natural prior, about 1 relevant in 8 on WikiQA), which a base-rate shift dominates.
 """
@@ -17,7 +17,7 @@ def bin_index(values: np.ndarray, n_bins: int = 10, adaptive: bool = False) -> n
 
     Equal width: bin b holds b/n_bins <= value < (b+1)/n_bins, the last bin also 1.0 (edges are
     the doubles nearest b/n_bins, so a value written 0.1 lands in bin 1).
-    Adaptive (paper 001 §4.5): edge b is the value of rank ⌊b·n/n_bins⌋ (0-based, ascending) and
+    Adaptive (Cohen et al., 2021 §4.5): edge b is the value of rank ⌊b·n/n_bins⌋ (0-based, ascending) and
     bin b holds edge_b <= value < edge_{b+1}; without ties every bin holds ⌊(b+1)·n/C⌋ − ⌊b·n/C⌋
     values, and equal values never straddle two bins (a tied block joins the higher bin).
     """
@@ -101,7 +101,7 @@ def expected_calibration_error(
     """ECE = Σ_b |B_b|/n · |avg(B_b) − rel(B_b)/|B_b||, over the bins of ``bin_index``.
 
     ``outcomes`` is 1 for a relevant candidate (or a correctly ordered pair, for ERCE), else 0.
-    Each bin term equals |Σ_B score − Σ_B outcome| / n; unlike paper 000's public code, the sum is
+    Each bin term equals |Σ_B score − Σ_B outcome| / n; unlike Penha & Hauff, 2021's public code, the sum is
     not divided by the number of bins again. With ``weights`` every sum and count is weighted
     (|B_b| = Σ_B w, n = Σ w); adaptive bins stay equal in count, not in weight.
     """

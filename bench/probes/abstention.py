@@ -1,4 +1,4 @@
-"""Abstention (paper 002): does a confidence function know which rankings to withhold?
+"""Abstention (Gisserot-Boukhlef et al., 2024): does a confidence function know which rankings to withhold?
 
 Protocol, fixed so results are exact. Abstention rates r ∈ {0, 0.1, …, 0.8}; at rate r the
 mechanism abstains on the ⌊r·N⌋ queries of lowest confidence (ties: lower qid first) and its
@@ -10,7 +10,8 @@ queries at every r. AUC is the trapezoid rule over r; nAUC = (AUC − AUC_random
 Queries without a relevant candidate (every metric 0) and one-candidate queries (u_1-2
 undefined) are left out, with a note. Data-driven confidences are fitted on a reference set:
 ``dev`` when given (another task's or shift's table makes this the domain-transfer study of
-§5.4), else paper 002's protocol of 80/20 reference/test splits of the table over ``splits``
+§5.4), else Gisserot-Boukhlef et al. (2024)'s protocol of 80/20 reference/test splits of the table
+over ``splits``
 seeds (seed, seed + 1, …), every confidence evaluated on the same test parts and averaged.
 
 Metric keys: ``nAUC.<m>.<u>``, ``AUC.<m>.<u>``, ``AUC.<m>.oracle``, ``AUC.<m>.random``;
@@ -117,7 +118,7 @@ class Bounds:
         return cls(oracle_curve(metric), np.full(len(RATES), metric.mean()))
 
     def normalise(self, curve: np.ndarray) -> NormalisedAUC:
-        """nAUC = (AUC − AUC_random) / (AUC_oracle − AUC_random) (paper 002 eq. 8)."""
+        """nAUC = (AUC − AUC_random) / (AUC_oracle − AUC_random) (Gisserot-Boukhlef et al., 2024 eq. 8)."""
         auc, oracle, random = area(curve), area(self.oracle), area(self.random)
         return NormalisedAUC(
             (auc - random) / (oracle - random) if oracle > random else np.nan, auc, oracle, random

@@ -1,8 +1,9 @@
-"""Calibration: ECE with equal-width and adaptive bins (paper 000 §3.1, C = 10), ERCE (paper 001
-eq. 12), ECE as the number of non-relevant candidates grows (paper 000 Figure 2), reliability
+"""Calibration: ECE with equal-width and adaptive bins (Penha & Hauff, 2021 §3.1, C = 10),
+ERCE (Cohen et al., 2021
+eq. 12), ECE as the number of non-relevant candidates grows (Penha & Hauff, 2021 Figure 2), reliability
 diagrams.
 
-Metric keys: ``ECE`` (paper 000's: relevant and non-relevant candidates balanced per query,
+Metric keys: ``ECE`` (Penha & Hauff, 2021's: relevant and non-relevant candidates balanced per query,
 ``bench.metrics.ece.balanced_weights``), ``ECE.all`` (every candidate pooled), ``ECE.adaptive``
 (every candidate pooled, equal-mass bins), ``ERCE``, ``ECE.nonrel_<k>``.
 """
@@ -50,7 +51,7 @@ def relevant_pairs(lists: ScoredLists) -> tuple[np.ndarray, np.ndarray]:
 
 def pair_probabilities(lists: ScoredLists) -> np.ndarray:
     """P(D_i > D_j) for each pair of ``relevant_pairs`` (i relevant, j not), one estimator for
-    every ranker: the mean over the draws t of paper 001's pairwise softmax σ(z_i^t − z_j^t),
+    every ranker: the mean over the draws t of Cohen et al., 2021's pairwise softmax σ(z_i^t − z_j^t),
     draws paired by index (for an ensemble, the same member). z is the logit of a draw that is a
     probability (the 2-way head's logit: σ(z_i − z_j) = p_i(1−p_j) / (p_i(1−p_j) + p_j(1−p_i)),
     ½ when both p are 0 or both 1) and the raw score otherwise. With one draw (S = 1) this is
@@ -88,13 +89,13 @@ def _pairwise_softmax(p: np.ndarray, q: np.ndarray, probabilistic: bool) -> np.n
 def expected_ranking_calibration_error(
     lists: ScoredLists, n_bins: int = N_BINS
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """ERCE (paper 001 eq. 12) = Σ_m |B_m|/n · |mean_{B_m} P(D_i > D_j) − mean_{B_m} 1(D_i > D_j)|.
+    """ERCE (Cohen et al., 2021 eq. 12) = Σ_m |B_m|/n · |mean_{B_m} P(D_i > D_j) − mean_{B_m} 1(D_i > D_j)|.
 
     Over the n pairs of a relevant and a non-relevant candidate of one query, each written in
     the order the model prefers, as ECE (eq. 11) uses the predicted class: the confidence
     P(D_i > D_j) = max(P, 1 − P) with P from ``pair_probabilities``, and 1(D_i > D_j) = 1 when
     that order ranks the relevant candidate first (it increases MAP), 0 when it does not, ½ when
-    P = ½ (no preference). Bins are adaptive (equal mass, paper 001 §4.5). Returns ERCE and the
+    P = ½ (no preference). Bins are adaptive (equal mass, Cohen et al., 2021 §4.5). Returns ERCE and the
     pairs' (confidences, outcomes) for the reliability diagram.
     """
     p = pair_probabilities(lists)
@@ -129,7 +130,7 @@ def query_parts(lists: ScoredLists, n_bins: int = N_BINS) -> dict[str, tuple[np.
 
 
 def subsample_negatives(lists: ScoredLists, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
-    """Candidate lists of 1 relevant and k non-relevant candidates (paper 000 Figure 2).
+    """Candidate lists of 1 relevant and k non-relevant candidates (Penha & Hauff, 2021 Figure 2).
 
     Of the queries with exactly one relevant candidate and at least k non-relevant ones, keep the
     relevant candidate and the k non-relevant ones with the smallest keys drawn by

@@ -1,4 +1,5 @@
-"""Confidence functions u(z) of paper 002 over a query's relevance scores z: high u, rank; low u,
+"""Confidence functions u(z) of Gisserot-Boukhlef et al. (2024) over a query's relevance scores z:
+high u, rank; low u,
 abstain. Reference-free heuristics (§3.1), learners fitted on a reference set of sorted score
 vectors and metric values (§3.2, appendix D) and, for stochastic rankers, the draws' variance.
 """
@@ -14,7 +15,7 @@ from rankuq.errors import RankuqError
 REFERENCE_FREE = ("u_max", "u_std", "u_1-2")
 DATA_DRIVEN = ("u_lin", "u_log", "u_mah", "u_rf", "u_mlp")
 UNCERTAINTY = ("u_mean_var", "u_top_var")  # stochastic rankers only (S > 1)
-K = 10  # sorted scores per query fed to the learners (paper 002 reranks 10 candidates)
+K = 10  # sorted scores per query fed to the learners (Gisserot-Boukhlef et al., 2024 reranks 10 candidates)
 REGULARISATION = 0.1  # λ of u_lin (ridge) and u_log (l2 logistic regression)
 QUALIFICATION = 0.25  # u_log, u_mah: the top / bottom quarter by metric are good / bad instances
 
@@ -58,7 +59,8 @@ def free_confidence(lists: ScoredLists, name: str) -> np.ndarray:
 
 
 def sorted_scores(lists: ScoredLists, k: int = K) -> np.ndarray:
-    """The learners' input s(z): a query's top-k scores in increasing order (paper 002 eq. 3);
+    """The learners' input s(z): a query's top-k scores in increasing order (Gisserot-Boukhlef et al.,
+    2024, eq. 3);
     a list shorter than k repeats its lowest score (``top_k``)."""
     return top_k(lists.scores, lists.length, k)[:, ::-1]
 

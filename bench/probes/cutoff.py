@@ -1,4 +1,4 @@
-"""Cutoff prediction (paper 001 §4.5.1, §5.4): where to cut a ranked list to maximise F1.
+"""Cutoff prediction (Cohen et al., 2021 §4.5.1, §5.4): where to cut a ranked list to maximise F1.
 
 For a query's top-k list, cutting after c candidates scores F1(c) = 2·rel@c / (c + |relevant|)
 (|relevant|: the query's judged relevant candidates; cutting past a short list keeps it whole).

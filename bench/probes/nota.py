@@ -1,4 +1,4 @@
-"""None-of-the-above prediction (paper 000 §4.2, §5.3): does a query's score list, and its
+"""None-of-the-above prediction (Penha & Hauff, 2021 §4.2, §5.3): does a query's score list, and its
 uncertainty, tell whether any candidate is relevant?
 
 A query is NOTA when none of its candidates is relevant (label 0 throughout). A random forest
@@ -10,7 +10,7 @@ Metric keys: ``NOTA.F1.mean``, ``NOTA.F1.mean.std`` (over the folds), ``NOTA.F1.
 ``NOTA.F1.mean_var.std`` and ``NOTA.p_value`` (paired t-test over the folds, E[R] + var[R]
 against E[R]).
 
-``cross_method`` is paper 000's cross-method input space (Tables 4–5, "E[R^D] + var[R^E]"): one
+``cross_method`` is Penha & Hauff, 2021's cross-method input space (Tables 4–5, "E[R^D] + var[R^E]"): one
 ranker's means (e.g. the deterministic `bert`) with another ranker's variances of the same
 candidates (e.g. the ensemble's), keys ``NOTA.F1.mean_cross_var``, ``NOTA.F1.mean_cross_var.std``
 and ``NOTA.cross.p_value`` beside the means-only space.

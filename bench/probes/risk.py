@@ -1,12 +1,12 @@
-"""Risk-aware ranking from the draws: RA (paper 000 §3.2.4, b chosen on dev, Figure 3) and
-CVaR_α, optimistic and pessimistic (paper 001 §3.5).
+"""Risk-aware ranking from the draws: RA (Penha & Hauff, 2021 §3.2.4, b chosen on dev, Figure 3) and
+CVaR_α, optimistic and pessimistic (Cohen et al., 2021 §3.5).
 
-Two covariance terms (``covariance``): ``all``, the authors' public code of paper 000 (each
+Two covariance terms (``covariance``): ``all``, the authors' public code of Penha & Hauff, 2021 (each
 candidate's covariance summed over every other candidate of its list, one score per candidate,
-then sorted), the default; ``above``, the portfolio greedy of Wang & Zhu (2009) that paper 000's
+then sorted), the default; ``above``, the portfolio greedy of Wang & Zhu (2009) that Penha & Hauff, 2021's
 formula writes (summed over the candidates already ranked above), whose first pick ignores
 covariance. The b grid holds the authors' {0, 0.1, …, 1}, larger b, and negative b (risk
-predilection, which paper 000 §5.2 tried and found worse than b = 0).
+predilection, which Penha & Hauff, 2021 §5.2 tried and found worse than b = 0).
 
 Metric keys (m ∈ R_at_1, AP, RR, nDCG_at_10): ``RA.b`` (chosen on dev, or given), ``RA.<m>`` and
 ``RA.<m>.p_value`` (paired t-test per query against the mean ranking, b = 0), ``CVaR.optimistic.<m>``,
@@ -38,7 +38,7 @@ _CELLS = 1 << 22  # covariance entries per block of queries (32 MiB of float64)
 def risk_aware_orders(
     lists: ScoredLists, bs: Sequence[float], covariance: Covariance = "all"
 ) -> dict[float, np.ndarray]:
-    """The RA-BERT ranking (paper 000 §3.2.4) of every query for each risk aversion b.
+    """The RA-BERT ranking (Penha & Hauff, 2021 §3.2.4) of every query for each risk aversion b.
 
     Candidate r scores E[R_r] − b·var[R_r] − 2b·Σ cov[R_r, R_i], E being prob_mean and var, cov
     the population (ddof = 0) moments of the S draws, draw t of each candidate paired. With
@@ -96,7 +96,7 @@ def _greedy(mean: np.ndarray, covariance: np.ndarray, mask: np.ndarray, b: float
 
 
 def cvar(lists: ScoredLists, alpha: float = ALPHA, optimistic: bool = True) -> np.ndarray:
-    """CVaR_α of each candidate's draws (paper 001 §3.5): the mean of the m = S − ⌊α·S⌋ highest
+    """CVaR_α of each candidate's draws (Cohen et al., 2021 §3.5): the mean of the m = S − ⌊α·S⌋ highest
     draws (optimistic, E[S | S ≥ F⁻¹(α)]) or lowest draws (pessimistic); α = 0 is the mean.
     With one draw it is prob_mean. [Q, L], like ``lists.scores``."""
     if not 0 <= alpha < 1:

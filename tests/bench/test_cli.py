@@ -1,4 +1,5 @@
 import gzip
+import importlib.metadata
 import json
 import subprocess
 import sys
@@ -6,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
+import rankuq
 from rankuq.bench.cli import main
 from rankuq.tasks import data_root as tasks_data_root
 
 
 def test_tasks_and_methods_list_the_registries(capsys):
     assert main(["tasks"]) == 0
-    assert "wikiqa" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert all(name in out for name in ("wikiqa", "trecqa_clean", "semeval_graded", "beir/<name>", "run"))
     assert main(["methods"]) == 0
     out = capsys.readouterr().out
     assert "mc_dropout" in out and "T=10" in out and "M=5" in out
@@ -120,3 +123,11 @@ def test_leaderboard_from_mlflow_writes_the_named_grid(tracking_uri, tmp_path, c
     assert "old-grid: wikiqa" in capsys.readouterr().out
     assert sorted(p.name for p in out.iterdir()) == ["leaderboard.md", "report.html"]
     assert (out / "report.html").read_text().count("<img") == 4
+
+
+def test_version_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"rankuq {rankuq.__version__}"
+    assert rankuq.__version__ == importlib.metadata.version("rankuq")

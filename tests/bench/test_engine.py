@@ -132,23 +132,20 @@ def test_gp_heads_score_prob_mean_with_the_paper_s_approximation(name, dev_shard
     004; Gauss–Hermite for PG-GP, paper 003), not the mean of its S draws, which stay the samples;
     the same through the Ray Data scorer and the in-process ``score_frame``."""
     raw = {"features": 32, "S": 8} | ({"chains": 2, "steps": 2} if name == "pg_gp" else {})
-    method = methods.get(name)()
-    params = method.parse(raw, "test")
-    model = method.build_model(TINY_MODEL, params, seed=0)
+    method = methods.create(name, raw, "test")
+    model = method.build_model(TINY_MODEL, seed=0)
     rows = read_shards(dev_shards).to_pandas().head(16)
     inputs = encode_pairs(
         load_tokenizer(TINY_MODEL), [list(c) for c in rows["context"]], rows["text"].tolist(), 32
     )
     model.train()
-    method.loss(model, inputs, torch.tensor(rows["label"].to_numpy() > 0).long(), params)  # a posterior
+    method.loss(model, inputs, torch.tensor(rows["label"].to_numpy() > 0).long())  # a posterior
     torch.save(model.state_dict(), tmp_path / "model.pt")
-    loaded = method.load_member(TINY_MODEL, params, tmp_path / "model.pt")
+    loaded = method.load_member(TINY_MODEL, tmp_path / "model.pt")
     with torch.inference_mode():
-        _, _, probability = method.predictive([loaded], inputs, params)
-        draws = method.sample([loaded], inputs, params)
-    scorer = ShardScorer(
-        name, raw, TINY_MODEL.model_dump(), [str(tmp_path / "model.pt")], str(dev_shards), 1, "fp32"
-    )
+        _, _, probability = method.predictive([loaded], inputs)
+        draws = method.sample([loaded], inputs)
+    scorer = ShardScorer(spec(name, raw, tmp_path / "model.pt", dev_shards, "fp32").to_dict())
     scored = scorer(rows)
     np.testing.assert_allclose(scored["prob_mean"], probability.numpy(), rtol=1e-5)
     np.testing.assert_allclose(np.stack(scored["samples"]), draws.numpy(), rtol=1e-5)

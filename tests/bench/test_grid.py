@@ -101,3 +101,19 @@ def test_shifts_name_train_and_test_sides(tmp_path):
 def test_bad_shifts_are_one_clear_error(tmp_path, text, match):
     with pytest.raises(RankuqError, match=match):
         load_grid(write(tmp_path, text))
+
+
+def test_a_shift_may_rerank_a_run_file_checked_when_the_grid_loads(tmp_path):
+    run = tmp_path / "bm25.trec"
+    run.write_text("q1 Q0 d1 1 1.0 bm25\n")
+    shift = "{train: {task: wikiqa}, test: {task: wikiqa, ns: 'run:%s'}}"
+    spec, _ = load_grid(write(tmp_path, f"shifts: [{shift % run}]\nmethods: {{bert: {{}}}}\n"))
+    assert spec.shifts[0].test.ns == f"run:{run}"
+    missing = write(tmp_path, f"shifts: [{shift % (tmp_path / 'none.trec')}]\nmethods: {{bert: {{}}}}\n")
+    with pytest.raises(RankuqError, match=r"grid.yaml: .*'run:.*none\.trec': run file not found"):
+        load_grid(missing)
+    unknown = write(
+        tmp_path, "shifts: [{train: {task: wikiqa, ns: bm26}, test: {task: wikiqa}}]\nmethods: {bert: {}}\n"
+    )
+    with pytest.raises(RankuqError, match=r"unknown negative-sampling strategy 'bm26'"):
+        load_grid(unknown)

@@ -1,3 +1,6 @@
+import re
+import sys
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -124,3 +127,14 @@ def test_a_bucketed_scorer_call_equals_scoring_row_by_row(tmp_path):
     rows["text"] = [text + " word" * (i % 7) for i, text in enumerate(rows.text)]
     alone = np.concatenate([score(rows.iloc[[i]]) for i in range(len(rows))])
     np.testing.assert_allclose(score(rows), alone, atol=1e-6)
+
+
+def test_method_descriptions_and_docstrings_cite_by_author_and_year():
+    """Papers are cited as "Penha & Hauff, 2021", never by the project's internal file numbers."""
+    internal = re.compile(r"\[0\d\d\b|\bpapers? 0\d\d\b|\b0\d\d §")
+    for name in methods.names():
+        method = methods.get(name)
+        module = sys.modules[method.__module__]
+        for text in (method.description, method.__doc__ or "", module.__doc__ or ""):
+            assert not internal.search(text), (name, text)
+    assert "[Penha & Hauff, 2021]" in methods.get("mc_dropout").description

@@ -58,7 +58,7 @@ def test_augmented_nll_is_the_gaussian_marginal_up_to_a_constant():
 
 
 def test_weight_space_posterior_is_the_function_space_predictive(build):
-    """μ* = K*ᵀ(K + Ω⁻¹)⁻¹Ω⁻¹κ and Σ* = K** − K*ᵀ(K + Ω⁻¹)⁻¹K* (paper 003 eq. 14), K = ΦΦᵀ."""
+    """μ* = K*ᵀ(K + Ω⁻¹)⁻¹Ω⁻¹κ and Σ* = K** − K*ᵀ(K + Ω⁻¹)⁻¹K* (Ye et al., AAAI 2023, eq. 14), K = ΦΦᵀ."""
     _, _, model = build("pg_gp", {"features": 16})
     head = model.head
     train, test = torch.randn(5, 32), torch.randn(3, 32)

@@ -7,8 +7,10 @@ import pytest
 
 from rankuq import tasks
 from rankuq.errors import RankuqError
+from rankuq.shards import read_shards
 from rankuq.tasks.beir import Beir, MsMarco
 from rankuq.tasks.lists import build_lists
+from rankuq.tasks.shards import build_shards
 
 CORPUS = [
     {"_id": f"d{i}", "title": f"title {i}", "text": f"passage number {i} about topic {i % 3}"}
@@ -80,7 +82,10 @@ def test_negative_grade_counts_as_non_relevant(tmp_path: Path) -> None:
             {"corpus": [*CORPUS, {"_id": "d1", "text": "again"}]},
             r"corpus\.jsonl: line 13: document _id d1 appears twice",
         ),
-        ({"corpus": [*CORPUS, {"_id": "d99", "text": " "}]}, r"corpus\.jsonl: line 13: empty text"),
+        (
+            {"corpus": [*CORPUS, {"_id": "d1", "title": "", "text": ""}]},
+            r"corpus\.jsonl: line 13: document _id d1 appears twice",
+        ),
         ({"queries": [{"_id": "q1", "text": ""}]}, r"queries\.jsonl: line 1: empty query text"),
     ],
 )
@@ -90,7 +95,77 @@ def test_bad_files(tmp_path: Path, kwargs: dict, message: str) -> None:
         Beir().pool("test", tmp_path)
 
 
-def test_missing_split_qrels(tmp_path: Path) -> None:
+def test_a_missing_split_names_the_splits_the_qrels_folder_has(tmp_path: Path) -> None:
     write(tmp_path)
-    with pytest.raises(RankuqError, match=r"data file not found: .*beir/qrels/dev\.tsv"):
+    message = (
+        r"beir/qrels/dev\.tsv not found: beir has no dev split; its qrels folder has test; beir is test-only"
+    )
+    with pytest.raises(RankuqError, match=message):
         Beir().pool("dev", tmp_path)
+
+
+def test_documents_without_title_and_text_are_skipped_with_their_judgments(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    empty = [{"_id": "e1", "title": "", "text": ""}, {"_id": "e2", "text": "  "}]
+    qrels = [*QRELS, "q1\te1\t1", "q3\te2\t1", "q3\te1\t0"]  # q3 is left with no judgment
+    write(tmp_path, corpus=[*CORPUS, *empty], qrels=qrels)
+    pool = Beir().pool("test", tmp_path)
+    assert "e1" not in pool.cids and "e2" not in pool.cids and len(pool.cids) == 12
+    assert pool.qids == ["q1", "q2"]
+    assert [pool.cids[row] for row, _ in pool.judged[0]] == ["d1", "d4", "d7"]
+    warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert len(warnings) == 2
+    assert warnings[0].endswith("corpus.jsonl: skipped 2 documents with no title and no text")
+    assert warnings[1].endswith(
+        "test.tsv: dropped 3 judgments of documents with no title and no text (1 queries left with none)"
+    )
+
+
+def write_dataset(root: Path, name: str, splits: tuple[str, ...]) -> None:
+    """A BEIR dataset under beir/<name>/ with a qrels file for each of ``splits``."""
+    folder = write(root / "staging")
+    target = root / "beir" / name
+    target.mkdir(parents=True)
+    for part in ("corpus.jsonl", "queries.jsonl"):
+        (target / part).write_text((folder / part).read_text())
+    (target / "qrels").mkdir()
+    for split in splits:
+        (target / "qrels" / f"{split}.tsv").write_text((folder / "qrels" / "test.tsv").read_text())
+
+
+def test_beir_name_reads_its_folder_with_the_splits_its_qrels_have(tmp_path: Path) -> None:
+    write_dataset(tmp_path, "scifact", ("train", "test"))
+    write_dataset(tmp_path, "cqadupstack/android", ("test",))
+    scifact = tasks.get("beir/scifact")
+    assert scifact is tasks.get("beir/scifact") and scifact.name == "beir/scifact"
+    assert scifact().splits_in(tmp_path) == ["train", "test"]
+    pool = scifact().pool("train", tmp_path)
+    assert pool.task == "beir/scifact" and pool.qids == ["q1", "q2"]
+    assert pool.source == tmp_path / "beir" / "scifact" / "qrels" / "train.tsv"
+    android = tasks.get("beir/cqadupstack/android")()
+    assert android.splits_in(tmp_path) == ["test"]
+    with pytest.raises(
+        RankuqError, match=r"has no train split; .* is test-only: use it as a shift's test side"
+    ):
+        android.pool("train", tmp_path)
+
+
+def test_beir_name_builds_shards_in_one_cache_folder(tmp_path: Path) -> None:
+    write_dataset(tmp_path, "scifact", ("test",))
+    path = build_shards("beir/scifact", "test", root=tmp_path, cache_dir=tmp_path / "cache", n=4)
+    assert path.parent == tmp_path / "cache" and path.name.startswith("beir+scifact-test-")
+    table = read_shards(path)
+    assert set(table.column("task").to_pylist()) == {"beir/scifact"}
+    assert table.num_rows == 8 and set(table.column("ns").to_pylist()) == {"bm25"}
+
+
+@pytest.mark.parametrize("name", ["beir/", "beir/../wikiqa", "beir/a b"])
+def test_a_bad_beir_name_is_refused(name: str) -> None:
+    with pytest.raises(RankuqError, match=r"name a folder under beir/"):
+        tasks.get(name)
+
+
+def test_an_unknown_task_lists_the_families() -> None:
+    with pytest.raises(RankuqError, match=r"unknown task 'scifact'; valid tasks: .*wikiqa; or beir/<name>"):
+        tasks.get("scifact")

@@ -2,6 +2,7 @@
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -10,9 +11,11 @@ import pytest
 from rankuq import tasks
 from rankuq.contract import CANDIDATE_SCHEMA, validate_candidates
 from rankuq.errors import RankuqError
+from rankuq.shards import read_shards
 from rankuq.tasks import negatives
 from rankuq.tasks.lists import VARIANTS, build_lists
 from rankuq.tasks.pool import Pool
+from rankuq.tasks.shards import build_shards
 
 SAMPLED = ["random", "bm25", "dense"]
 
@@ -176,4 +179,52 @@ def test_bad_settings(make_pool: Callable[..., Pool], kwargs: dict, message: str
 
 
 def test_strategies_registered() -> None:
-    assert negatives.names() == ["bm25", "dense", "native", "random"]
+    assert negatives.names() == ["bm25", "dense", "native", "random", "run"]
+
+
+def test_run_lists_are_the_runs_top_n_as_they_are(
+    make_pool: Callable[..., Pool], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Relevant documents the run missed stay missing, unjudged ones are 0; q0 has no run lines."""
+    pool = make_pool()
+    lines = [f"q{q} Q0 d{d} {d} {-d} sys" for q in range(1, 5) for d in range(5)]
+    run = tmp_path / "run.trec"
+    run.write_text("\n".join(lines) + "\n")
+    with caplog.at_level(logging.WARNING):
+        table = build_lists(pool, f"run:{run}", n=3)
+    assert "kept 4 of 12 queries; dropped 8 not in the run" in caplog.text
+    validate_candidates(table, "run lists")
+    judged = {
+        qid: {pool.cids[row]: label for row, label in j}
+        for qid, j in zip(pool.qids, pool.judged, strict=True)
+    }
+    for qid, rows in by_query(table).items():
+        assert sorted(row["cid"] for row in rows) == ["d0", "d1", "d2"]  # the top 3 by score
+        assert all(row["label"] == judged[qid].get(row["cid"], 0) for row in rows)
+        assert {row["ns"] for row in rows} == {f"run:{run}"}
+    with pytest.raises(RankuqError, match=r"variant 'imbalance' .* use variant standard with a run strategy"):
+        build_lists(pool, f"run:{run}", n=3, variant="imbalance")
+
+
+def test_run_shards_rerank_a_run_over_real_wikiqa(tmp_path: Path) -> None:
+    """A run of three WikiQA dev questions (their sentences in reverse file order) → lists of its top 4."""
+    root = tasks.data_root()
+    pool = tasks.get("wikiqa")().pool("dev", root)
+    lines = [
+        f"{pool.qids[q]} Q0 {pool.cids[row]} {rank} {100 - rank} bm25"
+        for q in range(3)
+        for rank, (row, _) in enumerate(reversed(pool.judged[q]), start=1)
+    ]
+    run = tmp_path / "dev.trec"
+    run.write_text("\n".join(lines) + "\n")
+    path = build_shards("wikiqa", "dev", root=root, cache_dir=tmp_path / "cache", strategy=f"run:{run}", n=4)
+    table = read_shards(path)
+    assert table.column("qid").unique().to_pylist() == pool.qids[:3]
+    for q, (qid, rows) in enumerate(by_query(table).items()):
+        expected = dict(list(reversed(pool.judged[q]))[:4])
+        assert {pool.cids.index(row["cid"]): row["label"] for row in rows} == expected, qid
+    run.write_text("\n".join(lines[1:]) + "\n")  # another run: another cache entry
+    assert (
+        build_shards("wikiqa", "dev", root=root, cache_dir=tmp_path / "cache", strategy=f"run:{run}", n=4)
+        != path
+    )

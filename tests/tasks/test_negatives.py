@@ -1,11 +1,13 @@
 """The negative-sampling strategies on their own: what each ranks first, determinism, registry."""
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from rankuq.errors import RankuqError
 from rankuq.tasks import negatives
 from rankuq.tasks.negatives import query_rng
 from rankuq.tasks.pool import Pool, PoolBuilder
@@ -75,3 +77,57 @@ def test_dense_encodes_every_query_of_the_pool_once(tmp_path: Path, stub_encoder
     both = dense.candidates(pool, np.array([0, 1]), np.array([3, 3]), seed=0)
     assert stub_encoder == [5, 2]  # the corpus, then both queries: the subsets share the cache
     assert first[0].tolist() == both[1].tolist()
+
+
+RUN = [
+    "q0 Q0 d4 1 2.5 bm25",
+    "q0 Q0 d0 2 2.5 bm25",  # a tie with d4: trec_eval puts the larger docno first
+    "q0 Q0 d2 3 9.0 bm25",  # the rank column is ignored: the score puts d2 first
+    "q0 Q0 d3 4 0.5 bm25",
+    "q9 Q0 d1 1 1.0 bm25",  # a query of another split
+]
+
+
+def write_run(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "first-stage.trec"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_read_run_orders_by_score_then_docno_descending(tmp_path: Path) -> None:
+    ranking = negatives.read_run(write_run(tmp_path, RUN))
+    assert [doc for _, doc in ranking["q0"]] == ["d2", "d4", "d0", "d3"]
+    assert ranking["q0"][0] == (3, "d2")  # with its line
+
+
+def test_run_gives_the_top_depth_rows_of_each_query_in_the_run(tmp_path: Path) -> None:
+    strategy = negatives.get(f"run:{write_run(tmp_path, RUN)}")
+    assert strategy.from_run and strategy.files == (tmp_path / "first-stage.trec",)
+    assert ranked(strategy.name, tiny_pool(), depth=3) == [[2, 4, 0], []]  # q1 is not in the run
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ([*RUN, "q0 Q0 d1 5 1.0"], r"line 6: 5 fields, expected 6 \(qid Q0 docno rank score tag\)"),
+        ([*RUN, "q0 Q0 d1 5 nan x"], r"line 6: score 'nan' is not a finite number"),
+        ([*RUN, "q0 Q0 d1 5 high x"], r"line 6: score 'high' is not a finite number"),
+        ([*RUN, "q0 Q0 d4 5 1.0 x"], r"line 6: document d4 listed twice for query q0 \(first on line 1\)"),
+        ([*RUN, "q0 Q0 d99 5 1.0 x"], r"line 6: document d99 is not in the corpus of tiny/dev"),
+        (RUN[-1:], r"none of its 1 queries is a query of tiny/dev"),
+        ([""], r"no run lines"),
+    ],
+)
+def test_a_bad_run_names_the_file_and_line(tmp_path: Path, lines: list[str], message: str) -> None:
+    path = write_run(tmp_path, lines)
+    with pytest.raises(RankuqError, match=re.escape(str(path)) + ": " + message):
+        ranked(f"run:{path}", tiny_pool(), depth=9)
+
+
+def test_a_run_strategy_names_an_existing_file(tmp_path: Path) -> None:
+    with pytest.raises(RankuqError, match=r"'run:nowhere.trec': run file not found: .*nowhere\.trec"):
+        negatives.get("run:nowhere.trec")
+    with pytest.raises(RankuqError, match=r"name the run file, e\.g\. run:"):
+        negatives.get("run:")
+    with pytest.raises(RankuqError, match=r"needs a run file: name it run:<path>"):
+        ranked("run", tiny_pool())
