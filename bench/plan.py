@@ -33,6 +33,9 @@ def content_key(*parts: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+# Part of a post-hoc fit's key: bump it when a fit's maths or its saved state change.
+# 2: the maps of methods.calibrators (states name their map).
+FIT_VERSION = 2
 DATA_SEED = 0  # cuts the lists and draws the training pairs: every grid seed and member sees the same
 
 
@@ -245,6 +248,8 @@ def plan(
                 keys = tuple(job.key for job in jobs)
                 identity = (name, own.model_dump(), model, list(keys), seed, fit_on and fit_on.name)
                 identity += (scoring_precision(spec),)
+                fit = content_key("fit", FIT_VERSION, *identity) if fit_on else None
+                identity += (fit,) if fit else ()  # a refit map scores anew
                 scored_dev = None if fit_on else dev.get(label)
                 cell = Cell(
                     condition=label,
@@ -255,7 +260,7 @@ def plan(
                     key=content_key("predictions", tested[label].name, *identity),
                     dev_key=content_key("predictions", scored_dev.name, *identity) if scored_dev else None,
                     tuned=tuple(values.items()),
-                    fit=content_key("fit", *identity) if fit_on else None,
+                    fit=fit,
                 )
                 cells.append(cell)
                 if fit_on and cell.fit:
