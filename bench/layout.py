@@ -15,9 +15,10 @@ else joins folder names, so the layout of a run directory is read in one place:
       mlflow.db, mlartifacts/     the default (local) MLflow store
 """
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from rankuq.shards import plain_name
 
 MODEL_FILE = "model.pt"  # a member's weights: what scoring loads
 TRAINING_FILE = "training.json"  # a trained member's last reported metrics, beside its weights
@@ -57,10 +58,10 @@ class RunLayout:
 
     def predictions(self, task: str, method: str, seed: int, key: str, dev: bool = False) -> Path:
         folder = "predictions-dev" if dev else "predictions"
-        return self.root / folder / task / method / f"seed-{seed}-{key}.parquet"
+        return self.root / folder / plain_name(task) / method / f"seed-{seed}-{key}.parquet"
 
     def probes(self, task: str, method: str, seed: int, key: str) -> Path:
-        return self.root / "probes" / task / method / f"seed-{seed}-{key}"
+        return self.root / "probes" / plain_name(task) / method / f"seed-{seed}-{key}"
 
     @property
     def plots(self) -> Path:
@@ -71,8 +72,7 @@ class RunLayout:
         return self.plots / PLOT_INDEX
 
     def plot(self, kind: str, condition: str, method: str) -> Path:
-        name = re.sub(r"[^\w.-]+", "_", condition)  # shift labels hold ':' and '→'
-        return self.plots / f"{kind}-{name}-{method}.png"
+        return self.plots / f"{kind}-{plain_name(condition, '_', 200)}-{method}.png"
 
     @property
     def grid_file(self) -> Path:

@@ -4,6 +4,7 @@ A folder holds ``part-00000.parquet …`` (runs of whole queries) and ``manifest
 ``rankuq.tasks.shards.build_shards`` writes them.
 """
 
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -34,3 +35,12 @@ def read_shards(path: Path) -> pa.Table:
             f"{path}: unreadable shards ({exc}); delete the folder so build_shards rebuilds it"
         ) from exc
     return validate_candidates(table, str(path))
+
+
+def plain_name(name: str, joiner: str = "+", limit: int = 48) -> str:
+    """``name`` as one portable folder or file name: a family task's "beir/scifact" or
+    "parquet:/a/b.parquet", a shift's "wikiqa:bm25→clariq". Runs of other characters than letters,
+    digits, '.', '-' and '_' become ``joiner``; a long name keeps its start and end. Callers add a
+    content key where two names could meet."""
+    plain = re.sub(r"[^\w.-]+", joiner, name).strip(joiner)
+    return plain if len(plain) <= limit else f"{plain[:16]}{joiner}{plain[-(limit - 17) :]}"

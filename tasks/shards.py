@@ -9,7 +9,6 @@ folder, which lookups ignore and which is safe to delete).
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -23,7 +22,7 @@ import pyarrow.parquet as pq
 from rankuq import tasks
 from rankuq.contract import validate_candidates
 from rankuq.errors import RankuqError
-from rankuq.shards import MANIFEST, PART
+from rankuq.shards import MANIFEST, PART, plain_name
 from rankuq.tasks import negatives
 from rankuq.tasks.base import require_files
 from rankuq.tasks.embeddings import encoder_id
@@ -113,9 +112,7 @@ def build_shards(task: str, split: str, *, root: Path, cache_dir: Path, **option
 def _target(cache_dir: Path, task: str, split: str, key: str) -> Path:
     """A list folder's path. A family task's name ("beir/scifact", "parquet:/a/b.parquet") becomes
     one short, portable folder name; the key (over the whole name) keeps it unique."""
-    readable = re.sub(r"[^\w.-]+", "+", task).strip("+")
-    readable = readable if len(readable) <= 48 else f"{readable[:16]}+{readable[-31:]}"
-    return cache_dir / f"{readable}-{split}-{key}"
+    return cache_dir / f"{plain_name(task)}-{split}-{key}"
 
 
 def _cache_key(settings: dict[str, object], sources: list[Path], root: Path) -> str:
