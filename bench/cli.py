@@ -46,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
         evaluate.add_argument(f"--{probe}", action="store_true", help=f"add the {probe} probe (bench.probes)")
     evaluate.add_argument("--dev", type=Path, help="dev-split predictions Parquet: RA's b, abstention fits")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the probes' splits and learners")
+    evaluate.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a (qid, docno) listed twice instead of keeping its last line",
+    )
 
     board = commands.add_parser(
         "leaderboard", help="print a grid's per-condition tables; write leaderboard.md and report.html"
@@ -103,6 +108,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         probes=probes,
         dev=args.dev,
         seed=args.seed,
+        strict=args.strict,
     )
     if args.json:
         print(json.dumps(values))

@@ -3,6 +3,8 @@ against the baseline method, as Markdown and CSV; read back from a run directory
 out as paper 000's Tables 2–3 (per condition, relative change against the baseline with significance
 marks)."""
 
+import csv as csv_module
+import io
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -114,8 +116,7 @@ def read_run_dir(run_dir: Path) -> Board:
     csv = run_dir / "leaderboard.csv"
     if not csv.is_file():
         raise RankuqError(f"{csv} not found: run `rankuq run [GRID.yaml] --run-dir {run_dir}` first")
-    # Only empty fields are missing values: a method or condition may well be called 'NA'.
-    table = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+    table = _read_csv(csv)
     _check(table, str(csv))
     index = run_dir / "plots" / PLOT_INDEX
     plots = _read_index(index)
@@ -123,6 +124,29 @@ def read_run_dir(run_dir: Path) -> Board:
     if absent:
         raise RankuqError(f"{index} names missing plot files ({', '.join(absent)}): rerun `rankuq run`")
     return Board(run_dir.resolve().name, table, plots)
+
+
+def _read_csv(csv: Path) -> pd.DataFrame:
+    """leaderboard.csv, whole: a file cut mid-row or a row short of fields is refused, where pandas
+    would pad the row with missing values (a std of 0, a row gone from the board)."""
+    fix = "rerun `rankuq run` on its run directory to rewrite it"
+    try:
+        text = csv.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise RankuqError(f"{csv}: cannot read as UTF-8 text ({error}); {fix}") from None
+    if not text.endswith("\n"):
+        raise RankuqError(f"{csv}: cut off (no newline after the last row); {fix}")
+    rows = list(csv_module.reader(io.StringIO(text)))
+    short = next((i for i, row in enumerate(rows) if len(row) != len(rows[0])), None)
+    if short is not None:
+        raise RankuqError(
+            f"{csv}, line {short + 1}: {len(rows[short])} fields where the header has {len(rows[0])}; {fix}"
+        )
+    try:
+        # Only empty fields are missing values: a method or condition may well be called 'NA'.
+        return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise RankuqError(f"{csv}: not a leaderboard CSV ({error}); {fix}") from None
 
 
 def _check(table: pd.DataFrame, source: str) -> None:
@@ -139,6 +163,11 @@ def _check(table: pd.DataFrame, source: str) -> None:
     wrong += [] if is_bool_dtype(table["baseline"]) else ["baseline (True/False)"]
     if wrong:
         raise RankuqError(f"{source}: columns {wrong} hold values of the wrong type; {fix}")
+    blank = table[["condition", "method", "seeds"]].isna().any(axis=1) | ~(table["seeds"] >= 1)
+    if blank.any():
+        raise RankuqError(
+            f"{source}: row {int(np.argmax(blank))} lacks a condition, method or seed count; {fix}"
+        )
     twice = table.condition[table.baseline][lambda c: c.duplicated()]
     if len(twice):
         raise RankuqError(f"{source}: condition {twice.iloc[0]!r} has two baseline rows; {fix}")
