@@ -1,8 +1,12 @@
 """Contract 2: predictions, one row per (query, candidate) with S relevance-probability draws."""
 
+import logging
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from rankuq.errors import RankuqError
 
@@ -98,3 +102,22 @@ def _refuse_repeats(table: pa.Table, source: str) -> None:
         f"{source}: row {row} repeats (qid {pairs.qid[row]}, cid {pairs.cid[row]}); "
         f"{int(repeats.sum())} repeated rows in all: keep one row per (qid, cid)"
     )
+
+
+def read_cached_predictions(path: Path) -> pa.Table | None:
+    """A cached predictions file of the run directory, or None when there is none or when it is cut
+    short, unreadable or not a contract-2 table: then it is deleted with one warning and the caller
+    scores again (a cache entry is rebuilt, never a traceback)."""
+    if not path.exists():
+        return None
+    try:
+        table = pq.read_table(path)
+        if table.schema.remove_metadata() != PREDICTION_SCHEMA:
+            raise ValueError(f"columns {table.schema.names}, expected {PREDICTION_SCHEMA.names}")
+        return validate_predictions(table, str(path))
+    except (OSError, ValueError, pa.ArrowException, RankuqError) as error:
+        logging.getLogger(__name__).warning(
+            "%s: cached predictions unusable (%s); scoring again", path, error
+        )
+        path.unlink(missing_ok=True)
+        return None

@@ -17,7 +17,7 @@ import pytest
 
 from rankuq.bench import evaluate
 from rankuq.bench.cli import main
-from rankuq.bench.predictions import predictions_table
+from rankuq.bench.predictions import predictions_table, read_cached_predictions
 
 RUN = "q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.4 t\nq2 Q0 d3 1 0.8 t\nq2 Q0 d4 2 0.7 t\n"
 QRELS = "q1 0 d2 1\nq2 0 d3 1\n"
@@ -161,3 +161,24 @@ def test_the_duplicate_warning_is_one_stderr_line_of_the_real_command(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("\n") == 1 and "1 repeated (qid, docno) lines" in done.stderr
     assert json.loads(done.stdout)["R@1"] == 1.0  # d1 kept at 0.1: relevant d2 now ranks first
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (lambda p: p.write_bytes(p.read_bytes()[:-20]), "Parquet magic bytes not found"),
+        (lambda p: p.write_bytes(b"garbage"), "smaller than the minimum file footer"),
+        (lambda p: pq.write_table(pa.table({"qid": ["a"]}), p), "columns ['qid']"),
+        (lambda p: _predictions(p, ["a", "a"], ["x", "x"]), "repeats (qid a, cid x)"),
+    ],
+    ids=["cut short", "not Parquet", "other columns", "repeated rows"],
+)
+def test_a_damaged_cached_predictions_file_is_dropped_with_one_warning(tmp_path, caplog, damage, reason):
+    path = _predictions(tmp_path / "seed-0.parquet", ["a", "a"], ["x", "y"])
+    assert read_cached_predictions(path).equals(pq.read_table(path))
+    damage(path)
+    assert read_cached_predictions(path) is None and not path.exists()
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warning.startswith(f"{path}: cached predictions unusable (") and "\n" not in warning
+    assert warning.endswith("; scoring again") and reason in warning
+    assert read_cached_predictions(tmp_path / "absent.parquet") is None
