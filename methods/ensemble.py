@@ -11,7 +11,7 @@ from rankuq.methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_
 
 
 class EnsembleParams(MethodParams):
-    M: Annotated[int, Field(ge=2, description="members, each trained as its own trial")] = 5
+    M: Annotated[int, Field(ge=2, le=100, description="members, each trained as its own trial")] = 5
 
 
 @REGISTRY.register

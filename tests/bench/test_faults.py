@@ -182,3 +182,67 @@ def test_a_damaged_cached_predictions_file_is_dropped_with_one_warning(tmp_path,
     assert warning.startswith(f"{path}: cached predictions unusable (") and "\n" not in warning
     assert warning.endswith("; scoring again") and reason in warning
     assert read_cached_predictions(tmp_path / "absent.parquet") is None
+
+
+GRID = "tasks: [wikiqa]\nmethods: {bert: {}}\n"
+BAD_GRIDS = [
+    (
+        "duplicate key",
+        GRID + "seeds: [1]\nseeds: [2]\n",
+        ", line 4, column 1: not valid YAML (key 'seeds' is given twice; keep one)",
+    ),
+    ("name .", GRID + "name: .\n", "name: '.' is not a plain name"),
+    ("name ..", GRID + "name: ..\n", "name: '..' is not a plain name"),
+    ("name a path", GRID + "name: a/b\n", "name: 'a/b' is not a plain name"),
+    (
+        "shift name ..",
+        GRID + "shifts: [{name: .., train: {task: wikiqa}, test: {task: wikiqa}}]\n",
+        "shifts.0.name",
+    ),
+    (
+        "T huge",
+        "tasks: [wikiqa]\nmethods: {mc_dropout: {T: 1000000000}}\n",
+        "methods.mc_dropout.T: Input should be less",
+    ),
+    (
+        "M huge",
+        "tasks: [wikiqa]\nmethods: {ensemble: {M: 100000}}\n",
+        "methods.ensemble.M: Input should be less",
+    ),
+    ("layers 999", GRID + "model: {layers: 999}\n", "model.layers: Input should be less than or equal to 48"),
+    ("seed 10**20", GRID + "seeds: [100000000000000000000]\n", "seeds.0: Input should be less than or equal"),
+    ("seed -5", GRID + "seeds: [-5]\n", "seeds.0: Input should be greater than or equal to 0"),
+    ("10,000 seeds", GRID + f"seeds: {list(range(10_000))}\n", "seeds: List should have at most 1000 items"),
+    (
+        "n 1000000",
+        GRID + "shifts: [{train: {task: wikiqa}, test: {task: wikiqa, n: 1000000}}]\n",
+        "shifts.0.test.n",
+    ),
+    (
+        "unknown ns",
+        GRID + "shifts: [{train: {task: wikiqa}, test: {task: wikiqa, ns: strategys}}]\n",
+        "'strategys'",
+    ),
+    (
+        "unknown variant",
+        GRID + "shifts: [{train: {task: wikiqa, variant: nto}, test: {task: wikiqa}}]\n",
+        "'nto'",
+    ),
+    ("unknown eval.split", GRID + "eval: {split: tset}\n", "tasks.0: task wikiqa has no 'tset' split"),
+    (
+        "native lists where there are none",
+        GRID + "shifts: [{train: {task: wikiqa}, test: {task: clariq, ns: native}}]\n",
+        "shifts.0.test.ns: clariq/test has no native candidate lists",
+    ),
+    ("python tag", "!!python/object/apply:os.system [echo hi]\n", "could not determine a constructor"),
+]
+
+
+@pytest.mark.parametrize(("text", "named"), [c[1:] for c in BAD_GRIDS], ids=[c[0] for c in BAD_GRIDS])
+def test_a_grid_the_code_cannot_run_exits_2_before_anything_is_written(tmp_path, capsys, text, named):
+    grid = _write(tmp_path / "grid.yaml", text)
+    assert main(["run", str(grid), "--run-dir", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err
+    assert err.startswith(f"rankuq: error: {grid}") and named in err
+    assert not (tmp_path / "run").exists()
