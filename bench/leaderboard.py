@@ -4,6 +4,7 @@ out as paper 000's Tables 2–3 (per condition, relative change against the base
 marks)."""
 
 import csv as csv_module
+import html
 import io
 import json
 from collections.abc import Iterable
@@ -174,20 +175,37 @@ def _check(table: pd.DataFrame, source: str) -> None:
 
 
 def _read_index(index: Path) -> tuple[Plot, ...]:
-    """The plot index: a JSON list of {condition, method, kind, path (a file name beside it)}."""
+    """The plot index: a JSON list of {condition, method, kind, path (a file name beside it)}.
+
+    An index may come from an MLflow server: each path must name a plain file in the index's own
+    folder (no '..', no folder, no symlink), so a report never embeds a file from elsewhere."""
     if not index.is_file():
         raise RankuqError(f"{index} not found: rerun `rankuq run` to write the plots and their index")
     try:
         entries = json.loads(index.read_text())
-        return tuple(
-            Plot(str(e["condition"]), str(e["method"]), str(e["kind"]), index.parent / e["path"])
+        plots = tuple(
+            Plot(str(e["condition"]), str(e["method"]), str(e["kind"]), _plot_path(index, e["path"]))
             for e in entries
         )
-    except (ValueError, TypeError, KeyError) as error:
+    except (ValueError, TypeError, KeyError, RecursionError) as error:
+        reason = "nested too deep" if isinstance(error, RecursionError) else repr(error)
         raise RankuqError(
-            f"{index}: not a JSON list of {{condition, method, kind, path}} objects ({error!r}); "
+            f"{index}: not a JSON list of {{condition, method, kind, path}} objects ({reason}); "
             "rerun `rankuq run` to rewrite it"
-        ) from error
+        ) from None
+    return plots
+
+
+def _plot_path(index: Path, name: object) -> Path:
+    folder = index.parent.resolve()
+    path = folder / str(name)
+    if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+        raise RankuqError(f"{index}: plot path {name!r} is not a file name in {folder}; rerun `rankuq run`")
+    if path.is_symlink() or path.resolve().parent != folder:
+        raise RankuqError(
+            f"{index}: plot {name!r} is a link; a report embeds only the plots `rankuq run` wrote"
+        )
+    return path
 
 
 def read_tracking(uri: str, grid: str | None, folder: Path) -> Board:
@@ -224,13 +242,15 @@ def read_tracking(uri: str, grid: str | None, folder: Path) -> Board:
 
 
 def _grid_run(client: MlflowClient, experiment_id: str, uri: str, grid: str | None) -> Run:
+    # The name is matched here, not in the filter string: MLflow's filter syntax has no escape for
+    # a quote, so a name like "it's" would break (or change) the query.
     is_grid = f"tags.`{LEVEL_TAG}` = 'grid'"
-    named = f" and attributes.run_name = '{grid}'" if grid else ""
-    runs = client.search_runs(
-        [experiment_id], is_grid + named, order_by=["attributes.start_time DESC"], max_results=1
+    grids = client.search_runs(
+        [experiment_id], is_grid, order_by=["attributes.start_time DESC"], max_results=SEARCH_LIMIT
     )
+    runs = [run for run in grids if grid is None or run.info.run_name == grid]
     if not runs:
-        names = sorted({run.info.run_name for run in client.search_runs([experiment_id], is_grid)})
+        names = sorted({run.info.run_name for run in grids})
         raise RankuqError(
             f"no grid run{f' named {grid!r}' if grid else ''} at {uri} (grids there: "
             f"{', '.join(names) or 'none'}); run `rankuq run --tracking-uri {uri}` first"
@@ -334,11 +354,18 @@ def footnote(table: pd.DataFrame) -> str:
     )
 
 
+def markdown_text(text: object) -> str:
+    """A name as Markdown text: HTML escaped (Markdown passes raw HTML through) and table pipes
+    escaped, so a method or condition called ``<script>…`` or ``a|b`` shows as written."""
+    return html.escape(str(text)).replace("|", "\\|")
+
+
 def paper_markdown(board: Board) -> str:
-    parts = [f"# Leaderboard: {board.name}"]
+    parts = [f"# Leaderboard: {markdown_text(board.name)}"]
     for condition, rows in paper_tables(board.table).items():
         shown = rows.astype(object).map(lambda cell: cell.text("**") if isinstance(cell, Entry) else cell)
-        parts.append(f"## {condition}\n\n{shown.reset_index().to_markdown(index=False)}")
+        shown.index = shown.index.map(markdown_text)
+        parts.append(f"## {markdown_text(condition)}\n\n{shown.reset_index().to_markdown(index=False)}")
     parts.append(footnote(board.table))
     return "\n\n".join(parts) + "\n"
 

@@ -246,3 +246,103 @@ def test_a_grid_the_code_cannot_run_exits_2_before_anything_is_written(tmp_path,
     assert err.count("\n") == 0 and "Traceback" not in err
     assert err.startswith(f"rankuq: error: {grid}") and named in err
     assert not (tmp_path / "run").exists()
+
+
+def _index(run_dir: Path, change: Callable[[list[dict]], object]) -> list[str]:
+    index = run_dir / "plots" / "index.json"
+    index.write_text(json.dumps(change(json.loads(index.read_text()))))
+    return ["leaderboard", str(run_dir), "--out", str(run_dir / "out")]
+
+
+def _linked(run_dir: Path, target: Path) -> list[str]:
+    (run_dir / "plots" / "evil.png").symlink_to(target)
+    return _index(run_dir, lambda entries: [*entries, {**entries[0], "path": "evil.png"}])
+
+
+def _not_png(run_dir: Path) -> list[str]:
+    (run_dir / "plots" / "fake.png").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    return _index(run_dir, lambda entries: [*entries, {**entries[0], "path": "fake.png"}])
+
+
+def _deep(run_dir: Path) -> list[str]:
+    (run_dir / "plots" / "index.json").write_text("[" * 100_000 + "]" * 100_000)
+    return ["leaderboard", str(run_dir), "--out", str(run_dir / "out")]
+
+
+EMBEDS = [
+    (
+        "index path outside",
+        lambda r: _index(r, lambda e: [{**e[0], "path": "../../../../etc/passwd"}]),
+        "passwd",
+    ),
+    ("index path absolute", lambda r: _index(r, lambda e: [{**e[0], "path": "/etc/passwd"}]), "/etc/passwd"),
+    ("symlinked plot", lambda r: _linked(r, Path("/etc/passwd")), "plot 'evil.png' is a link"),
+    ("link to a real plot", lambda r: _linked(r, next((r / "plots").glob("*.png"))), "'evil.png' is a link"),
+    ("text named .png", _not_png, "fake.png: not a PNG image"),
+    (
+        "index 100k deep",
+        _deep,
+        "index.json: not a JSON list of {condition, method, kind, path} objects (nested",
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "named"), [c[1:] for c in EMBEDS], ids=[c[0] for c in EMBEDS])
+def test_the_report_embeds_only_png_plots_of_the_plots_folder(run_dir, capsys, build, named):
+    assert main(build(run_dir)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err and named in err
+    assert not (run_dir / "out").exists()
+
+
+def test_leaderboard_md_escapes_html_and_pipes_in_names(run_dir):
+    from rankuq.bench.leaderboard import paper_markdown, read_run_dir
+
+    csv = run_dir / "leaderboard.csv"
+    csv.write_text(
+        csv.read_text().replace("ensemble", "<script>alert(1)</script>").replace("wikiqa,", "a|b,")
+    )
+    text = paper_markdown(read_run_dir(run_dir))
+    assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "## a\\|b" in text
+
+
+def test_a_grid_name_with_a_quote_is_matched_not_injected(tracking_uri, tmp_path, capsys):
+    argv = ["leaderboard", "--tracking-uri", tracking_uri, "--out", str(tmp_path / "out")]
+    assert main([*argv, "--grid", "it's' or tags.`rankuq.level` = 'grid"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "no grid run named \"it's' or tags." in err
+    assert not (tmp_path / "out").exists()
+
+
+PACKAGE = Path(__file__).resolve().parents[2]
+SOURCES = [p for folder in ("bench", "tasks", "methods", "rankuq") for p in (PACKAGE / folder).rglob("*.py")]
+
+
+def _calls(pattern: str) -> list[tuple[Path, str]]:
+    return [(p, line) for p in SOURCES for line in p.read_text().splitlines() if pattern in line]
+
+
+def test_what_holds_keeps_holding():
+    """yaml safe loading only, torch.load(weights_only=True), no shell, no pickle of user files,
+    Ray's dashboard off: checked in every source file of the package."""
+    assert len(SOURCES) > 50
+    loads = _calls("torch.load(")
+    assert loads and all("weights_only=True" in line for _, line in loads), loads
+    assert not _calls("shell=True")
+    assert not [c for c in _calls("pickle") if "import pickle" in c[1] or "pickle.load" in c[1]]
+    assert not _calls("read_pickle") and not _calls("yaml.unsafe_load") and not _calls("yaml.full_load")
+    yaml_loads = [c for c in _calls("yaml.load(") + _calls("yaml.safe_load(")]
+    assert yaml_loads and all("safe_load" in line or "UniqueKeyLoader" in line for _, line in yaml_loads)
+    inits = _calls("ray.init(")
+    assert inits and all("include_dashboard=False" in line for _, line in inits), inits
+
+
+def test_the_grid_loader_is_a_safe_loader():
+    import yaml
+
+    from rankuq.bench.grid import UniqueKeyLoader
+
+    assert issubclass(UniqueKeyLoader, yaml.SafeLoader)
+    with pytest.raises(yaml.constructor.ConstructorError):
+        yaml.load("!!python/object/apply:os.system [echo hi]", Loader=UniqueKeyLoader)
