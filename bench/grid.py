@@ -52,7 +52,7 @@ class EvalConfig(BaseModel):
 
     split: str = "test"
     # Rows per scorer call; neural scorers sort them by length into forward passes of 64.
-    batch_size: Annotated[int, Field(ge=1)] = 512
+    batch_size: Annotated[int, Field(ge=1, le=1 << 20)] = 512
     # Standard practice scores ranking metrics only on queries with a relevant candidate.
     include_nota: bool = False
     probes: list[str] = list(DEFAULT_PROBES)
@@ -83,10 +83,12 @@ class EvalConfig(BaseModel):
 class ResourcesConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    cpus_per_trial: Annotated[float, Field(gt=0)] = 1.0
-    gpus_per_trial: Annotated[float, Field(ge=0)] = 0.0
-    max_concurrent_trials: Annotated[int, Field(ge=1)] | None = None
-    workers_per_trial: Annotated[int, Field(ge=1, description="data-parallel Train workers per member")] = 1
+    cpus_per_trial: Annotated[float, Field(gt=0, le=1024)] = 1.0
+    gpus_per_trial: Annotated[float, Field(ge=0, le=64)] = 0.0
+    max_concurrent_trials: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    workers_per_trial: Annotated[
+        int, Field(ge=1, le=1024, description="data-parallel Train workers per member")
+    ] = 1
 
     @model_validator(mode="after")
     def _whole_gpus_per_worker(self) -> "ResourcesConfig":
