@@ -70,7 +70,10 @@ def prepare_store(uri: str, owned: bool) -> None:
         return
     problem = store_problem(path, read_only=not owned) or _schema_problem(path)
     if problem and not owned:
-        raise RankuqError(f"tracking URI {uri}: {path} {problem}; give a sound store or a new path")
+        raise RankuqError(
+            f"tracking URI {uri}: {path} {problem}; it is left as it is: give a sound store or a new path "
+            f"(an older MLflow's store is updated by `mlflow db upgrade {uri}`)"
+        )
     if problem:
         aside = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
         os.replace(path, aside)
