@@ -59,8 +59,15 @@ def _session(driver: subprocess.Popen) -> set[psutil.Process]:
         return set()
 
 
-def _alive(processes: set[psutil.Process]) -> list[psutil.Process]:
-    return [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+def _alive(processes: set[psutil.Process]) -> list[str]:
+    alive = []
+    for process in processes:
+        try:
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(f"{process.pid} {process.name()}")
+        except psutil.Error:
+            continue  # gone meanwhile
+    return alive
 
 
 def _finish(grid: Path, run_dir: Path) -> float:
@@ -108,4 +115,4 @@ def test_a_sigkilled_run_resumes_to_the_same_leaderboard(reference, tmp_path, ki
     keys = Tracker(default_tracking_uri(run_dir)).run_keys()
     assert len(keys) == len(set(keys)) == MLFLOW_RUNS
     time.sleep(10)
-    assert not _alive(session), [(p.pid, p.name()) for p in _alive(session)]
+    assert not _alive(session)
