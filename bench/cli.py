@@ -1,12 +1,15 @@
 """The `rankuq` command: run a grid, list the registries, evaluate a black-box run, report a grid."""
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import shlex
+import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +24,7 @@ if TYPE_CHECKING:
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
+EXIT_TERMINATED = 143  # ... and by SIGTERM (what `timeout`, schedulers and `kill` send)
 EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff")  # keys: bench.evaluate
 
 
@@ -54,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
         evaluate.add_argument(f"--{probe}", action="store_true", help=f"add the {probe} probe (bench.probes)")
     evaluate.add_argument("--dev", type=Path, help="dev-split predictions Parquet: RA's b, abstention fits")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the probes' splits and learners")
+    evaluate.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a (qid, docno) listed twice instead of keeping its last line",
+    )
 
     board = commands.add_parser(
         "leaderboard", help="print a grid's per-condition tables; write leaderboard.md and report.html"
@@ -76,13 +85,48 @@ def _print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
+    from rankuq.bench.preflight import check_output_folder, check_ray_address, check_tracking_uri
+    from rankuq.tasks import data_root
+
+    # What was given, checked before the slow imports (Ray, torch, MLflow) and before any write.
+    if args.grid is not None and not args.grid.is_file():
+        raise RankuqError(f"grid file not found: {args.grid}")
+    if args.data_dir:
+        data_root(args.data_dir)
+    if args.run_dir:
+        check_output_folder(args.run_dir, "--run-dir")
+    check_ray_address(args.address)
+    if args.tracking_uri:
+        check_tracking_uri(args.tracking_uri)
+
+    if args.plan:  # prints, writes nothing, starts nothing: no lock needed
+        _run_grid(args, locked=True)
+        return
+
+    from rankuq.bench.files import run_dir_lock
+
+    # A run directory that exists may be in use: find out at once, not after the imports; a new one
+    # is created (and locked) only once the grid validated.
+    early = args.run_dir is not None and args.run_dir.is_dir()
+    with run_dir_lock(args.run_dir) if early else contextlib.nullcontext():
+        _run_grid(args, locked=early)
+
+
+def _run_grid(args: argparse.Namespace, locked: bool) -> None:
+    from rankuq.bench.files import run_dir_lock
     from rankuq.bench.grid import load_grid
+    from rankuq.bench.layout import RunLayout
     from rankuq.bench.leaderboard import read_run_dir
+    from rankuq.bench.leftovers import stop_recorded
+    from rankuq.bench.preflight import check_output_folder
     from rankuq.bench.runner import run_grid
+    from rankuq.bench.tracking import default_tracking_uri, prepare_store
+    from rankuq.tasks import data_root
 
     spec, params = load_grid(args.grid)
     if args.data_dir:
         spec = spec.model_copy(update={"data_dir": args.data_dir})
+    data_root(spec.data_dir)
     run_dir = args.run_dir or Path("runs") / spec.name
     if args.plan:
         from rankuq.bench.cost import describe
@@ -91,9 +135,13 @@ def _run(args: argparse.Namespace) -> None:
 
         print(describe(plan(spec, params, RunLayout(run_dir))))
         return
-    for noisy in ("ray", "ray.data", "ray.tune", "ray.train", "mlflow"):
+    check_output_folder(run_dir, "run directory")
+    for noisy in ("ray", "ray.data", "ray.tune", "ray.train", "mlflow", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    run_grid(spec, params, run_dir, args.tracking_uri, args.address, experiment=args.experiment)
+    with contextlib.nullcontext() if locked else run_dir_lock(run_dir):
+        stop_recorded(RunLayout(run_dir).ray_pids)
+        prepare_store(args.tracking_uri or default_tracking_uri(run_dir), owned=args.tracking_uri is None)
+        run_grid(spec, params, run_dir, args.tracking_uri, args.address, experiment=args.experiment)
     _show(read_run_dir(run_dir))
     print(f"written: leaderboard.md, .csv and report.html in {run_dir}, beside the MLflow store")
 
@@ -119,6 +167,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         probes=probes,
         dev=args.dev,
         seed=args.seed,
+        strict=args.strict,
     )
     if args.json:
         print(json.dumps(values))
@@ -132,6 +181,12 @@ def _leaderboard(args: argparse.Namespace) -> None:
 
     if (args.run_dir is None) == (args.tracking_uri is None) or (args.grid and args.run_dir):
         raise RankuqError("rankuq leaderboard: give either RUN_DIR or --tracking-uri URI [--grid NAME]")
+    from rankuq.bench.preflight import check_output_folder, check_tracking_uri
+
+    if args.tracking_uri:
+        check_tracking_uri(args.tracking_uri)
+    if args.out:
+        check_output_folder(args.out, "--out")
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # plot downloads: no bars
     with tempfile.TemporaryDirectory() as downloads:  # the report embeds the plots: no need to keep them
         board = (
@@ -174,7 +229,25 @@ def _entries(package) -> list[tuple[str, object]]:
     return [(name, package.get(name)) for name in package.names()]
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is: finished work kept, one line, the shell's exit code."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     actions = {
         "run": _run,
@@ -189,10 +262,10 @@ def main(argv: list[str] | None = None) -> int:
     except RankuqError as error:
         print(f"rankuq: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         command = shlex.join(["rankuq", *(sys.argv[1:] if argv is None else argv)])
         print(f"rankuq: interrupted; finished work is kept, resume with: {command}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
     return 0
 
 

@@ -6,7 +6,9 @@ import json
 import logging
 import os
 import shutil
+import signal
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -29,6 +31,7 @@ from rankuq.bench import metrics as bench_metrics
 from rankuq.bench.files import staged_folder
 from rankuq.bench.jobs import FitJob, ScorerSpec, SearchTrial, TrainJob
 from rankuq.bench.layout import MODEL_FILE, TRAINING_FILE
+from rankuq.bench.leftovers import record_children
 from rankuq.bench.predictions import frame_predictions, join_scores
 from rankuq.bench.train import TrainConfig, TrainState, balanced_pairs, fit
 from rankuq.errors import RankuqError
@@ -39,21 +42,35 @@ STATE_FILE = "train-state.pt"  # the rest of an epoch checkpoint: optimizer, sch
 
 
 @contextmanager
-def ray_session(address: str | None = None) -> Iterator[None]:
-    """Use the running Ray session, or start one (local, sized to the machine, or ``address``)."""
+def ray_session(address: str | None = None, pid_file: Path | None = None) -> Iterator[None]:
+    """Use the running Ray session, or start one (local, sized to the machine, or ``address``).
+
+    A local Ray's processes are recorded in ``pid_file`` (``bench.leftovers``: a rerun stops what a
+    killed driver left); the caller's SIGTERM handler is kept (``ray.init`` installs its own)."""
     # Tune's new console output prints an experiment box and result paths even at verbose=0; the
     # grid draws its own progress bars (a user's own setting wins).
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     if ray.is_initialized():
         yield
         return
-    ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    on_sigterm = signal.getsignal(signal.SIGTERM)
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    except ConnectionError as error:  # 'auto' with no cluster running, a head that went away
+        reason = " ".join(str(error).split())
+        raise RankuqError(f"--address {address}: {reason}; start the cluster or drop --address") from None
+    if callable(on_sigterm) and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_sigterm)
+    if pid_file is not None and address is None:
+        record_children(pid_file)
     ray.data.DataContext.get_current().enable_progress_bars = False  # the grid draws its own
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # "progress bars disabled", execution plans
     try:
         yield
     finally:
         ray.shutdown()
+        if pid_file is not None:
+            pid_file.unlink(missing_ok=True)
 
 
 def save_checkpoint(folder: Path, state: TrainState) -> None:

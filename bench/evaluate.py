@@ -7,8 +7,10 @@ documents count as non-relevant, relevant documents the run missed still count i
 the nDCG ideal, and ties are broken as trec_eval does (``bench.metrics.matrix``).
 """
 
+import codecs
 import gzip
 import logging
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,16 +25,23 @@ from rankuq.errors import RankuqError
 
 RUN_LAYOUT = "qid Q0 docno rank score tag"
 QRELS_LAYOUT = "qid 0 docno relevance"
+DEV_PROBES = ("risk", "abstention")  # the probes that fit on a dev split (bench.probes)
+# Bounds of what is read into memory: the largest run trec_eval users share (an MS MARCO top-1000 run
+# of 7k queries) is about 0.4 GiB; a TREC line holds six short fields.
+MAX_TREC_BYTES = 2 << 30
+MAX_LINE_BYTES = 1 << 16
+_CHUNK_BYTES = 1 << 22
 _BLANK = np.zeros(256, dtype=bool)
 _BLANK[list(b" \t\n\r\x0b\x0c")] = True  # the bytes that bytes.split() splits on
 
 
-def read_trec_run(path: Path) -> pa.Table:
+def read_trec_run(path: Path, strict: bool = False) -> pa.Table:
     """Read a TREC run (``qid Q0 docno rank score tag``, whitespace-separated, ``.gz`` allowed).
 
     Returns columns qid, cid (the docno), score: float64. The rank column is ignored, as
-    trec_eval ignores it; blank lines are skipped. Malformed lines, non-finite scores and a docno
-    listed twice for one query raise a RankuqError naming the file and line.
+    trec_eval ignores it; blank lines and a leading UTF-8 BOM are skipped. Malformed lines and
+    non-finite scores raise a RankuqError naming the file and line. A docno listed twice for one
+    query keeps its last line, as ir-measures and ranx do, with one warning (``strict``: an error).
     """
     lines, fields = _read_fields(path, RUN_LAYOUT)
     scores = _numbers(path, lines, fields[4], "score", np.float64)
@@ -42,15 +51,15 @@ def read_trec_run(path: Path) -> pa.Table:
             f"{path}, line {lines[bad[0]]}: score {fields[4][bad[0]].decode()} is not finite; "
             "give every document a finite score"
         )
-    return _trec_table(path, lines, fields, "score", pa.array(scores))
+    return _trec_table(path, lines, fields, "score", pa.array(scores), strict)
 
 
-def read_trec_qrels(path: Path) -> pa.Table:
+def read_trec_qrels(path: Path, strict: bool = False) -> pa.Table:
     """Read TREC qrels (``qid 0 docno relevance``, whitespace-separated, ``.gz`` allowed).
 
     Returns columns qid, cid (the docno), label: int8. Relevance must be an integer in 0..127
-    (map negative grades to 0 first); malformed lines and a docno judged twice for one query
-    raise a RankuqError naming the file and line.
+    (map negative grades to 0 first); malformed lines raise a RankuqError naming the file and
+    line. A docno judged twice for one query is handled as in ``read_trec_run``.
     """
     lines, fields = _read_fields(path, QRELS_LAYOUT)
     labels = _numbers(path, lines, fields[3], "relevance", np.int64)
@@ -60,7 +69,7 @@ def read_trec_qrels(path: Path) -> pa.Table:
             f"{path}, line {lines[bad[0]]}: relevance {labels[bad[0]]} is outside 0..127; "
             "map negative grades to 0 (non-relevant)"
         )
-    return _trec_table(path, lines, fields, "label", pa.array(labels.astype(np.int8)))
+    return _trec_table(path, lines, fields, "label", pa.array(labels.astype(np.int8)), strict)
 
 
 def run_to_predictions(run: pa.Table, qrels: pa.Table) -> pa.Table:
@@ -108,6 +117,7 @@ def evaluate_file(
     probes: Sequence[str] = (),
     dev: Path | None = None,
     seed: int = 0,
+    strict: bool = False,
 ) -> dict[str, float]:
     """Metric means for a run + qrels pair, or for a predictions Parquet file, plus ``probes``.
 
@@ -118,7 +128,8 @@ def evaluate_file(
     ``probes`` (``bench.probes``) score the same queries; ``dev`` is a predictions file of the
     same ranker on a development split: RA's b is chosen there and the abstention learners are
     fitted there (without it: no RA choice, and 80/20 splits of the file for the learners).
-    Notes on what a probe left out go to the ``bench.evaluate`` logger (stderr). JSON keys
+    Notes on what a probe left out go to the ``bench.evaluate`` logger (stderr). ``strict``
+    refuses a TREC file that lists a (qid, docno) twice instead of keeping its last line. JSON keys
     (``<m>`` is a metric with '@' written '_at_', e.g. ``nDCG_at_10``):
 
     ==============  ============================================================================
@@ -138,11 +149,16 @@ def evaluate_file(
                     ``cutoff.F1_ratio.uncertainty``, ``cutoff.p_value``
     ==============  ============================================================================
     """
+    if dev is not None and not set(probes) & set(DEV_PROBES):
+        raise RankuqError(
+            f"--dev {dev}: only the {' and '.join(DEV_PROBES)} probes read a dev file; "
+            f"add --{' or --'.join(DEV_PROBES)}, or drop --dev"
+        )
     if predictions is not None and run is None and qrels is None:
         table = validate_predictions(_read_parquet(predictions), str(predictions))
         judged, source = None, str(predictions)
     elif predictions is None and run is not None and qrels is not None:
-        trec_run, judged = read_trec_run(run), read_trec_qrels(qrels)
+        trec_run, judged = read_trec_run(run, strict), read_trec_qrels(qrels, strict)
         table, source = run_to_predictions(trec_run, judged), str(run)
     else:
         raise RankuqError(
@@ -175,11 +191,7 @@ def _read_fields(path: Path, layout: str) -> tuple[np.ndarray, list[list[bytes]]
     Fields are counted per line on the raw bytes and split in one call: no per-line Python loop.
     """
     width = len(layout.split())
-    try:
-        with (gzip.open if path.suffix == ".gz" else open)(path, "rb") as f:
-            raw = f.read()
-    except OSError as error:
-        raise RankuqError(f"{path}: cannot read ({error}); check the path") from error
+    raw = _read_bytes(path)
     try:
         raw.decode()
     except UnicodeDecodeError as error:
@@ -205,6 +217,40 @@ def _read_fields(path: Path, layout: str) -> tuple[np.ndarray, list[list[bytes]]
     return lines, [tokens[i::width] for i in range(width)]
 
 
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes (``.gz`` decompressed, a leading UTF-8 BOM dropped), read in chunks so that
+    a file past ``MAX_TREC_BYTES`` or a line past ``MAX_LINE_BYTES`` (``/dev/zero``, a binary file)
+    stops with an error instead of filling the memory."""
+    chunks: list[bytes] = []
+    size = newlines = line_bytes = 0
+    try:
+        with (gzip.open if path.suffix == ".gz" else open)(path, "rb") as f:
+            while chunk := f.read(_CHUNK_BYTES):
+                size += len(chunk)
+                if size > MAX_TREC_BYTES:
+                    raise RankuqError(
+                        f"{path}: more than {MAX_TREC_BYTES >> 20} MiB of text, more than a TREC run or "
+                        "qrels file holds; split it by query and evaluate the parts"
+                    )
+                last = chunk.rfind(b"\n")
+                line_bytes = line_bytes + len(chunk) if last < 0 else len(chunk) - last - 1
+                if line_bytes > MAX_LINE_BYTES:
+                    raise RankuqError(
+                        f"{path}, line {newlines + 1}: longer than {MAX_LINE_BYTES >> 10} KiB; "
+                        "not a TREC file (lines of short whitespace-separated fields)"
+                    )
+                newlines += chunk.count(b"\n")
+                chunks.append(chunk)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise RankuqError(
+            f"{path}: truncated or corrupt gzip file ({error}); download or compress it again"
+        ) from None
+    except OSError as error:
+        raise RankuqError(f"{path}: cannot read ({error}); check the path") from None
+    raw = b"".join(chunks)
+    return raw[len(codecs.BOM_UTF8) :] if raw.startswith(codecs.BOM_UTF8) else raw
+
+
 def _numbers(path: Path, lines: np.ndarray, values: list[bytes], name: str, dtype: type) -> np.ndarray:
     """A column parsed as numbers; the first value that does not parse is reported by line."""
     try:
@@ -222,21 +268,32 @@ def _numbers(path: Path, lines: np.ndarray, values: list[bytes], name: str, dtyp
 
 
 def _trec_table(
-    path: Path, lines: np.ndarray, fields: list[list[bytes]], name: str, values: pa.Array
+    path: Path, lines: np.ndarray, fields: list[list[bytes]], name: str, values: pa.Array, strict: bool
 ) -> pa.Table:
-    """qid, cid (the docno) and one value column; trec_eval refuses a docno twice per query
-    (pytrec_eval would silently keep the last), and so do we."""
+    """qid, cid (the docno) and one value column. A (qid, docno) on several lines keeps its last
+    line, as ir-measures and ranx (pytrec_eval's dicts) do, with one warning naming the count and
+    the first repeat; ``strict`` refuses it, as trec_eval does."""
     qid, cid = (pa.array(fields[i], pa.binary()).cast(pa.string()) for i in (0, 2))
     table = pa.table({"qid": qid, "cid": cid, name: values})
-    if table.group_by(["qid", "cid"]).aggregate([]).num_rows < table.num_rows:
-        first: dict[tuple[bytes, bytes], int] = {}
-        for number, key in zip(lines.tolist(), zip(fields[0], fields[2], strict=True), strict=True):
-            if first.setdefault(key, number) != number:
-                raise RankuqError(
-                    f"{path}, line {number}: docno {key[1].decode()} appears again for qid "
-                    f"{key[0].decode()} (first on line {first[key]}); keep one line per (qid, docno)"
-                )
-    return table
+    if table.group_by(["qid", "cid"]).aggregate([]).num_rows == table.num_rows:
+        return table
+    pairs = table.select(["qid", "cid"]).to_pandas()
+    repeats = pairs.duplicated(keep="first").to_numpy()
+    row = int(np.argmax(repeats))
+    first = int(np.flatnonzero((pairs.qid == pairs.qid[row]) & (pairs.cid == pairs.cid[row]))[0])
+    place = (
+        f"{path}, line {lines[row]}: docno {pairs.cid[row]} appears again for qid {pairs.qid[row]} "
+        f"(first on line {lines[first]})"
+    )
+    if strict:
+        raise RankuqError(f"{place}; keep one line per (qid, docno), or drop --strict to keep the last")
+    logging.getLogger(__name__).warning(
+        "%s; %d repeated (qid, docno) lines in all: the last line of each is kept, as ir-measures and "
+        "ranx do (--strict refuses them)",
+        place,
+        int(repeats.sum()),
+    )
+    return table.filter(pa.array(~pairs.duplicated(keep="last").to_numpy()))
 
 
 def _read_parquet(path: Path) -> pa.Table:

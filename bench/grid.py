@@ -1,11 +1,21 @@
 """The grid spec: YAML → validated settings; unknown keys and names are rejected with the valid ones."""
 
+import re
+from collections.abc import Hashable
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from rankuq import methods, tasks
 from rankuq.backbone import ModelConfig
@@ -14,9 +24,27 @@ from rankuq.bench.space import SearchConfig, check_space, sections_of
 from rankuq.bench.train import TrainConfig
 from rankuq.errors import RankuqError
 from rankuq.methods.base import MethodParams
-from rankuq.tasks import negatives
+from rankuq.tasks import lists, negatives
 
 DEFAULT_GRID = "default.yaml"
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+# What the code can run: numpy seeds are below 2**32; lists of more candidates than this are not
+# reranking lists; more seeds than this is a typo for a range.
+MAX_SEED, MAX_SEEDS, MAX_CANDIDATES = 2**32 - 1, 1000, 1000
+
+
+def _plain_name(value: str) -> str:
+    """Names become folders and MLflow run names: plain file names, so '.', '..', hidden names and
+    paths are refused."""
+    if not PLAIN_NAME.fullmatch(value) or len(value) > 100:
+        raise ValueError(
+            f"{value!r} is not a plain name (up to 100 letters, digits, '_', '.', '-', not starting "
+            "with '.'): it names a folder and an MLflow run"
+        )
+    return value
+
+
+PlainName = Annotated[str, AfterValidator(_plain_name)]
 
 
 class EvalConfig(BaseModel):
@@ -24,7 +52,7 @@ class EvalConfig(BaseModel):
 
     split: str = "test"
     # Rows per scorer call; neural scorers sort them by length into forward passes of 64.
-    batch_size: Annotated[int, Field(ge=1)] = 512
+    batch_size: Annotated[int, Field(ge=1, le=1 << 20)] = 512
     # Standard practice scores ranking metrics only on queries with a relevant candidate.
     include_nota: bool = False
     probes: list[str] = list(DEFAULT_PROBES)
@@ -55,10 +83,12 @@ class EvalConfig(BaseModel):
 class ResourcesConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    cpus_per_trial: Annotated[float, Field(gt=0)] = 1.0
-    gpus_per_trial: Annotated[float, Field(ge=0)] = 0.0
-    max_concurrent_trials: Annotated[int, Field(ge=1)] | None = None
-    workers_per_trial: Annotated[int, Field(ge=1, description="data-parallel Train workers per member")] = 1
+    cpus_per_trial: Annotated[float, Field(gt=0, le=1024)] = 1.0
+    gpus_per_trial: Annotated[float, Field(ge=0, le=64)] = 0.0
+    max_concurrent_trials: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    workers_per_trial: Annotated[
+        int, Field(ge=1, le=1024, description="data-parallel Train workers per member")
+    ] = 1
 
     @model_validator(mode="after")
     def _whole_gpus_per_worker(self) -> "ResourcesConfig":
@@ -82,8 +112,17 @@ class Side(BaseModel):
     ns: str | None = Field(
         None, description="negative sampling; None = native lists, else bm25; run:<path> reranks a TREC run"
     )
-    n: Annotated[int, Field(ge=2)] | None = Field(None, description="candidates per list (10)")
+    n: Annotated[int, Field(ge=2, le=MAX_CANDIDATES)] | None = Field(
+        None, description="candidates per list (10)"
+    )
     variant: str = "standard"
+
+    @field_validator("variant")
+    @classmethod
+    def _known_variant(cls, value: str) -> str:
+        if value not in lists.VARIANTS:
+            raise ValueError(f"unknown variant '{value}'; valid variants: {', '.join(lists.VARIANTS)}")
+        return value
 
     @field_validator("task")
     @classmethod
@@ -107,7 +146,7 @@ class Shift(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str | None = None
+    name: PlainName | None = None
     train: Side
     test: Side
 
@@ -120,12 +159,14 @@ class GridSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: Annotated[str, Field(pattern=r"^[\w.-]+$")] = "default"
+    name: PlainName = "default"
     data_dir: str | None = None
     tasks: list[str] = []
     shifts: list[Shift] = []
     methods: Annotated[dict[str, dict[str, Any] | None], Field(min_length=1)]
-    seeds: Annotated[list[int], Field(min_length=1)] = [0]
+    seeds: Annotated[
+        list[Annotated[int, Field(ge=0, le=MAX_SEED)]], Field(min_length=1, max_length=MAX_SEEDS)
+    ] = [0]
     baseline: str | None = Field(None, description="method the others are compared with")
     model: ModelConfig = ModelConfig()
     train: TrainConfig = TrainConfig()
@@ -192,6 +233,7 @@ def parse_grid(raw: Any, source: str) -> tuple[GridSpec, dict[str, MethodParams]
     except RankuqError as error:  # unknown task or method name, raised inside a validator
         raise RankuqError(f"{source}: {error}") from None
     params = spec.method_params(source)
+    _check_sides(spec, source)
     if spec.baseline is not None and spec.baseline not in spec.methods:
         raise RankuqError(
             f"{source}: baseline '{spec.baseline}' is not one of the grid's methods {list(spec.methods)}"
@@ -202,6 +244,34 @@ def parse_grid(raw: Any, source: str) -> tuple[GridSpec, dict[str, MethodParams]
         except ValueError as error:
             raise RankuqError(f"{source}: {error}") from None
     return spec, params
+
+
+def _check_sides(spec: GridSpec, source: str) -> None:
+    """Every split the run will read exists for its task, and each side's negative sampling fits it
+    (native lists only where the task has them): checked here, before any shard is written."""
+    fit_splits = {methods.get(name).calibration_split for name in spec.methods} - {None}
+    dev = [spec.eval.dev_split] if spec.eval.dev_split else []
+    keys = [f"tasks.{i}" for i in range(len(spec.tasks))] + [f"shifts.{i}" for i in range(len(spec.shifts))]
+    for key, condition in zip(keys, spec.conditions(), strict=True):
+        for role, side, splits in (
+            ("train", condition.train, ["train", *dev]),
+            ("test", condition.test, [spec.eval.split, *dev, *sorted(fit_splits)]),
+        ):
+            where = key if key.startswith("tasks") else f"{key}.{role}"
+            loader = tasks.get(side.task)()
+            for split in splits:
+                if split not in loader.splits:
+                    raise RankuqError(
+                        f"{source}: {where}: task {side.task} has no '{split}' split (valid splits: "
+                        f"{', '.join(loader.splits)}); the grid reads it for the {role} side "
+                        "(train, eval.split, eval.dev_split, post-hoc fits): pick another task or split"
+                    )
+                try:
+                    lists.check_native(
+                        side.ns or loader.default_strategy(split), split in loader.native_splits, ""
+                    )
+                except RankuqError as error:
+                    raise RankuqError(f"{source}: {where}.ns: {side.task}/{split}{error}") from None
 
 
 def _check_search(spec: GridSpec, search: SearchConfig, params: dict[str, MethodParams]) -> None:
@@ -249,6 +319,24 @@ def _is_model(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
+class UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.safe_load``'s loader, refusing a key given twice in one mapping (YAML would keep the
+    last silently, so a second ``seeds:`` would quietly replace the first)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                continue  # SafeLoader refuses it below
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is given twice; keep one", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_grid(path: Path | None = None) -> tuple[GridSpec, dict[str, MethodParams]]:
     """Read a grid YAML file, or the built-in default grid when ``path`` is None."""
     if path is None:
@@ -259,7 +347,11 @@ def load_grid(path: Path | None = None) -> tuple[GridSpec, dict[str, MethodParam
             raise RankuqError(f"grid file not found: {path}")
         text, source = path.read_text(), str(path)
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader: no Python tags
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise RankuqError(f"{source}{where}: not valid YAML ({error.problem or error.context})") from None
     except yaml.YAMLError as error:
-        raise RankuqError(f"{source}: not valid YAML ({error})".replace("\n", " ")) from None
+        raise RankuqError(f"{source}: not valid YAML ({' '.join(str(error).split())})") from None
     return parse_grid(raw, source)

@@ -86,6 +86,12 @@ class RunLayout:
         return self.root / LEADERBOARD_CSV
 
     @property
+    def ray_pids(self) -> Path:
+        """The local Ray processes a run started (bench.leftovers), so a rerun stops what a killed
+        driver left."""
+        return self.root / "ray-pids.json"
+
+    @property
     def mlflow_db(self) -> Path:
         return self.root / "mlflow.db"
 

@@ -3,6 +3,9 @@ against the baseline method, as Markdown and CSV; read back from a run directory
 out as Penha & Hauff, 2021's Tables 2–3 (per condition, relative change against the baseline with significance
 marks)."""
 
+import csv as csv_module
+import html
+import io
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -123,8 +126,7 @@ def read_run_dir(run_dir: Path) -> Board:
     csv = layout.leaderboard_csv
     if not csv.is_file():
         raise RankuqError(f"{csv} not found: run `rankuq run [GRID.yaml] --run-dir {run_dir}` first")
-    # Only empty fields are missing values: a method or condition may well be called 'NA'.
-    table = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+    table = _read_csv(csv)
     _check(table, str(csv))
     index = layout.plot_index
     plots = _read_index(index)
@@ -132,6 +134,29 @@ def read_run_dir(run_dir: Path) -> Board:
     if absent:
         raise RankuqError(f"{index} names missing plot files ({', '.join(absent)}): rerun `rankuq run`")
     return Board(run_dir.resolve().name, table, plots)
+
+
+def _read_csv(csv: Path) -> pd.DataFrame:
+    """leaderboard.csv, whole: a file cut mid-row or a row short of fields is refused, where pandas
+    would pad the row with missing values (a std of 0, a row gone from the board)."""
+    fix = "rerun `rankuq run` on its run directory to rewrite it"
+    try:
+        text = csv.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise RankuqError(f"{csv}: cannot read as UTF-8 text ({error}); {fix}") from None
+    if not text.endswith("\n"):
+        raise RankuqError(f"{csv}: cut off (no newline after the last row); {fix}")
+    rows = list(csv_module.reader(io.StringIO(text)))
+    short = next((i for i, row in enumerate(rows) if len(row) != len(rows[0])), None)
+    if short is not None:
+        raise RankuqError(
+            f"{csv}, line {short + 1}: {len(rows[short])} fields where the header has {len(rows[0])}; {fix}"
+        )
+    try:
+        # Only empty fields are missing values: a method or condition may well be called 'NA'.
+        return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise RankuqError(f"{csv}: not a leaderboard CSV ({error}); {fix}") from None
 
 
 def _check(table: pd.DataFrame, source: str) -> None:
@@ -148,26 +173,48 @@ def _check(table: pd.DataFrame, source: str) -> None:
     wrong += [] if is_bool_dtype(table["baseline"]) else ["baseline (True/False)"]
     if wrong:
         raise RankuqError(f"{source}: columns {wrong} hold values of the wrong type; {fix}")
+    blank = table[["condition", "method", "seeds"]].isna().any(axis=1) | ~(table["seeds"] >= 1)
+    if blank.any():
+        raise RankuqError(
+            f"{source}: row {int(np.argmax(blank))} lacks a condition, method or seed count; {fix}"
+        )
     twice = table.condition[table.baseline][lambda c: c.duplicated()]
     if len(twice):
         raise RankuqError(f"{source}: condition {twice.iloc[0]!r} has two baseline rows; {fix}")
 
 
 def _read_index(index: Path) -> tuple[Plot, ...]:
-    """The plot index: a JSON list of {condition, method, kind, path (a file name beside it)}."""
+    """The plot index: a JSON list of {condition, method, kind, path (a file name beside it)}.
+
+    An index may come from an MLflow server: each path must name a plain file in the index's own
+    folder (no '..', no folder, no symlink), so a report never embeds a file from elsewhere."""
     if not index.is_file():
         raise RankuqError(f"{index} not found: rerun `rankuq run` to write the plots and their index")
     try:
         entries = json.loads(index.read_text())
-        return tuple(
-            Plot(str(e["condition"]), str(e["method"]), str(e["kind"]), index.parent / e["path"])
+        plots = tuple(
+            Plot(str(e["condition"]), str(e["method"]), str(e["kind"]), _plot_path(index, e["path"]))
             for e in entries
         )
-    except (ValueError, TypeError, KeyError) as error:
+    except (ValueError, TypeError, KeyError, RecursionError) as error:
+        reason = "nested too deep" if isinstance(error, RecursionError) else repr(error)
         raise RankuqError(
-            f"{index}: not a JSON list of {{condition, method, kind, path}} objects ({error!r}); "
+            f"{index}: not a JSON list of {{condition, method, kind, path}} objects ({reason}); "
             "rerun `rankuq run` to rewrite it"
-        ) from error
+        ) from None
+    return plots
+
+
+def _plot_path(index: Path, name: object) -> Path:
+    folder = index.parent.resolve()
+    path = folder / str(name)
+    if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+        raise RankuqError(f"{index}: plot path {name!r} is not a file name in {folder}; rerun `rankuq run`")
+    if path.is_symlink() or path.resolve().parent != folder:
+        raise RankuqError(
+            f"{index}: plot {name!r} is a link; a report embeds only the plots `rankuq run` wrote"
+        )
+    return path
 
 
 def read_tracking(uri: str, grid: str | None, folder: Path, experiment: str | None = None) -> Board:
@@ -206,13 +253,15 @@ def read_tracking(uri: str, grid: str | None, folder: Path, experiment: str | No
 
 
 def _grid_run(client: MlflowClient, experiment_id: str, uri: str, grid: str | None) -> Run:
+    # The name is matched here, not in the filter string: MLflow's filter syntax has no escape for
+    # a quote, so a name like "it's" would break (or change) the query.
     is_grid = f"tags.`{LEVEL_TAG}` = 'grid'"
-    named = f" and attributes.run_name = '{grid}'" if grid else ""
-    runs = client.search_runs(
-        [experiment_id], is_grid + named, order_by=["attributes.start_time DESC"], max_results=1
+    grids = client.search_runs(
+        [experiment_id], is_grid, order_by=["attributes.start_time DESC"], max_results=SEARCH_LIMIT
     )
+    runs = [run for run in grids if grid is None or run.info.run_name == grid]
     if not runs:
-        names = sorted({run.info.run_name for run in client.search_runs([experiment_id], is_grid)})
+        names = sorted({run.info.run_name for run in grids})
         raise RankuqError(
             f"no grid run{f' named {grid!r}' if grid else ''} at {uri} (grids there: "
             f"{', '.join(names) or 'none'}); run `rankuq run --tracking-uri {uri}` first"
@@ -317,11 +366,18 @@ def footnote(table: pd.DataFrame) -> str:
     )
 
 
+def markdown_text(text: object) -> str:
+    """A name as Markdown text: HTML escaped (Markdown passes raw HTML through) and table pipes
+    escaped, so a method or condition called ``<script>…`` or ``a|b`` shows as written."""
+    return html.escape(str(text)).replace("|", "\\|")
+
+
 def paper_markdown(board: Board) -> str:
-    parts = [f"# Leaderboard: {board.name}"]
+    parts = [f"# Leaderboard: {markdown_text(board.name)}"]
     for condition, rows in paper_tables(board.table).items():
         shown = rows.astype(object).map(lambda cell: cell.text("**") if isinstance(cell, Entry) else cell)
-        parts.append(f"## {condition}\n\n{shown.reset_index().to_markdown(index=False)}")
+        shown.index = shown.index.map(markdown_text)
+        parts.append(f"## {markdown_text(condition)}\n\n{shown.reset_index().to_markdown(index=False)}")
     parts.append(footnote(board.table))
     return "\n\n".join(parts) + "\n"
 

@@ -1,10 +1,13 @@
 """Contract 2: predictions, one row per (query, candidate) with S relevance-probability draws."""
 
+import logging
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from rankuq.errors import RankuqError
 
@@ -90,6 +93,14 @@ def validate_predictions(table: pa.Table, source: str) -> pa.Table:
     missing = [name for name in required if name not in table.column_names]
     if missing:
         raise RankuqError(f"{source}: missing prediction columns {missing}; expected at least {required}")
+    for name, check in (("label", pa.types.is_integer), ("prob_mean", _is_number)):
+        kind = table.schema.field(name).type
+        if not check(kind):
+            raise RankuqError(
+                f"{source}: column {name} holds {kind}, not {'integers' if name == 'label' else 'numbers'}; "
+                f"write it with the contract's types ({PREDICTION_SCHEMA.field(name).type})"
+            )
+    _refuse_repeats(table, source)
     scores = table.column("prob_mean").to_numpy(zero_copy_only=False).astype(np.float64)
     bad = np.flatnonzero(~np.isfinite(scores))
     if bad.size:
@@ -99,3 +110,40 @@ def validate_predictions(table: pa.Table, source: str) -> pa.Table:
             f"score is {scores[row]}; {bad.size} non-finite scores in all, fix the scorer or drop them"
         )
     return table
+
+
+def _is_number(kind: pa.DataType) -> bool:
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind)
+
+
+def _refuse_repeats(table: pa.Table, source: str) -> None:
+    """A (qid, cid) on two rows would count a candidate twice: a scorer wrote it twice, so refuse
+    (TREC runs of other tools keep their last line instead: ``bench.evaluate``)."""
+    if table.group_by(["qid", "cid"]).aggregate([]).num_rows == table.num_rows:
+        return
+    pairs = table.select(["qid", "cid"]).to_pandas()
+    repeats = pairs.duplicated(keep="first").to_numpy()
+    row = int(np.argmax(repeats))
+    raise RankuqError(
+        f"{source}: row {row} repeats (qid {pairs.qid[row]}, cid {pairs.cid[row]}); "
+        f"{int(repeats.sum())} repeated rows in all: keep one row per (qid, cid)"
+    )
+
+
+def read_cached_predictions(path: Path) -> pa.Table | None:
+    """A cached predictions file of the run directory, or None when there is none or when it is cut
+    short, unreadable or not a contract-2 table: then it is deleted with one warning and the caller
+    scores again (a cache entry is rebuilt, never a traceback)."""
+    if not path.exists():
+        return None
+    try:
+        table = pq.read_table(path)
+        if table.schema.remove_metadata() != PREDICTION_SCHEMA:
+            raise ValueError(f"columns {table.schema.names}, expected {PREDICTION_SCHEMA.names}")
+        return validate_predictions(table, str(path))
+    except (OSError, ValueError, pa.ArrowException, RankuqError) as error:
+        logging.getLogger(__name__).warning(
+            "%s: cached predictions unusable (%s); scoring again", path, error
+        )
+        path.unlink(missing_ok=True)
+        return None

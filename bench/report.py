@@ -2,7 +2,6 @@
 data URIs with inline CSS, so the one file opens anywhere without a network or the run directory."""
 
 import base64
-import mimetypes
 from pathlib import Path
 
 import jinja2
@@ -11,6 +10,8 @@ from rankuq.bench.files import atomic_write
 from rankuq.bench.leaderboard import Board, Plot, footnote, paper_markdown, paper_tables
 from rankuq.errors import RankuqError
 
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+MAX_PLOT_BYTES = 16 << 20  # a plot of bench.plots is about 50 KiB
 KIND_TITLES = {"reliability": "Reliability diagram", "risk_aversion": "Risk-aversion curve"}
 
 TEMPLATE = jinja2.Template(
@@ -82,11 +83,20 @@ def kind_title(kind: str) -> str:
 
 
 def data_uri(path: Path) -> str:
-    """The image inlined, so the report needs no file beside it."""
-    mime, _ = mimetypes.guess_type(path.name)
-    if not mime or not mime.startswith("image/"):
-        raise RankuqError(f"{path}: a plot must be an image file (.png, .svg, …); fix the plot index")
-    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+    """The PNG inlined, so the report needs no file beside it; anything else (by its bytes, not its
+    name) is refused, as is a link (``bench.leaderboard`` checked the index's paths)."""
+    if path.suffix.lower() != ".png" or path.is_symlink():
+        raise RankuqError(f"{path}: a plot must be a PNG file (not a link); fix the plot index")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_PLOT_BYTES + 1)
+    except OSError as error:
+        raise RankuqError(f"{path}: cannot read the plot ({error.strerror}); rerun `rankuq run`") from None
+    if not data.startswith(PNG_MAGIC) or len(data) > MAX_PLOT_BYTES:
+        raise RankuqError(
+            f"{path}: not a PNG image of at most {MAX_PLOT_BYTES >> 20} MiB; rerun `rankuq run` to redraw it"
+        )
+    return f"data:image/png;base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def render_report(board: Board) -> str:

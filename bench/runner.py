@@ -33,7 +33,7 @@ def run_grid(
     layout = RunLayout(run_dir)
     grid = plan(spec, params, layout)  # fails on missing data before anything is written
     layout.root.mkdir(parents=True, exist_ok=True)
-    with stages.Cluster(address) as cluster:
+    with stages.Cluster(address, layout) as cluster:
         stages.build(grid)
         searches = stages.search(grid, cluster, console)
         if grid.searches:  # the searches' choices change what the members train

@@ -59,7 +59,7 @@ class SearchConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     metric: str = "R@1"
-    num_samples: Annotated[int, Field(ge=1)] = 8
+    num_samples: Annotated[int, Field(ge=1, le=10_000)] = 8
     algorithm: Literal["random", "optuna"] = "random"
     scheduler: SchedulerConfig = SchedulerConfig()
     space: Annotated[dict[str, Any], Field(min_length=1)]

@@ -35,6 +35,7 @@ from rankuq.bench.assess import (
 )
 from rankuq.bench.engine import fit_posthoc, ray_session, score_shards, train_members
 from rankuq.bench.files import atomic_write
+from rankuq.bench.layout import BEST_FILE, RunLayout
 from rankuq.bench.leaderboard import RANKING_METRICS, leaderboard, read_run_dir, write_csv
 from rankuq.bench.plan import Cell, Plan, content_key
 from rankuq.bench.predictions import is_probabilistic
@@ -57,8 +58,8 @@ def _bars(console: Console) -> Progress:
 class Cluster:
     """Ray, started at its first need (a finished grid never starts it) and stopped with the run."""
 
-    def __init__(self, address: str | None) -> None:
-        self.address = address
+    def __init__(self, address: str | None, layout: RunLayout) -> None:
+        self.address, self.layout = address, layout
         self._stack = ExitStack()
 
     def __enter__(self) -> "Cluster":
@@ -69,7 +70,8 @@ class Cluster:
 
     def start(self) -> None:
         if not ray.is_initialized():
-            self._stack.enter_context(ray_session(self.address))
+            # A local Ray's processes are recorded, so a rerun stops what a killed driver left.
+            self._stack.enter_context(ray_session(self.address, pid_file=self.layout.ray_pids))
 
     def trials_at_once(self, plan: Plan) -> int:
         """Trials at once: as set, else as many as the cluster's CPUs hold."""
@@ -109,11 +111,12 @@ def search(plan: Plan, cluster: Cluster, console: Console) -> dict[tuple[str, st
     """Run (or read) each training search; keyed like ``plan``'s ``chosen``."""
     found = {}
     for job in plan.searches:
-        cluster.start()  # a finished search is only read, but Tune's import wants a session anyway
         folder, storage = plan.layout.search(job.key), str(plan.layout.ray_storage)
-        found[job.choice] = search_training(
-            job, plan.spec.search, folder, storage, cluster.trials_at_once(plan)
-        )
+        finished = (folder / BEST_FILE).exists()  # only read: no Ray needed
+        if not finished:
+            cluster.start()
+        at_once = None if finished else cluster.trials_at_once(plan)
+        found[job.choice] = search_training(job, plan.spec.search, folder, storage, at_once)
         console.print(found[job.choice].line())
     return found
 

@@ -23,8 +23,8 @@ class TrainConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    epochs: Annotated[int, Field(ge=1)] = 1
-    batch_size: Annotated[int, Field(ge=1)] = 16
+    epochs: Annotated[int, Field(ge=1, le=10_000)] = 1
+    batch_size: Annotated[int, Field(ge=1, le=65_536)] = 16
     lr: Annotated[float, Field(gt=0)] = 5e-5
     warmup: Annotated[float, Field(ge=0, lt=1)] = 0.1
     max_queries: Annotated[int, Field(ge=1)] | None = Field(None, description="cap on training queries")

@@ -196,11 +196,11 @@ def gauss_hermite_probability(mean: torch.Tensor, var: torch.Tensor) -> torch.Te
 
 
 class GPParams(HeadParams):
-    features: Annotated[int, Field(ge=1, description="random Fourier features L")] = 1024
+    features: Annotated[int, Field(ge=1, le=65536, description="random Fourier features L")] = 1024
     momentum: Annotated[float, Field(ge=0, lt=1)] | None = Field(
         None, description="None: exact precision over the epoch (eq. 4); α: moving average (eq. 5)"
     )
-    S: Annotated[int, Field(gt=0, description="posterior draws per pair")] = 100
+    S: Annotated[int, Field(gt=0, le=100_000, description="posterior draws per pair")] = 100
 
 
 class GPMethod(HeadMethod):

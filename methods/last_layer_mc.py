@@ -22,7 +22,7 @@ from rankuq.methods.ranker import HeadMethod, HeadParams
 
 
 class LastLayerMCParams(HeadParams):
-    T: Annotated[int, Field(gt=0, description="head samples per pair")] = 100
+    T: Annotated[int, Field(gt=0, le=10_000, description="head samples per pair")] = 100
     p: Annotated[float, Field(gt=0, lt=1, description="dropout rate of the head")] = 0.1
     loss: LossName = "pointwise_ce"
 

@@ -11,7 +11,7 @@ from rankuq.methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_
 
 
 class MCDropoutParams(MethodParams):
-    T: Annotated[int, Field(gt=0, description="stochastic forward passes")] = 10
+    T: Annotated[int, Field(gt=0, le=1000, description="stochastic forward passes")] = 10
 
 
 @REGISTRY.register

@@ -41,8 +41,8 @@ class PGGPParams(GPParams):
     kernel: KernelName = "rbf"
     lengthscale: Annotated[float, Field(gt=0)] = 1.0
     outputscale: Annotated[float, Field(gt=0, description="kernel variance σ²")] = 8.0
-    chains: Annotated[int, Field(ge=1, description="parallel Gibbs chains N")] = 30
-    steps: Annotated[int, Field(ge=1, description="Gibbs steps T per chain")] = 10
+    chains: Annotated[int, Field(ge=1, le=10_000, description="parallel Gibbs chains N")] = 30
+    steps: Annotated[int, Field(ge=1, le=100_000, description="Gibbs steps T per chain")] = 10
 
 
 class PGHead(GPHead):

@@ -64,7 +64,7 @@ class ModelConfig(BaseModel):
         None,
         description="checkpoint folder or hub name (any Auto-class architecture); None = MiniLM; 'tiny'",
     )
-    layers: Annotated[int, Field(ge=1)] | None = Field(None, description="keep the first L layers")
+    layers: Annotated[int, Field(ge=1, le=48)] | None = Field(None, description="keep the first L layers")
     max_length: Annotated[int, Field(ge=8, le=512)] = 64
     dropout: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.1
 

@@ -8,6 +8,7 @@ folder, which lookups ignore and which is safe to delete).
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -29,8 +30,9 @@ from rankuq.tasks.embeddings import encoder_id
 from rankuq.tasks.lists import build_lists, check_native, check_settings, resolve_n
 
 # Part of every cache key: bump it when a loader's output changes for the same source bytes.
-SCHEMA_VERSION = "contract1-v2"
+SCHEMA_VERSION = "contract1-v3"  # v3: the manifest records each part's bytes
 EMBEDDINGS = "embeddings"  # cache_dir subfolder of the dense strategy's encoded texts
+logger = logging.getLogger(__name__)
 
 
 ShardSettings = tuple["tasks.Task", dict[str, object], list[Path]]
@@ -96,7 +98,11 @@ def build_shards(task: str, split: str, *, root: Path, cache_dir: Path, **option
     loader, settings, sources = _settings(task, split, root, **options)
     target = _target(cache_dir, task, split, _cache_key(settings, sources, root))
     if target.is_dir():
-        return target
+        broken = _damage(target)
+        if broken is None:
+            return target
+        logger.warning("%s: cached shards %s; rebuilding them", target, broken)
+        shutil.rmtree(target)
     pool = loader.pool(split, root)
     strategy, seed, variant = (settings[key] for key in ("strategy", "seed", "variant"))
     table = build_lists(
@@ -148,8 +154,12 @@ def _publish(table: pa.Table, target: Path, rows_per_shard: int, manifest: dict[
     temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         qids = table.column("qid").to_numpy(zero_copy_only=False)
+        sizes = {}
         for index, (start, stop) in enumerate(_shard_bounds(qids, rows_per_shard)):
-            pq.write_table(table.slice(start, stop - start), temp / PART.format(index))
+            part = temp / PART.format(index)
+            pq.write_table(table.slice(start, stop - start), part)
+            sizes[part.name] = part.stat().st_size
+        manifest = manifest | {"part_bytes": sizes}
         (temp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         os.replace(temp, target)
     except OSError:
@@ -158,6 +168,31 @@ def _publish(table: pa.Table, target: Path, rows_per_shard: int, manifest: dict[
         # A concurrent build published the same key first: same inputs, same shards.
     finally:
         shutil.rmtree(temp, ignore_errors=True)  # no-op once renamed
+
+
+def _damage(folder: Path) -> str | None:
+    """What is wrong with a cached shard folder (a part missing, cut short or unreadable, rows
+    lost), or None when each part has its manifest's size, a readable Parquet footer and the
+    manifest's row total."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+        sizes: dict[str, int] = manifest["part_bytes"]
+        rows = int(manifest["rows"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        return f"have no readable manifest ({error!r})"
+    present = sorted(path.name for path in folder.glob("part-*.parquet"))
+    if present != sorted(sizes):
+        return f"hold parts {present}, the manifest lists {sorted(sizes)}"
+    total = 0
+    for name, size in sizes.items():
+        path = folder / name
+        if path.stat().st_size != size:
+            return f"have {name} of {path.stat().st_size} bytes, the manifest says {size}"
+        try:
+            total += pq.read_metadata(path).num_rows
+        except (OSError, pa.ArrowException) as error:
+            return f"have an unreadable {name} ({error})"
+    return None if total == rows else f"hold {total} rows, the manifest says {rows}"
 
 
 def _shard_bounds(qids: np.ndarray, rows_per_shard: int) -> list[tuple[int, int]]:

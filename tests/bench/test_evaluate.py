@@ -154,7 +154,7 @@ def test_malformed_files_are_refused_by_line(
 ) -> None:
     run, qrels = write(tmp_path / "run", run_lines), write(tmp_path / "qrels", qrels_lines)
     with pytest.raises(RankuqError, match=re.escape(message)):
-        evaluate_file(run=run, qrels=qrels)
+        evaluate_file(run=run, qrels=qrels, strict=True)  # strict: a repeated docno is refused too
 
 
 def test_wrong_inputs_are_refused(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def test_a_user_grid_is_read_with_method_defaults(tmp_path):
             "tasks: [wikiqa]\nmethods: {bert: {}}\neval: {precision: fp16}\n",
             r"eval.precision: Input should be 'auto', 'fp32' or 'bf16'",
         ),
-        ("tasks: [wikiqa\n", r"grid.yaml: not valid YAML"),
+        ("tasks: [wikiqa\n", r"grid.yaml, line 2, column 1: not valid YAML \(expected ',' or ']'"),
         ("- wikiqa\n", r"grid.yaml: a grid is a YAML mapping"),
     ],
 )

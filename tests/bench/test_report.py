@@ -46,7 +46,7 @@ def test_a_plot_that_is_no_image_writes_nothing(run_dir, tmp_path):
     (run_dir / "plots" / "notes.txt").write_text("not a plot")
     index.write_text(json.dumps([*entries, {**entries[0], "path": "notes.txt"}]))
     out = tmp_path / "out"
-    with pytest.raises(RankuqError, match=r"notes.txt: a plot must be an image file"):
+    with pytest.raises(RankuqError, match=r"notes.txt: a plot must be a PNG file"):
         write_report(read_run_dir(run_dir), out)
     assert not out.exists()
 

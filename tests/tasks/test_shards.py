@@ -69,6 +69,32 @@ def test_cache_hit_does_not_rewrite(root: Path, tmp_path: Path, monkeypatch: pyt
     assert {part: part.stat().st_mtime_ns for part in path.iterdir()} == stamps
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda folder: _cut(folder / "part-00001.parquet"),
+        lambda folder: (folder / "part-00002.parquet").unlink(),
+        lambda folder: (folder / "manifest.json").write_text("{"),
+        lambda folder: (folder / "part-00001.parquet").write_bytes(b"PAR1" + b"\0" * 100),
+    ],
+    ids=["part cut short", "part missing", "manifest garbage", "part replaced"],
+)
+def test_a_damaged_cache_entry_is_rebuilt_with_one_warning(
+    root: Path, tmp_path: Path, dev: pa.Table, caplog: pytest.LogCaptureFixture, damage
+) -> None:
+    cache = tmp_path / "cache"
+    path = build_shards("wikiqa", "dev", root=root, cache_dir=cache, rows_per_shard=500)
+    damage(path)
+    assert build_shards("wikiqa", "dev", root=root, cache_dir=cache, rows_per_shard=500) == path
+    (warning,) = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert warning.startswith(f"{path}: cached shards ") and warning.endswith("; rebuilding them")
+    assert read_shards(path).equals(dev)
+
+
+def _cut(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:-100])
+
+
 def test_changed_source_or_setting_changes_hash(root: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     first = build_shards("wikiqa", "dev", root=root, cache_dir=cache)
@@ -177,6 +203,9 @@ def test_settings_change_the_folder_and_manifest_records_them(tmp_path: Path) ->
     default = build_shards("clariq", "dev", root=root, cache_dir=tmp_path)
     assert default in folders  # same settings, same folder
     manifest = json.loads((default / "manifest.json").read_text())
+    assert manifest.pop("part_bytes") == {
+        "part-00000.parquet": (default / "part-00000.parquet").stat().st_size
+    }
     assert manifest | {"rows_per_shard": 0} == {
         "task": "clariq",
         "split": "dev",
