@@ -38,7 +38,7 @@ from rankuq.bench.files import atomic_write
 from rankuq.bench.layout import BEST_FILE, RunLayout
 from rankuq.bench.leaderboard import RANKING_METRICS, leaderboard, read_run_dir, write_csv
 from rankuq.bench.plan import Cell, Plan, content_key
-from rankuq.bench.predictions import is_probabilistic
+from rankuq.bench.predictions import is_probabilistic, read_cached_predictions
 from rankuq.bench.probes import scored_lists
 from rankuq.bench.report import write_report
 from rankuq.bench.search import SearchResult, search_risk_b, search_training
@@ -177,8 +177,9 @@ def _predictions(
 ) -> pa.Table:
     key = cell.dev_key if on_dev else cell.key
     path = plan.layout.predictions(cell.task, cell.method, cell.seed, str(key), dev=on_dev)
-    if path.exists():
-        return pq.read_table(path)
+    cached = read_cached_predictions(path)  # a cut or foreign file: one warning, scored again
+    if cached is not None:
+        return cached
     cluster.start()
     shards = (plan.dev if on_dev else plan.tested)[cell.condition]
     scorer = plan.scorer(cell, shards, fitted, cluster.scoring_threads())
