@@ -143,6 +143,7 @@ def fit(plan: Plan, cluster: Cluster) -> dict[str, Fitted]:
         jobs = [plan.fits[key] for key in pending]
         states = fit_posthoc([job.with_threads(threads) for job in jobs])
         for key, state in zip(pending, states, strict=True):
+            files[key].parent.mkdir(parents=True, exist_ok=True)
             atomic_write(files[key], json.dumps(state, indent=1))
     return {key: json.loads(path.read_text()) for key, path in files.items()}
 
