@@ -3,6 +3,7 @@
 import hashlib
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -174,6 +175,24 @@ def test_a_rerun_is_a_cache_hit_with_no_new_mlflow_runs(finished):
     again = run(TINY_GRID, run_dir)
     assert len(runs(run_dir)) == before
     pd.testing.assert_frame_equal(again, board)
+
+
+def test_post_hoc_maps_are_fitted_once_on_dev_and_keep_bert_s_ranking(finished, tmp_path):
+    """The fit stage: temperature and platt fit one map per seed on the dev lists (cached in fits/),
+    score the tested lists with bert's members (no training), and rank as bert does."""
+    run_dir = Path(shutil.copytree(finished[0], tmp_path / "run"))
+    grid = {**TINY_GRID, "methods": {"bert": {}, "temperature": {}, "platt": {}}}
+    board = run(grid, run_dir).set_index("method")
+    fits = sorted((run_dir / "fits").glob("*/fit.json"))
+    assert len(fits) == 4  # 2 methods × 2 seeds
+    states = [json.loads(path.read_text()) for path in fits]
+    assert {state["name"] for state in states} == {"temperature", "platt"}
+    assert all(state.get("temperature", 1) > 0 for state in states)
+    assert board.loc["temperature", "R@1"] == pytest.approx(board.loc["bert", "R@1"])  # T > 0: same order
+XX
+    mtimes = [path.stat().st_mtime_ns for path in fits]
+    run(grid, run_dir)
+    assert [path.stat().st_mtime_ns for path in fits] == mtimes  # a rerun reads the fits
 
 
 def test_same_seed_same_numbers_in_a_fresh_run(finished, tmp_path):
