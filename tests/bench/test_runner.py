@@ -189,7 +189,7 @@ def test_post_hoc_maps_are_fitted_once_on_dev_and_keep_bert_s_ranking(finished, 
     assert {state["name"] for state in states} == {"temperature", "platt"}
     assert all(state.get("temperature", 1) > 0 for state in states)
     assert board.loc["temperature", "R@1"] == pytest.approx(board.loc["bert", "R@1"])  # T > 0: same order
-XX
+    assert len(list((run_dir / "models").iterdir())) == 4  # the finished grid's members, none new
     mtimes = [path.stat().st_mtime_ns for path in fits]
     run(grid, run_dir)
     assert [path.stat().st_mtime_ns for path in fits] == mtimes  # a rerun reads the fits
