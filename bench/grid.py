@@ -249,7 +249,10 @@ def parse_grid(raw: Any, source: str) -> tuple[GridSpec, dict[str, MethodParams]
 def _check_sides(spec: GridSpec, source: str) -> None:
     """Every split the run will read exists for its task, and each side's negative sampling fits it
     (native lists only where the task has them): checked here, before any shard is written."""
-    fit_splits = {methods.get(name).calibration_split for name in spec.methods} - {None}
+    # Post-hoc methods fit on the dev lists of the tested side (the plan's fit stage).
+    fit_splits = (
+        {spec.eval.dev_split or "dev"} if any(methods.get(name).posthoc for name in spec.methods) else set()
+    )
     dev = [spec.eval.dev_split] if spec.eval.dev_split else []
     keys = [f"tasks.{i}" for i in range(len(spec.tasks))] + [f"shifts.{i}" for i in range(len(spec.shifts))]
     for key, condition in zip(keys, spec.conditions(), strict=True):

@@ -60,7 +60,7 @@ def test_select_and_with_relevant(scores_table) -> None:
         ("samples", [0.1, float("inf")], r"row 1 \(qid q0, cid c1\): a sample is not finite"),
         ("samples", [0.1], r"row 1 \(qid q0\): 1 samples \(row 0 has 2\); every row needs the same"),
         ("prob_mean", float("nan"), r"row 1 \(qid q0, cid c1\): score is nan"),
-        ("label", 0.5, r"row 1 \(qid q0, cid c1\): label 0.5 is outside 0..127 or not a whole number"),
+        ("label", 0.5, r"p.parquet: column label holds double, not integers"),
         ("label", -1, r"row 1 \(qid q0, cid c1\): label -1 is outside 0..127"),
     ],
 )
