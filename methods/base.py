@@ -190,7 +190,7 @@ class PostHocMethod(NeuralMethod):
         """The fitted state from the dev candidate rows (contract-1 columns)."""
 
 
-REGISTRY: Registry[type[Method]] = Registry("method")
+REGISTRY: Registry[type[Method]] = Registry("method", plugins="rankuq.methods")
 
 
 def create(

@@ -1,6 +1,10 @@
-"""Name → object registries filled by a decorator (tasks, methods, strategies, metrics, probes)."""
+"""Name → object registries filled by a decorator (tasks, methods, strategies, metrics, probes), and
+by installed plugins: a package declares an entry point in the registry's group (``rankuq.tasks``,
+``rankuq.methods``, ``rankuq.probes``) naming its object or the module that registers it."""
 
 from collections.abc import Iterator
+from importlib.metadata import entry_points
+from types import ModuleType
 from typing import Generic, TypeVar
 
 from rankuq.errors import RankuqError
@@ -13,10 +17,11 @@ class Registry(Generic[T]):
 
     The name is the object's own, stated once: its ``name`` attribute (a class's ``name = "bert"``,
     a metric family's), else, for a probe's ``run`` function, the last part of its module's name.
+    With ``plugins``, the entry points of that group are loaded at the first lookup.
     """
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
+    def __init__(self, kind: str, plugins: str | None = None) -> None:
+        self.kind, self.plugins = kind, plugins
         self._items: dict[str, T] = {}
 
     def register(self, item: T) -> T:
@@ -27,18 +32,35 @@ class Registry(Generic[T]):
         return item
 
     def get(self, name: str) -> T:
-        if name not in self._items:
+        items = self._loaded()
+        if name not in items:
             raise RankuqError(f"unknown {self.kind} '{name}'; valid {self.kind}s: {', '.join(self.names())}")
-        return self._items[name]
+        return items[name]
 
     def names(self) -> list[str]:
-        return sorted(self._items)
+        return sorted(self._loaded())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._items
+        return name in self._loaded()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
+
+    def _loaded(self) -> dict[str, T]:
+        """The items, after the plugins' entry points (once): an entry point names an object to
+        register (a Method or Task class, a probe function) or a module whose import registers."""
+        group, self.plugins = self.plugins, None
+        for point in entry_points(group=group) if group else ():
+            try:
+                found = point.load()
+            except Exception as error:  # a broken plugin is the user's to fix: say which
+                raise RankuqError(
+                    f"plugin {point.name} = {point.value} (entry point group {group}) failed to load: "
+                    f"{error}; fix or uninstall that package"
+                ) from None
+            if not isinstance(found, ModuleType) and name_of(found) not in self._items:
+                self.register(found)
+        return self._items
 
 
 def name_of(item: object) -> str:

@@ -216,4 +216,4 @@ class Probe(Protocol):
     ) -> ProbeResult: ...
 
 
-PROBES: Registry[Probe] = Registry("probe")
+PROBES: Registry[Probe] = Registry("probe", plugins="rankuq.probes")

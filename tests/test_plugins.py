@@ -1,0 +1,69 @@
+"""Plugins: an installed package's entry points in a registry's group add to it (as pip installs
+them: a ``*.dist-info/entry_points.txt`` on sys.path), and a broken one is one clear error."""
+
+import sys
+import textwrap
+
+import pytest
+
+from rankuq.errors import RankuqError
+from rankuq.registry import Registry
+
+
+def install(tmp_path, monkeypatch, module: str, entry_points: str):
+    """A package ``myplugin`` and its distribution metadata, importable as if pip-installed."""
+    (tmp_path / "myplugin.py").write_text(textwrap.dedent(module))
+    info = tmp_path / "myplugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myplugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "myplugin", raising=False)
+
+
+def test_an_entry_point_adds_its_object_under_its_own_name(tmp_path, monkeypatch):
+    install(
+        tmp_path,
+        monkeypatch,
+        """
+        class MyRanker:
+            name = "my_ranker"
+        """,
+        """
+        [rankuq.test_methods]
+        anything = myplugin:MyRanker
+        """,
+    )
+    registry = Registry("method", plugins="rankuq.test_methods")
+    assert registry.names() == ["my_ranker"]
+    assert registry.get("my_ranker").__module__ == "myplugin"
+
+
+def test_an_entry_point_may_name_a_module_that_registers_itself(tmp_path, monkeypatch):
+    registry = Registry("probe", plugins="rankuq.test_probes")
+    monkeypatch.setitem(sys.modules, "rankuq_test_registry", type(sys)("rankuq_test_registry"))
+    sys.modules["rankuq_test_registry"].REGISTRY = registry
+    install(
+        tmp_path,
+        monkeypatch,
+        """
+        from rankuq_test_registry import REGISTRY
+
+        @REGISTRY.register
+        class Mine:
+            name = "mine"
+        """,
+        """
+        [rankuq.test_probes]
+        mine = myplugin
+        """,
+    )
+    assert "mine" in registry and registry.names() == ["mine"]
+
+
+def test_a_broken_plugin_is_one_error_naming_it(tmp_path, monkeypatch):
+    install(
+        tmp_path, monkeypatch, "raise ImportError('no torch here')\n", "[rankuq.test_tasks]\nbad = myplugin\n"
+    )
+    with pytest.raises(RankuqError, match=r"plugin bad = myplugin .*rankuq.test_tasks.* no torch here"):
+        Registry("task", plugins="rankuq.test_tasks").names()
