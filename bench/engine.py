@@ -7,6 +7,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -89,6 +90,7 @@ def train_member(job: dict[str, Any]) -> None:
     checkpoint = None if dev else train.get_checkpoint()
     resume = load_checkpoint(checkpoint) if checkpoint else None
     start = resume["epoch"] if resume else 0
+    started = time.time()
 
     def report(state: TrainState) -> None:
         losses = state["losses"]
@@ -98,6 +100,7 @@ def train_member(job: dict[str, Any]) -> None:
             "loss": float(np.mean(losses[-50:])),
             "steps": len(losses),
             "pairs": len(pairs),
+            **_placement(started),
         }
         with tempfile.TemporaryDirectory() as folder:
             save_checkpoint(Path(folder), state)
@@ -118,6 +121,18 @@ def train_member(job: dict[str, Any]) -> None:
         on_epoch_end=_dev_reporter(dev, method, params, model, model_config) if dev else report,
         shard=(rank, workers),
     )
+
+
+def _placement(started: float) -> dict[str, Any]:
+    """Where and when this worker trains, from Ray's own records: its node, the GPU ids Ray granted
+    it, its device and the wall-clock span so far (what shows members packed on one GPU)."""
+    return {
+        "node_id": ray.get_runtime_context().get_node_id(),
+        "gpu_ids": [str(i) for i in ray.get_gpu_ids()],
+        "device": str(inference_device()),
+        "started": started,
+        "reported": time.time(),
+    }
 
 
 def _dev_reporter(
@@ -160,6 +175,9 @@ def train_trial(config: dict[str, Any]) -> None:
             use_gpu=job["gpus"] > 0,
             resources_per_worker={"CPU": job["cpus"] / workers, "GPU": job["gpus"] / workers},
         ),
+        # One worker has no peer to talk to: gloo, not Ray Train's NCCL default for GPU workers, which
+        # fails where torch sees no CUDA device (logical GPUs) and gains nothing on one GPU.
+        torch_config=ray.train.torch.TorchConfig(backend="gloo") if workers == 1 else None,
         run_config=train.RunConfig(
             name=job["key"],
             storage_path=job["storage"],

@@ -1,0 +1,524 @@
+"""Distributed for real (issue 12): a head and two worker nodes started as separate Ray nodes on this
+machine, worker nodes declaring one logical GPU each, a real ``mlflow server`` on 127.0.0.1, and the
+grid driven through the ``rankuq`` command exactly as a cluster user types it.
+
+What it does, in order (every process it starts binds to 127.0.0.1 and is stopped at the end, also on
+failure; the cluster lives under its own ``--temp-dir``, so no other ``ray.init()`` on the machine
+finds it):
+
+1. reference: ``rankuq run GRID --address <head>`` (5-member ensembles, two seeds, ``gpus_per_trial:
+   0.2``): where each member trained (node, ``ray.get_gpu_ids()``, start and end) comes from the
+   member's own Ray Train report (``training.json`` beside its weights);
+2. lost node + killed driver: the same grid into another run directory with ``--tracking-uri
+   http://127.0.0.1:PORT``; one worker node is SIGKILLed (its raylet and every worker) while members
+   train on it, then the driver is SIGKILLed mid-scoring and the same command is run again; its
+   predictions are compared with the reference's, its MLflow runs counted;
+3. ``rankuq leaderboard --tracking-uri`` from another process against the run directory's tables;
+4. scaling: a heavier grid (one member per node at a time) on one worker node, then on two.
+
+    python -m rankuq.bench.benchmarks.cluster [--skip-scaling] [--keep]
+
+Prints one JSON object. Take the scaling figure on a quiet machine: the load average is in the JSON.
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import psutil
+import pyarrow.parquet as pq
+import yaml
+
+BIN = Path(sys.executable).parent  # ray, mlflow and rankuq of this environment
+HOST = "127.0.0.1"
+
+# The grid every node runs: 2 seeds × 5 ensemble members = 10 members, a fifth of a logical GPU each,
+# so each worker node packs five; three epochs so that a killed node leaves members mid-training.
+GRID: dict[str, Any] = {
+    "name": "cluster",
+    "tasks": ["wikiqa"],
+    "methods": {"ensemble": {"M": 5}},
+    "seeds": [0, 1],
+    "model": {"backbone": "tiny", "max_length": 32},
+    "train": {"max_queries": 120, "batch_size": 16, "epochs": 3},
+    "eval": {"split": "test", "batch_size": 256, "precision": "fp32"},
+    "resources": {"gpus_per_trial": 0.2, "cpus_per_trial": 0.2},
+}
+# Scaling: one member per worker node at a time (a whole logical GPU and CPU each), more compute per
+# member so that training, which the nodes share, dominates the serial driver work.
+SCALING_GRID: dict[str, Any] = {
+    **GRID,
+    "name": "cluster-scaling",
+    "methods": {"ensemble": {"M": 4}},
+    "seeds": [0],
+    "model": {"backbone": "tiny", "max_length": 64},
+    "train": {"max_queries": 600, "batch_size": 16, "epochs": 1},
+    "resources": {"gpus_per_trial": 1, "cpus_per_trial": 1},
+}
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+class Ports:
+    """Ports for this cluster from a random window nobody listens on (other engineers' clusters use
+    Ray's defaults or their own windows)."""
+
+    def __init__(self, count: int = 400) -> None:
+        for _ in range(50):
+            start = random.randrange(20000, 60000 - count)
+            if all(_port_free(p) for p in range(start, start + count, 7)) and _port_free(start):
+                self.next, self.end = start, start + count
+                return
+        raise RuntimeError("no free port window")
+
+    def take(self, count: int = 1) -> int:
+        while not all(_port_free(p) for p in range(self.next, self.next + count)):
+            self.next += 1
+        first, self.next = self.next, self.next + count
+        if self.next > self.end:
+            raise RuntimeError("port window exhausted")
+        return first
+
+
+@dataclass
+class Node:
+    name: str
+    process: subprocess.Popen
+    log: Path
+    pids: set[int] = field(default_factory=set)  # every process of the node seen so far
+
+    def refresh(self) -> set[int]:
+        """The node's processes: `ray start --block` and its descendants (raylet, workers, agents)."""
+        with contextlib.suppress(psutil.NoSuchProcess):
+            root = psutil.Process(self.process.pid)
+            self.pids |= {root.pid, *(child.pid for child in root.children(recursive=True))}
+        return self.pids
+
+    def kill(self) -> None:
+        """SIGKILL every process of the node at once (as a lost machine)."""
+        for pid in sorted(self.refresh()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.process.wait()
+
+
+class LocalCluster:
+    """A Ray head and worker nodes on this machine, each a `ray start --block` process with its own
+    CPUs (pinned to its own core with ``cores``) and logical GPUs, under a private ``--temp-dir``."""
+
+    def __init__(self, root: Path, head_cpus: float = 1) -> None:
+        self.root, self.ports, self.nodes = root, Ports(), {}
+        self.temp = root / "ray"
+        self.gcs_port = self.ports.take()
+        self.address = f"{HOST}:{self.gcs_port}"
+        self._start("head", head_cpus, 0, None, ["--head", f"--port={self.gcs_port}"])
+        self.head_node_id: str | None = None
+
+    def _start(self, name: str, cpus: float, gpus: float, core: int | None, extra: list[str]) -> None:
+        ports = self.ports
+        workers = ports.take(120)
+        args = [
+            str(BIN / "ray"),
+            "start",
+            "--block",
+            f"--node-ip-address={HOST}",
+            f"--temp-dir={self.temp}",
+            f"--num-cpus={cpus:g}",
+            f"--num-gpus={gpus:g}",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+            "--object-store-memory=200000000",
+            f"--node-manager-port={ports.take()}",
+            f"--object-manager-port={ports.take()}",
+            f"--metrics-export-port={ports.take()}",
+            f"--dashboard-agent-listen-port={ports.take()}",
+            f"--dashboard-agent-grpc-port={ports.take()}",
+            f"--runtime-env-agent-port={ports.take()}",
+            f"--min-worker-port={workers}",
+            f"--max-worker-port={workers + 119}",
+            *extra,
+        ]
+        if "--head" in extra:
+            args.append(f"--ray-client-server-port={ports.take()}")
+        else:
+            args.append(f"--address={self.address}")
+        if core is not None and (os.cpu_count() or 1) > core:
+            args = ["taskset", "-c", str(core), *args]  # the node's processes inherit its core
+        log = self.root / f"node-{name}.log"
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        with log.open("w") as out:
+            process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
+        self.nodes[name] = Node(name, process, log)
+        self._wait_up(name)
+
+    def _wait_up(self, name: str, timeout: float = 120) -> None:
+        node, deadline = self.nodes[name], time.time() + timeout
+        while time.time() < deadline:
+            if node.process.poll() is not None:
+                raise RuntimeError(f"ray node {name} exited: {node.log.read_text()[-2000:]}")
+            if "Ray runtime started" in node.log.read_text():
+                node.refresh()
+                return
+            time.sleep(0.5)
+        raise RuntimeError(f"ray node {name} did not start in {timeout:.0f} s: {node.log}")
+
+    def add_worker(self, name: str, cpus: float = 1, gpus: float = 1, core: int | None = None) -> None:
+        self._start(name, cpus, gpus, core, [])
+
+    def kill(self, name: str) -> None:
+        self.nodes.pop(name).kill()
+
+    def stop(self) -> None:
+        """Stop every node: SIGTERM to each `ray start --block` (it stops its own processes), then
+        SIGKILL to anything of the cluster still alive (by pid: the node trees and any process whose
+        command line names this cluster's private folder)."""
+        for node in self.nodes.values():
+            node.refresh()
+            with contextlib.suppress(ProcessLookupError):
+                node.process.terminate()
+        for node in self.nodes.values():
+            try:
+                node.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                node.process.kill()
+        time.sleep(1)
+        leftovers = {pid for node in self.nodes.values() for pid in node.pids} | set(
+            cluster_processes(self.root)
+        )
+        for pid in leftovers:
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                psutil.Process(pid).kill()
+        self.nodes.clear()
+
+
+def cluster_processes(root: Path) -> list[int]:
+    """Pids of live processes whose command line names ``root`` (this cluster's private folder)."""
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            if any(str(root) in part for part in process.info["cmdline"] or []):
+                found.append(process.info["pid"])
+    return found
+
+
+@contextlib.contextmanager
+def mlflow_server(root: Path, port: int) -> Iterator[str]:
+    """A real tracking server on 127.0.0.1: SQLite backend, artifacts proxied to a local folder."""
+    log = root / "mlflow-server.log"
+    args = [
+        str(BIN / "mlflow"),
+        "server",
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--backend-store-uri",
+        f"sqlite:///{root / 'mlflow-server.db'}",
+        "--artifacts-destination",
+        str(root / "mlartifacts"),
+    ]
+    with log.open("w") as out:
+        server = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    uri = f"http://{HOST}:{port}"
+    try:
+        deadline = time.time() + 120
+        while not _answers(f"{uri}/health"):
+            if server.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"mlflow server did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield uri
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)  # the server and its uvicorn workers
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+
+
+def _answers(url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def rankuq(*args: str, log: Path) -> subprocess.Popen:
+    """The `rankuq` command in a subprocess of its own session (so a SIGKILL reaches only it)."""
+    out = log.open("w")
+    return subprocess.Popen(
+        [str(BIN / "rankuq"), *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def finish(process: subprocess.Popen, log: Path, timeout: float = 900) -> float:
+    """Wait for a `rankuq` process; raise with its log's tail if it failed."""
+    start = time.perf_counter()
+    code = process.wait(timeout=timeout)
+    if code != 0:
+        raise RuntimeError(f"`rankuq` exited {code}: {log.read_text()[-3000:]}")
+    return time.perf_counter() - start
+
+
+def placements(run_dir: Path) -> pd.DataFrame:
+    """Where each member trained, from its own Ray Train report (training.json beside its weights)."""
+    rows = []
+    for path in sorted((run_dir / "models").glob("*/training.json")):
+        record = json.loads(path.read_text())
+        rows.append(
+            {
+                "member": path.parent.name,
+                "node_id": record["node_id"],
+                "gpu_ids": tuple(record["gpu_ids"]),
+                "start": record["started"],
+                "end": record["reported"],
+                "device": record["device"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def max_at_once_on_one_gpu(table: pd.DataFrame) -> int:
+    """The most members whose training intervals overlap on one (node, GPU id)."""
+    best = 0
+    for _, group in table.groupby(["node_id", "gpu_ids"]):
+        for start in group.start:  # the maximum overlap is reached at some member's start
+            best = max(best, int(((group.start <= start) & (group.end > start)).sum()))
+    return best
+
+
+def predictions(run_dir: Path) -> dict[str, pd.DataFrame]:
+    return {
+        str(path.relative_to(run_dir)): pq.read_table(path).to_pandas()
+        for path in sorted((run_dir / "predictions").rglob("*.parquet"))
+    }
+
+
+def same_predictions(first: Path, second: Path) -> bool:
+    a, b = predictions(first), predictions(second)
+    if not a or a.keys() != b.keys():
+        return False
+    for name in a:
+        left, right = a[name], b[name]
+        if list(left.qid) != list(right.qid) or list(left.cid) != list(right.cid):
+            return False
+        if any(list(x) != list(y) for x, y in zip(left.samples, right.samples, strict=True)):
+            return False
+    return True
+
+
+def mlflow_runs(uri: str) -> pd.DataFrame:
+    from mlflow.tracking import MlflowClient
+
+    from rankuq.bench.tracking import EXPERIMENT, KEY_TAG, LEVEL_TAG
+
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name(EXPERIMENT)
+    runs = client.search_runs([experiment.experiment_id], max_results=5000) if experiment else []
+    return pd.DataFrame(
+        [{"key": r.data.tags.get(KEY_TAG), "level": r.data.tags.get(LEVEL_TAG)} for r in runs],
+        columns=["key", "level"],
+    )
+
+
+def wait_for(condition, timeout: float, what: str, poll: float = 0.2) -> None:
+    deadline = time.time() + timeout
+    while not condition():
+        if time.time() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        time.sleep(poll)
+
+
+def train_workers_on(node: Node) -> int:
+    """Ray Train workers alive on ``node`` (their process title names the actor)."""
+    count = 0
+    for pid in node.refresh():
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            if "RayTrainWorker" in " ".join(psutil.Process(pid).cmdline()):
+                count += 1
+    return count
+
+
+def checkpoints(run_dir: Path) -> int:
+    """Epoch checkpoints Ray Train has written for members still training."""
+    return len(list((run_dir / "ray").glob("*/checkpoint_*")))
+
+
+def fallback_warnings(temp: Path) -> int:
+    """Warning lines of processes that were given a GPU share torch cannot see (in the nodes' logs)."""
+    return sum(
+        path.read_text(errors="replace").count("sees no CUDA device: running on the CPU")
+        for path in temp.glob("session_*/logs/worker-*.err")
+    )
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
+    grid, scaling_grid = root / "grid.yaml", root / "scaling.yaml"
+    grid.write_text(yaml.safe_dump(GRID))
+    scaling_grid.write_text(yaml.safe_dump(SCALING_GRID))
+    result: dict[str, Any] = {"load_average_start": load(), "cores": os.cpu_count()}
+    cluster = LocalCluster(root)
+    try:
+        cluster.add_worker("a", core=0)
+        cluster.add_worker("b", core=1)
+        result["nodes"] = len(cluster.nodes)
+        address = cluster.address
+        common = ["--address", address, "--data-dir", data_dir]
+
+        # 1. The reference run: both worker nodes, nothing killed.
+        reference = root / "shared" / "reference"
+        log = root / "run-reference.log"
+        result["reference_seconds"] = round(
+            finish(rankuq("run", str(grid), "--run-dir", str(reference), *common, log=log), log), 1
+        )
+        where = placements(reference)
+        result["members"] = len(where)
+        result["worker_nodes_used"] = int(where.node_id.nunique())
+        result["gpu_ids_seen"] = sorted({i for ids in where.gpu_ids for i in ids})
+        result["max_members_on_one_gpu"] = max_at_once_on_one_gpu(where)
+        result["member_devices"] = sorted(set(where.device))
+        result["cpu_fallback_warning_lines"] = fallback_warnings(cluster.temp)
+
+        port = cluster.ports.take()
+        with mlflow_server(root, port) as uri:
+            # 2. Lost node, then killed driver, then the same command again.
+            lost = root / "shared" / "lost-node"
+            command = ["run", str(grid), "--run-dir", str(lost), *common, "--tracking-uri", uri]
+            log = root / "run-lost-node.log"
+            driver = rankuq(*command, log=log)
+            victim = cluster.nodes["b"]
+            wait_for(
+                lambda: train_workers_on(victim) >= 3 and checkpoints(lost) > 0,
+                600,
+                "members training on node b",
+            )
+            result["train_workers_on_killed_node"] = train_workers_on(victim)
+            cluster.kill("b")
+            result["node_killed"] = True
+            result["driver_saw_scoring"] = False
+            wait_for(
+                lambda: any((lost / "predictions").rglob("*.parquet")) or driver.poll() is not None,
+                900,
+                "the first predictions",
+            )
+            if driver.poll() is None:
+                os.killpg(driver.pid, signal.SIGKILL)  # the driver, mid-scoring
+                driver.wait()
+                result["driver_killed_mid_scoring"] = True
+                result["runs_after_driver_kill"] = len(mlflow_runs(uri))
+            else:
+                result["driver_killed_mid_scoring"] = False
+            log = root / "run-lost-node-resumed.log"
+            finish(rankuq(*command, log=log), log)
+            runs = mlflow_runs(uri)
+            result["mlflow_runs"] = runs.level.value_counts().to_dict()
+            result["duplicate_mlflow_runs"] = int(runs.key.duplicated().sum())
+            result["predictions_identical"] = same_predictions(reference, lost)
+            # A third run of the finished grid: all cached, adds no run.
+            log = root / "run-lost-node-again.log"
+            finish(rankuq(*command, log=log), log)
+            result["runs_added_by_rerun"] = len(mlflow_runs(uri)) - len(runs)
+
+            # 3. The leaderboard over HTTP, from another process.
+            out = root / "board-over-http"
+            log = root / "leaderboard.log"
+            finish(rankuq("leaderboard", "--tracking-uri", uri, "--out", str(out), log=log), log)
+            result["leaderboard_over_http_equal"] = same_board(lost, out)
+
+        # 4. Scaling: one worker node (a), then two (a and a fresh b).
+        if scaling:
+            result |= scale(cluster, scaling_grid, root, common)
+        else:
+            result["speedup_two_nodes"] = None
+    finally:
+        cluster.stop()
+    result["stray_processes"] = len(cluster_processes(root))
+    result["load_average_end"] = load()
+    return result
+
+
+def same_board(run_dir: Path, out: Path) -> bool:
+    """The tables (leaderboard.md) and plots (names and bytes) the server gives back are the run's."""
+    if (run_dir / "leaderboard.md").read_text() != (out / "leaderboard.md").read_text():
+        return False
+    html_run, html_out = (run_dir / "report.html").read_text(), (out / "report.html").read_text()
+    return html_run.count("data:image/png;base64,") == html_out.count("data:image/png;base64,") > 0
+
+
+def scale(cluster: LocalCluster, grid: Path, root: Path, common: list[str]) -> dict[str, Any]:
+    """Wall time of the same grid on one worker node and on two; the shard cache is shared, so both
+    runs time training, scoring, probes and tracking only."""
+    times = {}
+    for nodes in (1, 2):
+        if nodes == 2 and "b" not in cluster.nodes:
+            cluster.add_worker("b", core=1)
+        run_dir = root / "shared" / f"scaling-{nodes}"
+        run_dir.mkdir(parents=True)
+        cache = root / "shared" / "reference" / "cache"
+        shutil.copytree(cache, run_dir / "cache")
+        log = root / f"run-scaling-{nodes}.log"
+        start_load = load()
+        times[nodes] = finish(rankuq("run", str(grid), "--run-dir", str(run_dir), *common, log=log), log)
+        times[f"load_{nodes}"] = start_load
+    return {
+        "scaling_seconds_one_node": round(times[1], 1),
+        "scaling_seconds_two_nodes": round(times[2], 1),
+        "speedup_two_nodes": round(times[1] / times[2], 2),
+        "scaling_load_average": {"one_node": times["load_1"], "two_nodes": times["load_2"]},
+        "scaling_command": f"rankuq run {grid.name} --address <head> (grid: SCALING_GRID)",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--skip-scaling", action="store_true", help="leave out the timed scaling runs")
+    parser.add_argument("--keep", action="store_true", help="keep the cluster's folder (logs, runs)")
+    args = parser.parse_args()
+    from rankuq.tasks.base import data_root
+
+    root = Path(tempfile.mkdtemp(prefix=f"rankuq-cluster-{os.getpid()}-", dir="/tmp"))
+    start = time.perf_counter()
+    try:
+        result = measure(root, str(data_root()), scaling=not args.skip_scaling)
+        result["seconds"] = round(time.perf_counter() - start, 1)
+        print(json.dumps(result))
+    finally:
+        if args.keep:
+            print(f"kept: {root}", file=sys.stderr)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
