@@ -43,7 +43,10 @@ import psutil
 import pyarrow.parquet as pq
 import yaml
 
-BIN = Path(sys.executable).parent  # ray, mlflow and rankuq of this environment
+# ray, mlflow and rankuq as modules of this interpreter: console scripts may name another one
+RAY = [sys.executable, "-m", "ray.scripts.scripts"]
+MLFLOW = [sys.executable, "-m", "mlflow"]
+RANKUQ = [sys.executable, "-m", "rankuq.bench.cli"]
 HOST = "127.0.0.1"
 
 # The grid every node runs: 2 seeds × 5 ensemble members = 10 members, a fifth of a logical GPU each,
@@ -132,14 +135,17 @@ class LocalCluster:
         self.temp = root / "ray"
         self.gcs_port = self.ports.take()
         self.address = f"{HOST}:{self.gcs_port}"
-        self._start("head", head_cpus, 0, None, ["--head", f"--port={self.gcs_port}"])
-        self.head_node_id: str | None = None
+        try:
+            self._start("head", head_cpus, 0, None, ["--head", f"--port={self.gcs_port}"])
+        except BaseException:
+            self.stop()
+            raise
 
     def _start(self, name: str, cpus: float, gpus: float, core: int | None, extra: list[str]) -> None:
         ports = self.ports
         workers = ports.take(120)
         args = [
-            str(BIN / "ray"),
+            *RAY,
             "start",
             "--block",
             f"--node-ip-address={HOST}",
@@ -159,9 +165,7 @@ class LocalCluster:
             f"--max-worker-port={workers + 119}",
             *extra,
         ]
-        if "--head" in extra:
-            args.append(f"--ray-client-server-port={ports.take()}")
-        else:
+        if "--head" not in extra:
             args.append(f"--address={self.address}")
         if core is not None and (os.cpu_count() or 1) > core:
             args = ["taskset", "-c", str(core), *args]  # the node's processes inherit its core
@@ -227,7 +231,7 @@ def mlflow_server(root: Path, port: int) -> Iterator[str]:
     """A real tracking server on 127.0.0.1: SQLite backend, artifacts proxied to a local folder."""
     log = root / "mlflow-server.log"
     args = [
-        str(BIN / "mlflow"),
+        *MLFLOW,
         "server",
         "--host",
         HOST,
@@ -274,7 +278,7 @@ def rankuq(*args: str, log: Path) -> subprocess.Popen:
     """The `rankuq` command in a subprocess of its own session (so a SIGKILL reaches only it)."""
     out = log.open("w")
     return subprocess.Popen(
-        [str(BIN / "rankuq"), *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        [*RANKUQ, *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
     )
 
 

@@ -1,0 +1,153 @@
+"""Per-pair cost constants for capacity plans (docs/scale.md, `rankuq run --plan`), each with its
+source, and the arithmetic that turns a grid's pairs into GPU hours.
+
+A plan is arithmetic, not a measurement: FLOPs are counted on the model, the GPU rate is the
+vendor's peak times an assumed utilisation (stated in every estimate), nothing here ran on a GPU.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# Every figure with where it comes from.
+COST: dict[str, dict[str, float | str]] = {
+    "gflop_per_token_layer": {
+        "value": 3.539e-3,
+        "source": "torch.utils.flop_counter on the MiniLM cross-encoder (hidden 384, FFN 1536, 2-way "
+        "head), forward, rows of full length: L2 × 64 tokens 0.453 GFLOP/pair, L6 × 256 tokens 5.436 "
+        "(linear in layers × tokens; attention adds < 1 % at ≤ 256 tokens)",
+    },
+    "measured_gflop_per_pair_l2_wikiqa": {
+        "value": 1788 / 6165,
+        "source": "docs/benchmarks.md, inference throughput: 1,788 GFLOP over the 6,165 WikiQA test "
+        "pairs, MiniLM-L2, max length 64, length-bucketed (mean ≈ 41 tokens: 64% of the full-length count)",
+    },
+    "train_over_forward": {
+        "value": 3.0,
+        "source": "backward ≈ 2 × forward for dense layers (the usual 6N vs 2N FLOPs per token)",
+    },
+    "params_minilm_l2_m": {
+        "value": 15.62,
+        "source": "docs/benchmarks.md, method cost table (bert, MiniLM-L2): 15.62 M trainable",
+    },
+    "params_minilm_l6_m": {
+        "value": 22.71,
+        "source": "docs/benchmarks.md, method cost table (bert, MiniLM-L6): 22.71 M trainable",
+    },
+    "train_bytes_per_param": {
+        "value": 16.0,
+        "source": "AdamW in fp32: weights 4 + gradients 4 + two moments 8 bytes",
+    },
+    "activation_bytes_per_token_layer": {
+        "value": 384 * 34.0,
+        "source": "≈ 34 · hidden bytes per token per layer kept for backward in fp32 mixed "
+        "(Korthikanti et al. 2022, without the attention-score term), hidden 384",
+    },
+    "h100_bf16_dense_tflops": {
+        "value": 989.0,
+        "source": "NVIDIA H100 SXM5 datasheet: 989 TFLOP/s bf16 dense (1,979 with sparsity)",
+    },
+    "h100_memory_gb": {"value": 80.0, "source": "NVIDIA H100 SXM5 datasheet: 80 GB HBM3"},
+    "utilisation": {
+        "value": 0.30,
+        "source": "assumed, not measured here: a 384-wide encoder's GEMMs ([B·L, 384] × [384, 1536]) "
+        "reach a fraction of peak; this machine's CPU path reached 68-77 % of its own matmul rate "
+        "(docs/benchmarks.md), small-hidden models on GPUs far less",
+    },
+}
+
+
+# A count per pair or per seed: a number, or a function of the method's parameters (T, M).
+PerMethod = float | Callable[[dict[str, float]], float]
+
+
+def value(name: str) -> float:
+    return float(COST[name]["value"])
+
+
+# Forward passes of the encoder per scored pair, relative to `bert` (S = 1), on a GPU. Measured CPU
+# ratios (docs/benchmarks.md, MiniLM-L6) where the draws are cheap heads; T or M where each draw is a
+# whole pass (paper 003/004 measured 9.7× for T = 10 on GPUs; the CPU's 17× is mask drawing).
+FORWARD_PASSES: dict[str, PerMethod] = {
+    "bm25": 0.0,
+    "bert": 1.0,
+    "mc_dropout": lambda p: p.get("T", 10),
+    "ensemble": lambda p: p.get("M", 5),
+    "last_layer_mc": 1.03,
+    "sngp": 1.00,
+    "gpf": 1.00,
+    "pg_gp": 1.00,
+    "conv_knrm": 0.12,
+    "temperature": 1.0,  # bert's model again, dev logits besides
+    "platt": 1.0,
+    "isotonic": 1.0,
+}
+# Models a method trains beyond those of `bert` (mc_dropout and the post-hoc maps reuse bert's; the
+# ensemble's member 0 is bert's model).
+EXTRA_MEMBERS: dict[str, PerMethod] = {
+    "bm25": 0,
+    "bert": 1,
+    "mc_dropout": 0,
+    "ensemble": lambda p: p.get("M", 5) - 1,
+    "last_layer_mc": 1,
+    "sngp": 1,
+    "gpf": 1,
+    "pg_gp": 1,
+    "conv_knrm": 1,
+    "temperature": 0,
+    "platt": 0,
+    "isotonic": 0,
+}
+
+
+def _resolve(entry: PerMethod, params: dict[str, float]) -> float:
+    return float(entry(params) if callable(entry) else entry)
+
+
+def forward_gflop(layers: int, tokens: int) -> float:
+    """GFLOP of one forward pass of one (query, candidate) pair of ``tokens`` tokens."""
+    return value("gflop_per_token_layer") * layers * tokens
+
+
+@dataclass(frozen=True)
+class Estimate:
+    method: str
+    pairs: float  # scored (query, candidate) pairs, every seed
+    passes: float  # encoder passes per pair
+    score_pflop: float
+    train_pflop: float
+    members: float  # trained models, every seed
+
+    def hours(self, gpus: int, utilisation: float | None = None) -> float:
+        """Wall hours on ``gpus`` H100s at ``utilisation`` of the bf16 dense peak, work spread evenly."""
+        rate = value("h100_bf16_dense_tflops") * 1e12 * (utilisation or value("utilisation")) * gpus
+        return (self.score_pflop + self.train_pflop) * 1e15 / rate / 3600
+
+
+def estimate(
+    method: str,
+    params: dict[str, float],
+    scored_pairs: float,
+    train_pairs: float,
+    epochs: int,
+    layers: int,
+    tokens: int,
+    seeds: int,
+) -> Estimate:
+    """Scoring and training FLOPs of ``method`` over ``seeds`` seeds: ``scored_pairs`` per seed (test
+    and dev lists), ``train_pairs`` per member and epoch."""
+    passes = _resolve(FORWARD_PASSES[method], params)
+    members = _resolve(EXTRA_MEMBERS[method], params) * seeds
+    per_pair = forward_gflop(layers, tokens)
+    score = scored_pairs * seeds * passes * per_pair / 1e6
+    train = members * train_pairs * epochs * per_pair * value("train_over_forward") / 1e6
+    return Estimate(method, scored_pairs * seeds, passes, score, train, members)
+
+
+def member_memory_gb(layers: int, tokens: int, batch: int, train: bool) -> float:
+    """GPU memory of one member: weights (+ optimizer state and activations when training)."""
+    per_layer = (value("params_minilm_l6_m") - value("params_minilm_l2_m")) / 4
+    params = (value("params_minilm_l2_m") + (layers - 2) * per_layer) * 1e6  # embeddings: 12 M of them
+    if not train:
+        return params * 2 / 1e9 + batch * tokens * 384 * 2 * 4 / 1e9  # bf16 weights, a few live activations
+    activations = batch * tokens * layers * value("activation_bytes_per_token_layer")
+    return (params * value("train_bytes_per_param") + activations) / 1e9
