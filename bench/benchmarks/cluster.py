@@ -276,10 +276,10 @@ def _answers(url: str) -> bool:
 
 def rankuq(*args: str, log: Path) -> subprocess.Popen:
     """The `rankuq` command in a subprocess of its own session (so a SIGKILL reaches only it)."""
-    out = log.open("w")
-    return subprocess.Popen(
-        [*RANKUQ, *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-    )
+    with log.open("w") as out:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            [*RANKUQ, *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
 
 def finish(process: subprocess.Popen, log: Path, timeout: float = 900) -> float:
