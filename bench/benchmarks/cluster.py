@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import random
+import secrets
 import shutil
 import signal
 import socket
@@ -132,6 +133,16 @@ class LocalCluster:
 
     def __init__(self, root: Path, head_cpus: float = 1) -> None:
         self.root, self.ports, self.nodes = root, Ports(), {}
+        # Ray 2.60's `ray start` rewrites 127.0.0.1 to the machine's address and its gRPC servers
+        # listen on every interface: token authentication with this cluster's own token (not the
+        # shared ~/.ray/auth_token) keeps every other process on the machine out.
+        self.env = {
+            **os.environ,
+            "RAY_USAGE_STATS_ENABLED": "0",
+            "RAY_AUTH_MODE": "token",
+            "RAY_AUTH_TOKEN": secrets.token_hex(32),
+        }
+        self.env.pop("RAY_AUTH_TOKEN_PATH", None)
         self.temp = root / "ray"
         self.gcs_port = self.ports.take()
         self.address = f"{HOST}:{self.gcs_port}"
@@ -152,7 +163,6 @@ class LocalCluster:
             f"--temp-dir={self.temp}",
             f"--num-cpus={cpus:g}",
             f"--num-gpus={gpus:g}",
-            "--include-dashboard=false",
             "--disable-usage-stats",
             "--object-store-memory=200000000",
             f"--node-manager-port={ports.take()}",
@@ -165,14 +175,15 @@ class LocalCluster:
             f"--max-worker-port={workers + 119}",
             *extra,
         ]
-        if "--head" not in extra:
+        if "--head" in extra:
+            args.append("--include-dashboard=false")
+        else:
             args.append(f"--address={self.address}")
         if core is not None and (os.cpu_count() or 1) > core:
             args = ["taskset", "-c", str(core), *args]  # the node's processes inherit its core
         log = self.root / f"node-{name}.log"
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
         with log.open("w") as out:
-            process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
+            process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=self.env)
         self.nodes[name] = Node(name, process, log)
         self._wait_up(name)
 
@@ -274,11 +285,11 @@ def _answers(url: str) -> bool:
         return False
 
 
-def rankuq(*args: str, log: Path) -> subprocess.Popen:
+def rankuq(*args: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
     """The `rankuq` command in a subprocess of its own session (so a SIGKILL reaches only it)."""
     with log.open("w") as out:  # the child keeps its own copy of the descriptor
         return subprocess.Popen(
-            [*RANKUQ, *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            [*RANKUQ, *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env
         )
 
 
@@ -404,7 +415,10 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
         reference = root / "shared" / "reference"
         log = root / "run-reference.log"
         result["reference_seconds"] = round(
-            finish(rankuq("run", str(grid), "--run-dir", str(reference), *common, log=log), log), 1
+            finish(
+                rankuq("run", str(grid), "--run-dir", str(reference), *common, log=log, env=cluster.env), log
+            ),
+            1,
         )
         where = placements(reference)
         result["members"] = len(where)
@@ -420,7 +434,7 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
             lost = root / "shared" / "lost-node"
             command = ["run", str(grid), "--run-dir", str(lost), *common, "--tracking-uri", uri]
             log = root / "run-lost-node.log"
-            driver = rankuq(*command, log=log)
+            driver = rankuq(*command, log=log, env=cluster.env)
             victim = cluster.nodes["b"]
             wait_for(
                 lambda: train_workers_on(victim) >= 3 and checkpoints(lost) > 0,
@@ -444,20 +458,22 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
             else:
                 result["driver_killed_mid_scoring"] = False
             log = root / "run-lost-node-resumed.log"
-            finish(rankuq(*command, log=log), log)
+            finish(rankuq(*command, log=log, env=cluster.env), log)
             runs = mlflow_runs(uri)
             result["mlflow_runs"] = runs.level.value_counts().to_dict()
             result["duplicate_mlflow_runs"] = int(runs.key.duplicated().sum())
             result["predictions_identical"] = same_predictions(reference, lost)
             # A third run of the finished grid: all cached, adds no run.
             log = root / "run-lost-node-again.log"
-            finish(rankuq(*command, log=log), log)
+            finish(rankuq(*command, log=log, env=cluster.env), log)
             result["runs_added_by_rerun"] = len(mlflow_runs(uri)) - len(runs)
 
             # 3. The leaderboard over HTTP, from another process.
             out = root / "board-over-http"
             log = root / "leaderboard.log"
-            finish(rankuq("leaderboard", "--tracking-uri", uri, "--out", str(out), log=log), log)
+            finish(
+                rankuq("leaderboard", "--tracking-uri", uri, "--out", str(out), log=log, env=cluster.env), log
+            )
             result["leaderboard_over_http_equal"] = same_board(lost, out)
 
         # 4. Scaling: one worker node (a), then two (a and a fresh b).
@@ -493,7 +509,9 @@ def scale(cluster: LocalCluster, grid: Path, root: Path, common: list[str]) -> d
         shutil.copytree(cache, run_dir / "cache")
         log = root / f"run-scaling-{nodes}.log"
         start_load = load()
-        times[nodes] = finish(rankuq("run", str(grid), "--run-dir", str(run_dir), *common, log=log), log)
+        times[nodes] = finish(
+            rankuq("run", str(grid), "--run-dir", str(run_dir), *common, log=log, env=cluster.env), log
+        )
         times[f"load_{nodes}"] = start_load
     return {
         "scaling_seconds_one_node": round(times[1], 1),
