@@ -128,7 +128,7 @@ def _placement(started: float) -> dict[str, Any]:
     it, its device and the wall-clock span so far (what shows members packed on one GPU)."""
     return {
         "node_id": ray.get_runtime_context().get_node_id(),
-        "gpu_ids": [str(i) for i in ray.get_gpu_ids()],
+        "gpu_ids": ",".join(str(i) for i in ray.get_gpu_ids()),  # a string: Tune logs scalars
         "device": str(inference_device()),
         "started": started,
         "reported": time.time(),
@@ -208,6 +208,49 @@ class _MemberSaver(tune.Callback):
         return {}  # Tune pickles its callbacks with the experiment state, which a rerun never restores
 
 
+def remove_orphaned_placement_groups() -> int:
+    """Remove this driver's placement groups whose creating actor is dead; return how many.
+
+    A TorchTrainer's controller creates its workers' placement group, which lives as long as the
+    driver's job. When a node is lost, Ray Train 2.60's controller aborts without removing it (its
+    cleaner actor checks liveness through the State API, absent without a dashboard), and the GCS
+    reschedules the group onto the remaining nodes, where it holds their GPU shares: the retried
+    members wait on it and the scorers never start. Ray's own record says whose it was
+    (``creator_actor_dead``); Tune's groups are the driver's own and are left alone.
+    """
+    from ray._private.state import state
+    from ray.core.generated import gcs_pb2
+    from ray.util.placement_group import PlacementGroup
+
+    record, job = gcs_pb2.PlacementGroupTableData, ray.get_runtime_context().get_job_id()
+    removed = 0
+    for raw in state._connect_and_get_accessor().get_placement_group_table():
+        group = record.FromString(raw)
+        orphaned = group.creator_actor_dead and group.creator_actor_id.strip(b"\xff")  # nil: a driver's
+        if orphaned and group.creator_job_id.hex() == job and group.state != record.REMOVED:
+            ray.util.remove_placement_group(PlacementGroup(ray.PlacementGroupID(group.placement_group_id)))
+            removed += 1
+    return removed
+
+
+class _OrphanSweeper(tune.Callback):
+    """Every few seconds while members train, and at the end: ``remove_orphaned_placement_groups``."""
+
+    def __init__(self, every_s: float = 5.0) -> None:
+        self.every_s, self.last = every_s, 0.0
+
+    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+        if time.monotonic() - self.last > self.every_s:
+            self.last = time.monotonic()
+            remove_orphaned_placement_groups()
+
+    def on_experiment_end(self, trials: list, **info: Any) -> None:
+        remove_orphaned_placement_groups()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"every_s": self.every_s, "last": 0.0}
+
+
 def _trial_name(trial: Any) -> str:
     return f"member-{trial.config['job']['key']}"
 
@@ -239,7 +282,7 @@ def train_members(
             storage_path=str(storage),
             name="tune",
             verbose=0,
-            callbacks=[_MemberSaver(models_dir, storage, advance)],
+            callbacks=[_MemberSaver(models_dir, storage, advance), _OrphanSweeper()],
             # A failed trial starts a new TorchTrainer of the same name, which resumes from its checkpoint.
             failure_config=tune.FailureConfig(max_failures=2),
         ),

@@ -62,6 +62,13 @@ GRID: dict[str, Any] = {
     "eval": {"split": "test", "batch_size": 256, "precision": "fp32"},
     "resources": {"gpus_per_trial": 0.2, "cpus_per_trial": 0.2},
 }
+# The lost-node run: seed 0 of the same grid (the same members and predictions, by content key), half
+# a GPU per member so that both worker nodes train two members at once and the fifth waits.
+LOST_NODE_GRID: dict[str, Any] = {
+    **GRID,
+    "seeds": [0],
+    "resources": {"gpus_per_trial": 0.5, "cpus_per_trial": 0.2},
+}
 # Scaling: one member per worker node at a time (a whole logical GPU and CPU each), more compute per
 # member so that training, which the nodes share, dominates the serial driver work.
 SCALING_GRID: dict[str, Any] = {
@@ -311,7 +318,7 @@ def placements(run_dir: Path) -> pd.DataFrame:
             {
                 "member": path.parent.name,
                 "node_id": record["node_id"],
-                "gpu_ids": tuple(record["gpu_ids"]),
+                "gpu_ids": record["gpu_ids"],
                 "start": record["started"],
                 "end": record["reported"],
                 "device": record["device"],
@@ -320,10 +327,37 @@ def placements(run_dir: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def max_at_once_on_one_gpu(table: pd.DataFrame) -> int:
-    """The most members whose training intervals overlap on one (node, GPU id)."""
+# Run as a short-lived driver of the cluster: the GCS actor table (Ray's record of every actor's node,
+# start and end), restricted to Ray Train's workers.
+_ACTORS = """
+import json, sys, ray
+ray.init(address=sys.argv[1], log_to_driver=False, logging_level="ERROR")
+rows = [
+    {"node_id": a["Address"]["NodeID"], "start": a["StartTime"] / 1e3, "end": a["EndTime"] / 1e3,
+     "state": a["State"], "job": a["JobID"]}
+    for a in ray._private.state.actors().values() if a["ActorClassName"] == "RayTrainWorker"
+]
+print(json.dumps(rows))
+"""
+
+
+def train_worker_actors(cluster: "LocalCluster") -> pd.DataFrame:
+    """Every Ray Train worker actor the cluster has run: node, start and end (from the GCS)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _ACTORS, cluster.address],
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    return pd.DataFrame(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def max_at_once(table: pd.DataFrame, keys: list[str]) -> int:
+    """The most intervals [start, end) that overlap within one group of ``keys`` (a node, a GPU id)."""
     best = 0
-    for _, group in table.groupby(["node_id", "gpu_ids"]):
+    for _, group in table.groupby(keys):
         for start in group.start:  # the maximum overlap is reached at some member's start
             best = max(best, int(((group.start <= start) & (group.end > start)).sum()))
     return best
@@ -336,11 +370,13 @@ def predictions(run_dir: Path) -> dict[str, pd.DataFrame]:
     }
 
 
-def same_predictions(first: Path, second: Path) -> bool:
-    a, b = predictions(first), predictions(second)
-    if not a or a.keys() != b.keys():
+def same_predictions(reference: Path, run_dir: Path) -> bool:
+    """Every predictions file of ``run_dir`` exists in ``reference`` (same content key, same name)
+    with the same rows and bit-identical draws."""
+    b, a = predictions(run_dir), predictions(reference)
+    if not b or not b.keys() <= a.keys():
         return False
-    for name in a:
+    for name in b:
         left, right = a[name], b[name]
         if list(left.qid) != list(right.qid) or list(left.cid) != list(right.cid):
             return False
@@ -372,11 +408,11 @@ def wait_for(condition, timeout: float, what: str, poll: float = 0.2) -> None:
 
 
 def train_workers_on(node: Node) -> int:
-    """Ray Train workers alive on ``node`` (their process title names the actor)."""
+    """Ray Train workers running their training loop on ``node`` (the process title names it)."""
     count = 0
     for pid in node.refresh():
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-            if "RayTrainWorker" in " ".join(psutil.Process(pid).cmdline()):
+            if "RayTrainWorker.run_train_fn" in " ".join(psutil.Process(pid).cmdline()):
                 count += 1
     return count
 
@@ -399,8 +435,9 @@ def load() -> list[float]:
 
 
 def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
-    grid, scaling_grid = root / "grid.yaml", root / "scaling.yaml"
+    grid, lost_grid, scaling_grid = root / "grid.yaml", root / "lost-node.yaml", root / "scaling.yaml"
     grid.write_text(yaml.safe_dump(GRID))
+    lost_grid.write_text(yaml.safe_dump(LOST_NODE_GRID))
     scaling_grid.write_text(yaml.safe_dump(SCALING_GRID))
     result: dict[str, Any] = {"load_average_start": load(), "cores": os.cpu_count()}
     cluster = LocalCluster(root)
@@ -423,8 +460,14 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
         where = placements(reference)
         result["members"] = len(where)
         result["worker_nodes_used"] = int(where.node_id.nunique())
-        result["gpu_ids_seen"] = sorted({i for ids in where.gpu_ids for i in ids})
-        result["max_members_on_one_gpu"] = max_at_once_on_one_gpu(where)
+        result["gpu_ids_seen"] = sorted(set(where.gpu_ids))
+        # Two records: the trials' own (node, gpu ids, training span) and the GCS's actor table
+        # (each Train worker's node and lifetime: the span it held its GPU share).
+        actors = train_worker_actors(cluster)
+        result["members_training_at_once_on_one_gpu"] = max_at_once(where, ["node_id", "gpu_ids"])
+        result["max_members_on_one_gpu"] = max_at_once(actors, ["node_id"])
+        result["train_worker_actors"] = len(actors)
+        result["same_nodes_in_both_records"] = set(actors.node_id) == set(where.node_id)
         result["member_devices"] = sorted(set(where.device))
         result["cpu_fallback_warning_lines"] = fallback_warnings(cluster.temp)
 
@@ -432,13 +475,13 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
         with mlflow_server(root, port) as uri:
             # 2. Lost node, then killed driver, then the same command again.
             lost = root / "shared" / "lost-node"
-            command = ["run", str(grid), "--run-dir", str(lost), *common, "--tracking-uri", uri]
+            command = ["run", str(lost_grid), "--run-dir", str(lost), *common, "--tracking-uri", uri]
             log = root / "run-lost-node.log"
             driver = rankuq(*command, log=log, env=cluster.env)
             victim = cluster.nodes["b"]
             wait_for(
-                lambda: train_workers_on(victim) >= 3 and checkpoints(lost) > 0,
-                600,
+                lambda: train_workers_on(victim) >= 1 and checkpoints(lost) > 0,
+                420,
                 "members training on node b",
             )
             result["train_workers_on_killed_node"] = train_workers_on(victim)
@@ -447,7 +490,7 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
             result["driver_saw_scoring"] = False
             wait_for(
                 lambda: any((lost / "predictions").rglob("*.parquet")) or driver.poll() is not None,
-                900,
+                600,
                 "the first predictions",
             )
             if driver.poll() is None:
@@ -528,6 +571,9 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the cluster's folder (logs, runs)")
     args = parser.parse_args()
     from rankuq.tasks.base import data_root
+
+    # A SIGTERM (a CI timeout, `kill`) unwinds like an exception: the cluster and the server are stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     root = Path(tempfile.mkdtemp(prefix=f"rankuq-cluster-{os.getpid()}-", dir="/tmp"))
     start = time.perf_counter()
