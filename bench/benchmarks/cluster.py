@@ -74,10 +74,9 @@ LOST_NODE_GRID: dict[str, Any] = {
 SCALING_GRID: dict[str, Any] = {
     **GRID,
     "name": "cluster-scaling",
-    "methods": {"ensemble": {"M": 4}},
+    "methods": {"ensemble": {"M": 6}},
     "seeds": [0],
-    "model": {"backbone": "tiny", "max_length": 64},
-    "train": {"max_queries": 600, "batch_size": 16, "epochs": 1},
+    "train": {"max_queries": None, "batch_size": 16, "epochs": 8},
     "resources": {"gpus_per_trial": 1, "cpus_per_trial": 1},
 }
 
