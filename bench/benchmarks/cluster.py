@@ -422,11 +422,10 @@ def checkpoints(run_dir: Path) -> int:
 
 
 def fallback_warnings(temp: Path) -> int:
-    """Warning lines of processes that were given a GPU share torch cannot see (in the nodes' logs)."""
-    return sum(
-        path.read_text(errors="replace").count("sees no CUDA device: running on the CPU")
-        for path in temp.glob("session_*/logs/worker-*.err")
-    )
+    """Worker processes that said they were given a GPU share torch cannot see (their stderr logs,
+    live and finished; Ray Train's print patch may echo the line twice in one process)."""
+    logs = [*temp.glob("session_*/logs/worker-*.err"), *temp.glob("session_*/logs/old/worker-*.err")]
+    return sum("sees no CUDA device: running on the CPU" in path.read_text(errors="replace") for path in logs)
 
 
 def load() -> list[float]:
@@ -468,7 +467,7 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
         result["train_worker_actors"] = len(actors)
         result["same_nodes_in_both_records"] = set(actors.node_id) == set(where.node_id)
         result["member_devices"] = sorted(set(where.device))
-        result["cpu_fallback_warning_lines"] = fallback_warnings(cluster.temp)
+        result["processes_warned_gpu_unseen"] = fallback_warnings(cluster.temp)
 
         port = cluster.ports.take()
         with mlflow_server(root, port) as uri:
