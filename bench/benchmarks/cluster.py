@@ -58,7 +58,7 @@ GRID: dict[str, Any] = {
     "methods": {"ensemble": {"M": 5}},
     "seeds": [0, 1],
     "model": {"backbone": "tiny", "max_length": 32},
-    "train": {"max_queries": 120, "batch_size": 16, "epochs": 3},
+    "train": {"max_queries": 400, "batch_size": 16, "epochs": 3},
     "eval": {"split": "test", "batch_size": 256, "precision": "fp32"},
     "resources": {"gpus_per_trial": 0.2, "cpus_per_trial": 0.2},
 }
