@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import secrets
 import shutil
 import signal
@@ -530,11 +531,15 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
 
 
 def same_board(run_dir: Path, out: Path) -> bool:
-    """The tables (leaderboard.md) and plots (names and bytes) the server gives back are the run's."""
+    """The tables (leaderboard.md) and the plots (the PNG bytes report.html embeds) that the server
+    gives back are the run directory's."""
     if (run_dir / "leaderboard.md").read_text() != (out / "leaderboard.md").read_text():
         return False
-    html_run, html_out = (run_dir / "report.html").read_text(), (out / "report.html").read_text()
-    return html_run.count("data:image/png;base64,") == html_out.count("data:image/png;base64,") > 0
+    images = [
+        re.findall(r"data:image/png;base64,[A-Za-z0-9+/=]+", (folder / "report.html").read_text())
+        for folder in (run_dir, out)
+    ]
+    return bool(images[0]) and images[0] == images[1]
 
 
 def scale(cluster: LocalCluster, grid: Path, root: Path, common: list[str]) -> dict[str, Any]:
