@@ -242,10 +242,17 @@ class _OrphanSweeper(tune.Callback):
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         if time.monotonic() - self.last > self.every_s:
             self.last = time.monotonic()
-            remove_orphaned_placement_groups()
+            self._sweep()
 
     def on_experiment_end(self, trials: list, **info: Any) -> None:
-        remove_orphaned_placement_groups()
+        self._sweep()
+
+    def _sweep(self) -> None:
+        try:  # Ray's private GCS accessor: a change there must not stop a grid
+            remove_orphaned_placement_groups()
+        except Exception as error:
+            logging.getLogger(__name__).warning("placement-group sweep skipped: %s", error)
+            self.every_s = float("inf")
 
     def __getstate__(self) -> dict[str, Any]:
         return {"every_s": self.every_s, "last": 0.0}
