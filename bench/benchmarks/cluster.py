@@ -429,6 +429,11 @@ def fallback_warnings(temp: Path) -> int:
     return sum("sees no CUDA device: running on the CPU" in path.read_text(errors="replace") for path in logs)
 
 
+def progress(result: dict[str, Any]) -> None:
+    """What is measured so far, on stderr (the JSON on stdout comes at the end)."""
+    print(f"so far: {json.dumps(result)}", file=sys.stderr, flush=True)
+
+
 def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
@@ -467,6 +472,7 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
         result["max_members_on_one_gpu"] = max_at_once(actors, ["node_id"])
         result["train_worker_actors"] = len(actors)
         result["same_nodes_in_both_records"] = set(actors.node_id) == set(where.node_id)
+        progress(result)
         result["member_devices"] = sorted(set(where.device))
         result["processes_warned_gpu_unseen"] = fallback_warnings(cluster.temp)
 
@@ -517,6 +523,7 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
                 rankuq("leaderboard", "--tracking-uri", uri, "--out", str(out), log=log, env=cluster.env), log
             )
             result["leaderboard_over_http_equal"] = same_board(lost, out)
+            progress(result)
 
         # 4. Scaling: one worker node (a), then two (a and a fresh b).
         if scaling:
