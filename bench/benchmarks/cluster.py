@@ -568,6 +568,7 @@ def scale(cluster: LocalCluster, grid: Path, root: Path, common: list[str]) -> d
             rankuq("run", str(grid), "--run-dir", str(run_dir), *common, log=log, env=cluster.env), log
         )
         times[f"load_{nodes}"] = start_load
+        progress({f"scaling_seconds_{nodes}_node(s)": round(times[nodes], 1), "load_average": start_load})
     return {
         "scaling_seconds_one_node": round(times[1], 1),
         "scaling_seconds_two_nodes": round(times[2], 1),
