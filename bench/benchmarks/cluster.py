@@ -512,7 +512,6 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
             result["train_workers_on_killed_node"] = train_workers_on(victim)
             cluster.kill("b")
             result["node_killed"] = True
-            result["driver_saw_scoring"] = False
             wait_for(
                 lambda: any((lost / "predictions").rglob("*.parquet")) or driver.poll() is not None,
                 600,
