@@ -212,11 +212,10 @@ def remove_orphaned_placement_groups() -> int:
     """Remove this driver's placement groups whose creating actor is dead; return how many.
 
     A TorchTrainer's controller creates its workers' placement group, which lives as long as the
-    driver's job. When a node is lost, Ray Train 2.60's controller aborts without removing it (its
-    cleaner actor checks liveness through the State API, absent without a dashboard), and the GCS
-    reschedules the group onto the remaining nodes, where it holds their GPU shares: the retried
-    members wait on it and the scorers never start. Ray's own record says whose it was
-    (``creator_actor_dead``); Tune's groups are the driver's own and are left alone.
+    driver's job. When a node was lost (issue 12's benchmark), Ray Train 2.60's controllers aborted
+    without removing theirs: 4 groups of the lost node's members stayed, the GCS moved them onto the
+    surviving node, where they held its GPU shares, and scoring waited on them forever. Ray's own
+    record says whose a group was (``creator_actor_dead``); Tune's are the driver's and stay.
     """
     from ray._private.state import state
     from ray.core.generated import gcs_pb2
@@ -249,7 +248,10 @@ class _OrphanSweeper(tune.Callback):
 
     def _sweep(self) -> None:
         try:  # Ray's private GCS accessor: a change there must not stop a grid
-            remove_orphaned_placement_groups()
+            if removed := remove_orphaned_placement_groups():
+                logging.getLogger(__name__).warning(
+                    "removed %d placement group(s) left by dead Ray Train controllers", removed
+                )
         except Exception as error:
             logging.getLogger(__name__).warning("placement-group sweep skipped: %s", error)
             self.every_s = float("inf")
