@@ -1,74 +1,202 @@
-"""What a grid will cost, from its plan and the per-pair costs measured in ``docs/benchmarks.md``.
+"""Per-pair cost constants for capacity plans (docs/scale.md, `rankuq run --plan`), each with its
+source, and the arithmetic that turns a grid's pairs into GPU hours.
 
-``rankuq run GRID --plan`` prints ``describe(plan)``: members to train (and how many are cached),
-pairs to score per method and split, the probes, and an estimate of the work in CPU-hours and
-GPU-hours. Every constant below names the measurement it comes from; what is a rule of thumb says so.
+A plan is arithmetic, not a measurement: FLOPs are counted on the model, the GPU rate is the
+vendor's peak times an assumed utilisation (stated in every estimate), nothing here ran on a GPU.
 """
 
-import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rankuq import tasks
-from rankuq.bench.plan import Cell, Plan
-from rankuq.shards import MANIFEST
-from rankuq.tasks.base import data_root
-from rankuq.tasks.lists import count_rows
+if TYPE_CHECKING:
+    from pathlib import Path
 
-# Inference on one CPU core, fp32, max length 64, `bert` on MiniLM cut to L layers (docs/benchmarks.md,
-# "Methods": `python -m rankuq.bench.benchmarks.method_cost`, 1 torch thread): 5.52 ms/pair at L2,
-# 16.93 ms/pair at L6; between them linear in the layers (each layer costs the same).
-CPU_MS_PER_PAIR = {2: 5.52, 6: 16.93}
-# FLOPs of one pair at L2, max length 64: 1,788 GFLOP over the 6,165 WikiQA test pairs, counted by
-# torch's flop counter (docs/benchmarks.md, "Inference throughput"); per layer half of it.
-FLOPS_PER_PAIR_L2 = 1788e9 / 6165
-# Each method's cost in `bert` forward passes per pair (docs/benchmarks.md, "Methods", L2 column):
-# mc_dropout 19.50× at T = 10, ensemble 5.26× at M = 5, last_layer_mc 1.13× at T = 100, the GP
-# heads 0.99–1.01×, conv_knrm 0.41×. BM25 is negligible next to them (a few ms per query).
-PER_DRAW = {"mc_dropout": 19.50 / 10, "ensemble": 5.26 / 5}
-FIXED = {"last_layer_mc": 1.13, "conv_knrm": 0.41, "bm25": 0.0}
-# Training one pair for one epoch costs about five forward passes: the default grid (README,
-# "Benchmark") trained 6 members × 2 epochs × ≈2,080 WikiQA pairs in 5 min 49 s on 2 cores, 698 CPU-s
-# for ≈25k pair-epochs, 28 ms each against 5.52 ms for one forward pass (backward, optimizer, padding).
-TRAIN_PASSES = 5.0
-# A GPU's share of its bf16 dense peak that small cross-encoders at short lengths reach: assumed, not
-# measured (no GPU was lent to this project); H100 SXM bf16 dense peak 989 TFLOP/s (NVIDIA's sheet).
-GPU_PEAK_FLOPS, GPU_UTILISATION = 989e12, 0.25
+    from rankuq.bench.plan import Plan
+
+# Every figure with where it comes from.
+COST: dict[str, dict[str, float | str]] = {
+    "gflop_per_token_layer": {
+        "value": 3.539e-3,
+        "source": "torch.utils.flop_counter on the MiniLM cross-encoder (hidden 384, FFN 1536, 2-way "
+        "head), forward, rows of full length: L2 × 64 tokens 0.453 GFLOP/pair, L6 × 256 tokens 5.436 "
+        "(linear in layers × tokens; attention adds < 1 % at ≤ 256 tokens)",
+    },
+    "measured_gflop_per_pair_l2_wikiqa": {
+        "value": 1788 / 6165,
+        "source": "docs/benchmarks.md, inference throughput: 1,788 GFLOP over the 6,165 WikiQA test "
+        "pairs, MiniLM-L2, max length 64, length-bucketed (mean ≈ 41 tokens: 64% of the full-length count)",
+    },
+    "train_over_forward": {
+        "value": 3.0,
+        "source": "backward ≈ 2 × forward for dense layers (the usual 6N vs 2N FLOPs per token)",
+    },
+    "params_minilm_l2_m": {
+        "value": 15.62,
+        "source": "docs/benchmarks.md, method cost table (bert, MiniLM-L2): 15.62 M trainable",
+    },
+    "params_minilm_l6_m": {
+        "value": 22.71,
+        "source": "docs/benchmarks.md, method cost table (bert, MiniLM-L6): 22.71 M trainable",
+    },
+    "train_bytes_per_param": {
+        "value": 16.0,
+        "source": "AdamW in fp32: weights 4 + gradients 4 + two moments 8 bytes",
+    },
+    "activation_bytes_per_token_layer": {
+        "value": 384 * 34.0,
+        "source": "≈ 34 · hidden bytes per token per layer kept for backward in fp32 mixed "
+        "(Korthikanti et al. 2022, without the attention-score term), hidden 384",
+    },
+    "h100_bf16_dense_tflops": {
+        "value": 989.0,
+        "source": "NVIDIA H100 SXM5 datasheet: 989 TFLOP/s bf16 dense (1,979 with sparsity)",
+    },
+    "h100_memory_gb": {"value": 80.0, "source": "NVIDIA H100 SXM5 datasheet: 80 GB HBM3"},
+    "utilisation": {
+        "value": 0.30,
+        "source": "assumed, not measured here: a 384-wide encoder's GEMMs ([B·L, 384] × [384, 1536]) "
+        "reach a fraction of peak; this machine's CPU path reached 68-77 % of its own matmul rate "
+        "(docs/benchmarks.md), small-hidden models on GPUs far less",
+    },
+}
+
+
+# A count per pair or per seed: a number, or a function of the method's parameters (T, M).
+PerMethod = float | Callable[[dict[str, float]], float]
+
+
+def value(name: str) -> float:
+    return float(COST[name]["value"])
+
+
+# Forward passes of the encoder per scored pair, relative to `bert` (S = 1), on a GPU. Measured CPU
+# ratios (docs/benchmarks.md, MiniLM-L6) where the draws are cheap heads; T or M where each draw is a
+# whole pass (paper 003/004 measured 9.7× for T = 10 on GPUs; the CPU's 17× is mask drawing).
+FORWARD_PASSES: dict[str, PerMethod] = {
+    "bm25": 0.0,
+    "bert": 1.0,
+    "mc_dropout": lambda p: p.get("T", 10),
+    "ensemble": lambda p: p.get("M", 5),
+    "last_layer_mc": 1.03,
+    "sngp": 1.00,
+    "gpf": 1.00,
+    "pg_gp": 1.00,
+    "conv_knrm": 0.12,
+    "temperature": 1.0,  # bert's model again, dev logits besides
+    "platt": 1.0,
+    "isotonic": 1.0,
+}
+# Models a method trains beyond those of `bert` (mc_dropout and the post-hoc maps reuse bert's; the
+# ensemble's member 0 is bert's model).
+EXTRA_MEMBERS: dict[str, PerMethod] = {
+    "bm25": 0,
+    "bert": 1,
+    "mc_dropout": 0,
+    "ensemble": lambda p: p.get("M", 5) - 1,
+    "last_layer_mc": 1,
+    "sngp": 1,
+    "gpf": 1,
+    "pg_gp": 1,
+    "conv_knrm": 1,
+    "temperature": 0,
+    "platt": 0,
+    "isotonic": 0,
+}
+
+
+def _resolve(entry: PerMethod, params: dict[str, float]) -> float:
+    return float(entry(params) if callable(entry) else entry)
+
+
+def forward_gflop(layers: int, tokens: int) -> float:
+    """GFLOP of one forward pass of one (query, candidate) pair of ``tokens`` tokens."""
+    return value("gflop_per_token_layer") * layers * tokens
 
 
 @dataclass(frozen=True)
-class Work:
-    """Forward-pass equivalents of ``bert`` (pairs × passes) and what they cost."""
+class Estimate:
+    method: str
+    pairs: float  # scored (query, candidate) pairs, every seed
+    passes: float  # encoder passes per pair
+    score_pflop: float
+    train_pflop: float
+    members: float  # trained models, every seed
 
-    passes: float  # bert forward passes over one pair each
-    layers: int
-    max_length: int
-
-    @property
-    def cpu_hours(self) -> float:
-        low, high = CPU_MS_PER_PAIR[2], CPU_MS_PER_PAIR[6]
-        ms = low + (self.layers - 2) * (high - low) / 4
-        return self.passes * ms * self.max_length / 64 / 3.6e6
-
-    @property
-    def gpu_hours(self) -> float:
-        flops = FLOPS_PER_PAIR_L2 * self.layers / 2 * self.max_length / 64
-        return self.passes * flops / (GPU_PEAK_FLOPS * GPU_UTILISATION) / 3600
+    def hours(self, gpus: int, utilisation: float | None = None) -> float:
+        """Wall hours on ``gpus`` H100s at ``utilisation`` of the bf16 dense peak, work spread evenly."""
+        rate = value("h100_bf16_dense_tflops") * 1e12 * (utilisation or value("utilisation")) * gpus
+        return (self.score_pflop + self.train_pflop) * 1e15 / rate / 3600
 
 
-def method_passes(plan: Plan, cell: Cell) -> float:
-    """Forward passes of `bert` one scored pair of ``cell``'s method costs."""
-    params = plan.params[cell.method].model_dump()
-    if cell.method in PER_DRAW:
-        return PER_DRAW[cell.method] * params.get("T", params.get("M", 1))
-    return FIXED.get(cell.method, 1.0)
+def estimate(
+    method: str,
+    params: dict[str, float],
+    scored_pairs: float,
+    train_pairs: float,
+    epochs: int,
+    layers: int,
+    tokens: int,
+    seeds: int,
+) -> Estimate:
+    """Scoring and training FLOPs of ``method`` over ``seeds`` seeds: ``scored_pairs`` per seed (test
+    and dev lists), ``train_pairs`` per member and epoch."""
+    passes = _resolve(FORWARD_PASSES[method], params)
+    members = _resolve(EXTRA_MEMBERS[method], params) * seeds
+    per_pair = forward_gflop(layers, tokens)
+    score = scored_pairs * seeds * passes * per_pair / 1e6
+    train = members * train_pairs * epochs * per_pair * value("train_over_forward") / 1e6
+    return Estimate(method, scored_pairs * seeds, passes, score, train, members)
 
 
-def counts(plan: Plan) -> dict[Path, tuple[int, int]]:
+def member_memory_gb(layers: int, tokens: int, batch: int, train: bool) -> float:
+    """GPU memory of one member: weights (+ optimizer state and activations when training)."""
+    per_layer = (value("params_minilm_l6_m") - value("params_minilm_l2_m")) / 4
+    params = (value("params_minilm_l2_m") + (layers - 2) * per_layer) * 1e6  # embeddings: 12 M of them
+    if not train:
+        return params * 2 / 1e9 + batch * tokens * 384 * 2 * 4 / 1e9  # bf16 weights, a few live activations
+    activations = batch * tokens * layers * value("activation_bytes_per_token_layer")
+    return (params * value("train_bytes_per_param") + activations) / 1e9
+
+
+# --- `rankuq run --plan`: the plan's work in CPU-hours (measured here) and H100 hours (arithmetic) ---
+
+COST |= {
+    "cpu_ms_per_pair_l2": {
+        "value": 5.52,
+        "source": "docs/benchmarks.md, method cost: bert on MiniLM-L2, max length 64, 1 CPU thread, fp32",
+    },
+    "cpu_ms_per_pair_l6": {"value": 16.93, "source": "the same table, MiniLM-L6"},
+    "cpu_train_over_forward": {
+        "value": 5.0,
+        "source": "README default grid (2026-11-21): 6 members × 2 epochs × ≈2,080 WikiQA pairs trained in "
+        "5 min 49 s on 2 cores, 698 CPU-s / ≈25k pair-epochs = 28 ms, 5.0 × the 5.52 ms forward",
+    },
+}
+# On a CPU a draw of mc_dropout costs more than a pass (its masks): docs/benchmarks.md, method cost,
+# L2: 19.50× bert at T = 10; the ensemble 5.26× at M = 5.
+CPU_FORWARD_PASSES: dict[str, PerMethod] = {
+    **FORWARD_PASSES,
+    "mc_dropout": lambda p: 1.95 * p.get("T", 10),
+    "ensemble": lambda p: 1.052 * p.get("M", 5),
+    "last_layer_mc": 1.13,
+    "conv_knrm": 0.41,
+}
+
+
+def counts(plan: "Plan") -> dict["Path", tuple[int, int]]:
     """(candidate rows, answerable queries) of every list folder of the plan: from a built folder's
     manifest, else counted on the task's pool as the lists would be cut (no negative is sampled)."""
+    import json
+    from pathlib import Path
+
+    from rankuq import tasks
+    from rankuq.shards import MANIFEST
+    from rankuq.tasks.base import data_root
+    from rankuq.tasks.lists import count_rows
+
     root = data_root(plan.spec.data_dir)
-    found = {}
+    found: dict[Path, tuple[int, int]] = {}
     for lists, folder in plan.lists.items():
         manifest = folder / MANIFEST
         if manifest.is_file():
@@ -76,57 +204,61 @@ def counts(plan: Plan) -> dict[Path, tuple[int, int]]:
             found[folder] = (record["rows"], record["queries"] - record.get("nota_queries", 0))
             continue
         loader = tasks.get(lists.task)()
-        pool = loader.pool(lists.split, root)
         strategy = lists.strategy or loader.default_strategy(lists.split)
-        found[folder] = count_rows(pool, strategy, lists.n, lists.variant, lists.include_nota)
+        found[folder] = count_rows(
+            loader.pool(lists.split, root), strategy, lists.n, lists.variant, lists.include_nota
+        )
     return found
 
 
-def describe(plan: Plan) -> str:
-    """The plan in a few lines: what runs, what is cached, and the estimated work."""
+def describe(plan: "Plan") -> str:
+    """The plan in a few lines: what runs, what is cached, and the estimated work left."""
+    from pathlib import Path
+
     spec, layout = plan.spec, plan.layout
-    model = spec.model
-    layers = model.layers or 6
+    layers, tokens = spec.model.layers or 6, spec.model.max_length
+    low, high = value("cpu_ms_per_pair_l2"), value("cpu_ms_per_pair_l6")
+    cpu_ms = (low + (layers - 2) * (high - low) / 4) * tokens / 64  # linear in layers and tokens
+    gpu_s = (
+        forward_gflop(layers, tokens) * 1e9 / (value("h100_bf16_dense_tflops") * 1e12 * value("utilisation"))
+    )
+    sizes = counts(plan)
     lines = [
         f"grid {spec.name}: {len(plan.cells)} cells ({len(spec.conditions())} conditions × "
-        f"{len(spec.methods)} methods × {len(spec.seeds)} seeds), run directory {layout.root}"
+        f"{len(spec.methods)} methods × {len(spec.seeds)} seeds), run directory {layout.root}",
+        f"candidate lists: {len(plan.lists)} folders ({sum(f.is_dir() for f in plan.lists.values())} built)",
     ]
-    unbuilt = [folder.name for folder in plan.lists.values() if not folder.is_dir()]
-    sizes = counts(plan)
-    lines.append(f"candidate lists: {len(plan.lists)} folders ({len(plan.lists) - len(unbuilt)} built)")
-    for job in plan.searches:
-        lines.append(f"search {job.name}: {spec.search.num_samples} trials over {', '.join(job.keys)}")
-    cached = sum(layout.model_file(key).exists() for key in plan.members)
-    training = 0.0
-    for job in plan.members.values():
-        if layout.model_file(job.key).exists():
-            continue
-        _, queries = sizes[Path(job.shards)]
-        pairs = 2 * queries  # a relevant candidate and one negative per answerable query (≈)
-        if job.train.get("max_queries"):
-            pairs = min(pairs, 2 * job.train["max_queries"])
-        training += pairs * job.train["epochs"] * TRAIN_PASSES
-    lines.append(f"members to train: {len(plan.members)} ({cached} cached)")
-    scoring = 0.0
+    lines += [
+        f"search {job.name}: {spec.search.num_samples} trials over {', '.join(job.keys)}"
+        for job in plan.searches
+    ]
+    pending = [job for key, job in plan.members.items() if not layout.model_file(key).exists()]
+    lines.append(f"members to train: {len(plan.members)} ({len(plan.members) - len(pending)} cached)")
+    # a relevant candidate and `negatives` non-relevant ones per answerable query (≈ one relevant each)
+    train_passes = sum(
+        sizes[Path(job.shards)][1] * (1 + job.train.get("negatives", 1)) * job.train["epochs"]
+        for job in pending
+    )
+    cpu = train_passes * cpu_ms * value("cpu_train_over_forward") / 3.6e6
+    gpu = train_passes * gpu_s * value("train_over_forward") / 3600
     by_method: dict[tuple[str, str], int] = {}
     for cell in plan.cells:
+        params = plan.params[cell.method].model_dump()
         splits = [("test", plan.tested[cell.condition], cell.key)]
-        if cell.dev_key:
-            splits.append(("dev", plan.dev[cell.condition], cell.dev_key))
+        splits += [("dev", plan.dev[cell.condition], cell.dev_key)] if cell.dev_key else []
         for split, folder, key in splits:
-            count, _ = sizes[folder]
-            by_method[cell.method, split] = by_method.get((cell.method, split), 0) + count
-            if not layout.predictions(cell.task, cell.method, cell.seed, key, dev=split == "dev").exists():
-                scoring += count * method_passes(plan, cell)
+            rows = sizes[folder][0]
+            by_method[cell.method, split] = by_method.get((cell.method, split), 0) + rows
+            if not layout.predictions(
+                cell.task, cell.method, cell.seed, str(key), dev=split == "dev"
+            ).exists():
+                cpu += rows * _resolve(CPU_FORWARD_PASSES.get(cell.method, 1.0), params) * cpu_ms / 3.6e6
+                gpu += rows * _resolve(FORWARD_PASSES.get(cell.method, 1.0), params) * gpu_s / 3600
     lines.append("pairs to score (all seeds; cached ones included):")
-    for (method, split), count in by_method.items():
-        lines.append(f"  {method:<14} {split:<5} {count:>10,}")
+    lines += [f"  {method:<14} {split:<5} {rows:>10,}" for (method, split), rows in by_method.items()]
     lines.append(f"probes per seed: {', '.join(plan.probes) or 'none'}")
-    work = [Work(training, layers, model.max_length), Work(scoring, layers, model.max_length)]
-    cpu, gpu = sum(w.cpu_hours for w in work), sum(w.gpu_hours for w in work)
     lines.append(
         f"estimated work left: {cpu:.3g} CPU-hours (one core, fp32) or {gpu:.2g} GPU-hours (H100 bf16 at "
-        f"{GPU_UTILISATION:.0%} of peak); training {work[0].cpu_hours:.3g}, scoring {work[1].cpu_hours:.3g} "
-        "CPU-hours. Sources: bench/cost.py (docs/benchmarks.md figures, MiniLM at max length 64)."
+        f"{value('utilisation'):.0%} of peak, assumed). Sources: bench/cost.py COST (docs/benchmarks.md)."
     )
     return "\n".join(lines)

@@ -9,6 +9,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -144,6 +145,7 @@ def train_member(config: dict[str, Any]) -> None:
     checkpoint = train.get_checkpoint()
     resume = load_checkpoint(checkpoint) if checkpoint else None
     start = resume["epoch"] if resume else 0
+    started = time.time()
 
     def report(state: TrainState) -> None:
         losses = state["losses"]
@@ -154,6 +156,7 @@ def train_member(config: dict[str, Any]) -> None:
             "epoch_losses": epoch_means(losses, state["epoch"]),  # MLflow's train_loss by step
             "steps": len(losses),
             "pairs": len(pairs),
+            **_placement(started),
         }
         with tempfile.TemporaryDirectory() as folder:
             save_checkpoint(Path(folder), state)
@@ -161,6 +164,18 @@ def train_member(config: dict[str, Any]) -> None:
             train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder) if rank == 0 else None)
 
     _fit(job, method, model, net, pairs, (model_config, train_config), report, resume, (rank, job.workers))
+
+
+def _placement(started: float) -> dict[str, Any]:
+    """Where and when this worker trains, from Ray's own records: its node, the GPU ids Ray granted
+    it, its device and the wall-clock span so far (what shows members packed on one GPU)."""
+    return {
+        "node_id": ray.get_runtime_context().get_node_id(),
+        "gpu_ids": ",".join(str(i) for i in ray.get_gpu_ids()),  # a string: Tune logs scalars
+        "device": str(inference_device()),
+        "started": started,
+        "reported": time.time(),
+    }
 
 
 def search_trial(trial: SearchTrial) -> None:
@@ -201,6 +216,9 @@ def train_trial(config: dict[str, Any]) -> None:
             use_gpu=job.gpus > 0,
             resources_per_worker={"CPU": job.cpus / job.workers, "GPU": job.gpus / job.workers},
         ),
+        # One worker has no peer to talk to: gloo, not Ray Train's NCCL default for GPU workers, which
+        # fails where torch sees no CUDA device (logical GPUs) and gains nothing on one GPU.
+        torch_config=ray.train.torch.TorchConfig(backend="gloo") if job.workers == 1 else None,
         run_config=train.RunConfig(
             name=job.key,
             storage_path=job.storage,
@@ -234,6 +252,58 @@ class _MemberSaver(tune.Callback):
         return {}  # Tune pickles its callbacks with the experiment state, which a rerun never restores
 
 
+def remove_orphaned_placement_groups() -> int:
+    """Remove this driver's placement groups whose creating actor is dead; return how many.
+
+    A TorchTrainer's controller creates its workers' placement group, which lives as long as the
+    driver's job. When a node was lost (the cluster benchmark), Ray Train 2.60's controllers aborted
+    without removing theirs: 4 groups of the lost node's members stayed, the GCS moved them onto the
+    surviving node, where they held its GPU shares, and scoring waited on them forever. Ray's own
+    record says whose a group was (``creator_actor_dead``); Tune's are the driver's and stay.
+    """
+    from ray._private.state import state
+    from ray.core.generated import gcs_pb2
+    from ray.util.placement_group import PlacementGroup
+
+    record, job = gcs_pb2.PlacementGroupTableData, ray.get_runtime_context().get_job_id()
+    removed = 0
+    for raw in state._connect_and_get_accessor().get_placement_group_table():
+        group = record.FromString(raw)
+        orphaned = group.creator_actor_dead and group.creator_actor_id.strip(b"\xff")  # nil: a driver's
+        if orphaned and group.creator_job_id.hex() == job and group.state != record.REMOVED:
+            ray.util.remove_placement_group(PlacementGroup(ray.PlacementGroupID(group.placement_group_id)))
+            removed += 1
+    return removed
+
+
+class _OrphanSweeper(tune.Callback):
+    """Every few seconds while members train, and at the end: ``remove_orphaned_placement_groups``."""
+
+    def __init__(self, every_s: float = 5.0) -> None:
+        self.every_s, self.last = every_s, 0.0
+
+    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+        if time.monotonic() - self.last > self.every_s:
+            self.last = time.monotonic()
+            self._sweep()
+
+    def on_experiment_end(self, trials: list, **info: Any) -> None:
+        self._sweep()
+
+    def _sweep(self) -> None:
+        try:  # Ray's private GCS accessor: a change there must not stop a grid
+            if removed := remove_orphaned_placement_groups():
+                logging.getLogger(__name__).warning(
+                    "removed %d placement group(s) left by dead Ray Train controllers", removed
+                )
+        except Exception as error:
+            logging.getLogger(__name__).warning("placement-group sweep skipped: %s", error)
+            self.every_s = float("inf")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"every_s": self.every_s, "last": 0.0}
+
+
 def _trial_name(trial: Any) -> str:
     return f"member-{trial.config['job']['key']}"
 
@@ -265,7 +335,7 @@ def train_members(
             storage_path=str(storage),
             name="tune",
             verbose=0,
-            callbacks=[_MemberSaver(models_dir, storage, advance)],
+            callbacks=[_MemberSaver(models_dir, storage, advance), _OrphanSweeper()],
             # A failed trial starts a new TorchTrainer of the same name, which resumes from its checkpoint.
             failure_config=tune.FailureConfig(max_failures=2),
         ),

@@ -1,6 +1,9 @@
 """The method interface: every ranker turns a batch of candidate rows into [n, S] relevance draws,
 and, where its paper scores a closed-form predictive instead of the draws' mean, that [n] mean too."""
 
+import functools
+import os
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -25,8 +28,26 @@ BUCKET_SIZE = 64  # rows per forward pass of a neural scorer (a scorer call hold
 
 
 def inference_device() -> torch.device:
-    """Where scoring runs: the GPU Ray gave the task or actor (it sets CUDA_VISIBLE_DEVICES), else the CPU."""
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """Where a model runs: the GPU Ray gave the task, actor or Train worker (it sets
+    CUDA_VISIBLE_DEVICES), else the CPU. Given GPUs torch cannot see (logical GPUs, a CPU build of
+    torch), the work keeps its GPU share in Ray's books and runs on the CPU, with one warning line."""
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if os.environ.get("CUDA_VISIBLE_DEVICES"):
+        _warn_gpu_unseen()
+    return torch.device("cpu")
+
+
+@functools.cache
+def _warn_gpu_unseen() -> None:
+    """Once per process (a worker's log): the GPU ids Ray granted that torch cannot use."""
+    granted = os.environ["CUDA_VISIBLE_DEVICES"]
+    print(
+        f"rankuq: warning: given GPU {granted} (CUDA_VISIBLE_DEVICES) but torch {torch.__version__} "
+        "sees no CUDA device: running on the CPU",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def length_buckets(

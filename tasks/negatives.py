@@ -110,7 +110,12 @@ class Dense(Strategy):
     description = "nearest candidates by offline all-MiniLM-L6-v2 embeddings, faiss inner product"
 
     def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
-        import faiss
+        try:
+            import faiss
+        except ImportError:
+            raise RankuqError(
+                "negative sampling 'dense' needs faiss: pip install 'rankuq[cpu]' (or 'rankuq[gpu]' on CUDA)"
+            ) from None
 
         from rankuq.tasks.embeddings import embed
 
