@@ -96,7 +96,7 @@ class Ports:
     """Ports for this cluster from a random window nobody listens on (other engineers' clusters use
     Ray's defaults or their own windows)."""
 
-    def __init__(self, count: int = 400) -> None:
+    def __init__(self, count: int = 1000) -> None:  # 4 nodes × 126 + the server
         for _ in range(50):
             start = random.randrange(20000, 60000 - count)
             if all(_port_free(p) for p in range(start, start + count, 7)) and _port_free(start):
