@@ -227,10 +227,7 @@ def train_trial(config: dict[str, Any]) -> None:
         ),
     )
     result = trainer.fit()
-    history = result.metrics_dataframe[["epoch", "loss"]].to_dict("records")  # one row per epoch
-    tune.report(
-        {"training": {**result.metrics, "history": history}, "checkpoint_dir": result.checkpoint.path}
-    )
+    tune.report({"training": result.metrics, "checkpoint_dir": result.checkpoint.path})
 
 
 class _MemberSaver(tune.Callback):
