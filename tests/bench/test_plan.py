@@ -1,8 +1,11 @@
 """The pure plan: what a grid trains, fits, scores and probes, with its content keys, without Ray."""
 
+import subprocess
+import sys
+
+import pytest
 import ray
 
-from rankuq.bench.cli import main
 from rankuq.bench.grid import parse_grid
 from rankuq.bench.jobs import FitJob, SearchTrial, TrainJob
 from rankuq.bench.layout import RunLayout
@@ -23,9 +26,19 @@ def planned(tmp_path, grid=GRID, chosen=None):
     return plan(spec, params, RunLayout(tmp_path / "run"), chosen)
 
 
-def test_the_plan_shares_bert_s_members_and_writes_nothing(tmp_path):
+@pytest.fixture
+def no_ray(monkeypatch):
+    """Any attempt to start or join Ray fails the test (the suite may hold a session already)."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the plan started Ray")
+
+    monkeypatch.setattr(ray, "init", refuse)
+
+
+def test_the_plan_shares_bert_s_members_and_writes_nothing(tmp_path, no_ray):
     grid = planned(tmp_path)
-    assert not ray.is_initialized() and not (tmp_path / "run").exists()
+    assert not (tmp_path / "run").exists()
     cells = {(cell.method, cell.seed): cell for cell in grid.cells}
     assert len(grid.cells) == 5 * 2
     for seed in (0, 1):
@@ -41,7 +54,7 @@ def test_the_plan_shares_bert_s_members_and_writes_nothing(tmp_path):
     assert all(job.method == "bert" and job.params == {} for job in grid.members.values())
 
 
-def test_keys_are_stable_and_follow_what_they_hash(tmp_path):
+def test_keys_are_stable_and_follow_what_they_hash(tmp_path, no_ray):
     first, again = planned(tmp_path), planned(tmp_path)
     assert [c.key for c in first.cells] == [c.key for c in again.cells]
     assert len({c.key for c in first.cells}) == len(first.cells)
@@ -53,7 +66,7 @@ def test_keys_are_stable_and_follow_what_they_hash(tmp_path):
     assert set(changed.members).isdisjoint(first.members)
 
 
-def test_a_post_hoc_method_is_fitted_on_dev_and_probed_on_test(tmp_path):
+def test_a_post_hoc_method_is_fitted_on_dev_and_probed_on_test(tmp_path, no_ray):
     grid = planned(tmp_path)
     temperature = [cell for cell in grid.cells if cell.method == "temperature"]
     assert all(cell.fit in grid.fits and cell.dev_key is None for cell in temperature)
@@ -63,7 +76,7 @@ def test_a_post_hoc_method_is_fitted_on_dev_and_probed_on_test(tmp_path):
     assert FitJob.from_dict(job.to_dict()) == job  # plain data at the Ray boundary
 
 
-def test_a_training_search_is_planned_and_its_choice_changes_the_members(tmp_path):
+def test_a_training_search_is_planned_and_its_choice_changes_the_members(tmp_path, no_ray):
     search = {"metric": "R@1", "num_samples": 2, "space": {"train.lr": {"choice": [1e-5, 3e-3]}}}
     grid = planned(tmp_path, {**GRID, "search": search})
     (job,) = grid.searches  # one trained model: bert's shared cross-encoder on wikiqa
@@ -94,13 +107,19 @@ def test_the_layout_owns_every_path(tmp_path):
     assert layout.default_tracking_uri == f"sqlite:///{tmp_path / 'mlflow.db'}"
 
 
-def test_run_plan_prints_the_plan_and_starts_no_ray(tmp_path, capsys):
+def test_run_plan_prints_the_plan_and_starts_no_ray(tmp_path):
+    """In a fresh interpreter, as a user types it: Ray is never initialised, nothing is written."""
     run_dir = tmp_path / "run"
-    assert main(["run", "--plan", "--run-dir", str(run_dir)]) == 0
-    out = capsys.readouterr().out
-    assert "members to train: 6 (0 cached)" in out  # the default grid: 2 seeds × (bert + 2 ensemble)
-    assert "mc_dropout" in out and "CPU-hours" in out and "GPU-hours" in out
-    assert not ray.is_initialized() and not run_dir.exists()
+    code = (
+        "import sys, ray; from rankuq.bench.cli import main; "
+        f"code = main(['run', '--plan', '--run-dir', {str(run_dir)!r}]); "
+        "assert not ray.is_initialized(), 'Ray started'; sys.exit(code)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "members to train: 6 (0 cached)" in done.stdout  # the default grid: 2 seeds × (bert + 2 ensemble)
+    assert "mc_dropout" in done.stdout and "CPU-hours" in done.stdout and "GPU-hours" in done.stdout
+    assert not run_dir.exists()
 
 
 def test_training_follows_paper_000_by_default_and_bagging_is_opt_in(tmp_path):
