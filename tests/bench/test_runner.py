@@ -191,6 +191,7 @@ def test_post_hoc_maps_are_fitted_once_on_dev_and_keep_bert_s_ranking(finished, 
     run_dir = Path(shutil.copytree(finished[0], tmp_path / "run"))
     grid = {**TINY_GRID, "methods": {"bert": {}, "temperature": {}, "platt": {}}}
     board = run(grid, run_dir).set_index("method")
+    assert board.loc["platt", "ECE.all"] < board.loc["bert", "ECE.all"]  # the test prior, learned on dev
     fits = sorted((run_dir / "fits").glob("*/fit.json"))
     assert len(fits) == 4  # 2 methods × 2 seeds
     states = [json.loads(path.read_text()) for path in fits]
