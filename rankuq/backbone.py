@@ -13,25 +13,20 @@ warning line, as it is the first layer of BERT's classification head). transform
 report is left on.
 """
 
+from __future__ import annotations
+
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 from torch import nn
-from transformers import (
-    AutoConfig,
-    AutoModelForSequenceClassification,
-    AutoTokenizer,
-    BertConfig,
-    BertForSequenceClassification,
-    PretrainedConfig,
-    PreTrainedModel,
-    PreTrainedTokenizerBase,
-)
 
 from rankuq.errors import RankuqError
+
+if TYPE_CHECKING:  # transformers takes seconds to import: only loading a model needs it
+    from transformers import PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +73,8 @@ def _source(config: ModelConfig) -> str | Path:
 
 def load_tokenizer(config: ModelConfig) -> PreTrainedTokenizerBase:
     try:
+        from transformers import AutoTokenizer
+
         return AutoTokenizer.from_pretrained(_source(config))
     except (OSError, ValueError) as error:
         raise RankuqError(f"model.backbone '{config.backbone}': cannot load a tokenizer ({error})") from error
@@ -85,6 +82,13 @@ def load_tokenizer(config: ModelConfig) -> PreTrainedTokenizerBase:
 
 def build_cross_encoder(config: ModelConfig, seed: int) -> PreTrainedModel:
     """The backbone with a 2-way head ({non-relevant, relevant}); a new head is seeded by ``seed``."""
+    from transformers import (
+        AutoConfig,
+        AutoModelForSequenceClassification,
+        BertConfig,
+        BertForSequenceClassification,
+    )
+
     torch.manual_seed(seed)
     if config.backbone == TINY:
         shape = {
