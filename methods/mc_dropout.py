@@ -8,6 +8,7 @@ from pydantic import Field
 from torch import nn
 
 from rankuq.methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_probability
+from rankuq.methods.dropout import use_fast_dropout
 
 
 class MCDropoutParams(MethodParams):
@@ -22,10 +23,9 @@ class MCDropout(NeuralMethod):
 
     def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         (model,) = models
-        model.train()  # dropout on; no gradients are taken (inference mode)
-        passes = self.params.T
-        n = next(iter(inputs.values())).shape[0]
-        # One forward over the batch repeated T times, not T loops over the data.
-        repeated = {key: value.repeat(passes, 1) for key, value in inputs.items()}
-        probabilities = relevance_probability(model(**repeated).logits)
-        return probabilities.view(passes, n).T
+        use_fast_dropout(model).train()  # dropout on; no gradients are taken (inference mode)
+        # T passes over the batch, not one over T stacked copies whose activations outgrow the CPU's
+        # caches; with the fast masks 12.4x bert's cost at T = 10 on L2, was 19.5x (docs/benchmarks.md).
+        return torch.stack(
+            [relevance_probability(model(**inputs).logits) for _ in range(self.params.T)], dim=1
+        )

@@ -10,6 +10,7 @@ Conv-KNRM rows only read the backbone's word embeddings; their last-layer MC is 
 deterministic Conv-KNRM.
 
     python -m rankuq.bench.benchmarks.method_cost [--pairs 512] [--batch-size 64] [--repeats 3] [--threads 1]
+        [--only bert,mc_dropout] [--layers 2,6]
 """
 
 import argparse
@@ -71,9 +72,11 @@ def count(models: list[torch.nn.Module]) -> tuple[int, int]:
     return parameters, parameters + sum(b.numel() for model in models for b in model.buffers())
 
 
-def measure(config: ModelConfig, batches: list[dict[str, torch.Tensor]], repeats: int) -> dict[str, tuple]:
+def measure(
+    config: ModelConfig, batches: list[dict[str, torch.Tensor]], repeats: int, cases: list[Case]
+) -> dict[str, tuple]:
     """Per case label: (fastest seconds over all batches, trainable params, stored numbers)."""
-    built = {case.label: build(case, config) for case in CASES}
+    built = {case.label: build(case, config) for case in cases}
     best = dict.fromkeys(built, float("inf"))
     with torch.inference_mode():
         for repeat in range(repeats + 1):  # the first pass warms up and is not counted
@@ -86,10 +89,10 @@ def measure(config: ModelConfig, batches: list[dict[str, torch.Tensor]], repeats
     return {label: (best[label], *count(built[label][2])) for label in built}
 
 
-def report(results: dict[str, tuple], pairs: int) -> str:
+def report(results: dict[str, tuple], pairs: int, cases: list[Case]) -> str:
     """A markdown table: one row per case."""
     rows = []
-    for case in CASES:
+    for case in cases:
         seconds, parameters, stored = results[case.label]
         ratio = seconds / results[case.baseline][0]
         met = case.target is not None and ratio <= case.target
@@ -108,13 +111,29 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: steadier on a shared CPU)")
+    parser.add_argument("--only", help="comma-separated methods to time (their baselines come along)")
+    parser.add_argument("--layers", default="2,6", help="comma-separated MiniLM depths (6: the whole model)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    for name, config in (("MiniLM-L2", ModelConfig(layers=2)), ("MiniLM-L6", ModelConfig())):
+    cases = chosen(args.only.split(",") if args.only else None)
+    for layers in map(int, args.layers.split(",")):
+        config = ModelConfig(layers=None if layers == 6 else layers)
         batches = wikiqa_batches(config, args.pairs, args.batch_size)
         pairs = sum(len(b["input_ids"]) for b in batches)
-        print(f"\n{name}: {pairs} WikiQA test pairs, batches of {args.batch_size}, {args.threads} threads\n")
-        print(report(measure(config, batches, args.repeats), pairs))
+        setup = f"batches of {args.batch_size}, {args.threads} threads"
+        print(f"\nMiniLM-L{layers}: {pairs} WikiQA test pairs, {setup}\n")
+        print(report(measure(config, batches, args.repeats, cases), pairs, cases))
+
+
+def chosen(names: list[str] | None) -> list[Case]:
+    """The cases of ``names`` and the baselines they are divided by (all cases without names)."""
+    if names is None:
+        return CASES
+    unknown = set(names) - {case.method for case in CASES}
+    if unknown:
+        raise SystemExit(f"--only: no case for {sorted(unknown)}; cases: {sorted({c.method for c in CASES})}")
+    baselines = {case.baseline for case in CASES if case.method in names}
+    return [case for case in CASES if case.method in names or case.label in baselines]
 
 
 if __name__ == "__main__":

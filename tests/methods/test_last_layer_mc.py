@@ -3,7 +3,6 @@ import torch
 
 from rankuq import methods
 from rankuq.errors import RankuqError
-from rankuq.methods.last_layer_mc import UniformDropout
 from rankuq.methods.losses import pairwise_ce, relaxed_hinge, same_query_margins
 
 TINY_L1 = {"backbone": "tiny", "max_length": 32, "layers": 1}
@@ -24,14 +23,6 @@ def test_head_is_sampled_t_times_on_one_encoder_pass(build, inputs):
     assert calls == {"encoder": 1, "head": 1}  # T copies of the features in one head pass
     assert ((draws > 0) & (draws < 1)).all()
     assert (draws.var(dim=1) > 0).all()  # dropout really sampled
-
-
-def test_uniform_dropout_drops_p_and_keeps_the_mean():
-    dropout = UniformDropout(0.2)
-    out = dropout(torch.ones(200_000))
-    assert (out == 0).float().mean().item() == pytest.approx(0.2, abs=0.005)
-    assert out.mean().item() == pytest.approx(1.0, abs=0.01)
-    assert torch.equal(dropout.eval()(torch.ones(3)), torch.ones(3))
 
 
 def test_encoder_is_deterministic_at_inference(build, inputs):
