@@ -402,7 +402,12 @@ def score_shards(
     context.use_datasource_v2 = False
     shards = Path(spec.shards)
     files = [str(part) for part in shard_files(shards)]
-    dataset = ray.data.read_parquet(files).select_columns(["qid", "context", "cid", "text", "label"])
+    # One block per part, whatever the cluster's free CPUs: Ray Data would otherwise cut a part into
+    # as many read blocks as CPUs are free, the batches (and so each length bucket's padding, the
+    # float rounding and the dropout seeds) would follow, and a rerun on other nodes would differ.
+    dataset = ray.data.read_parquet(files, override_num_blocks=len(files)).select_columns(
+        ["qid", "context", "cid", "text", "label"]
+    )
     common: dict[str, Any] = {"batch_size": batch_size, "batch_format": "pandas", "num_cpus": 1}
     if gpus > 0:
         scored = dataset.map_batches(

@@ -1,9 +1,12 @@
 """The Ray parts: members trained data-parallel (two Ray Train workers, gloo on CPU), and inference
 with Ray Data over real WikiQA shards (order, reuse of a worker's scorer, bfloat16 autocast)."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 import torch
 
@@ -124,6 +127,26 @@ def test_dropout_draws_do_not_depend_on_what_the_process_ran_before(dev_shards, 
     assert np.ptp(first, axis=1).max() > 0  # dropout is on: the T passes differ
     other = np.stack(scorer(rows.iloc[1:])["samples"])
     assert not np.array_equal(other, first[1:])  # other rows, other draws
+
+
+SCORE_ON_THREE_CPUS = """
+import json, sys, ray, pyarrow.parquet as pq
+from rankuq.bench.engine import score_shards
+from rankuq.bench.jobs import ScorerSpec
+ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False)
+pq.write_table(score_shards(ScorerSpec.from_dict(json.loads(sys.argv[1])), 256), sys.argv[2])
+"""
+
+
+def test_draws_do_not_depend_on_the_cluster_s_free_cpus(ray_session, dev_shards, tmp_path):
+    """Scored on another Ray cluster with more CPUs (Ray Data would cut each part into as many read
+    blocks), the batches, their padding and the dropout seeds are the same: so are the draws."""
+    checkpoint = tiny_checkpoint(tmp_path / "model.pt", seed=0)
+    scorer = spec("mc_dropout", {"T": 3}, checkpoint, dev_shards)
+    here = score_shards(scorer, 256)
+    out = tmp_path / "three-cpus.parquet"
+    subprocess.run([sys.executable, "-c", SCORE_ON_THREE_CPUS, scorer.to_json(), str(out)], check=True)
+    assert pq.read_table(out).equals(here)
 
 
 @pytest.mark.parametrize("name", ["sngp", "pg_gp"])
