@@ -77,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
         "findings", help="measure the papers' claims in finished paper-grid runs; write docs/findings.md"
     )
     found.add_argument("run_dirs", nargs="+", type=Path, help="run directories of the paper grids")
-    found.add_argument("--out", type=Path, default=Path("docs/findings.md"), help="(default: docs/findings.md)")
+    found.add_argument("--out", type=Path, default=Path("docs/findings.md"), help="default: docs/findings.md")
     return parser
 
 

@@ -463,10 +463,15 @@ def _ours(row: Row) -> str:
             f"{markdown_text(m.condition)}, {m.seeds} seeds"
         )
     counts = {v: sum(m.verdict == v for m in row.measured) for v in (REPRODUCED, REFUTED)}
-    mean_d = np.nanmean([m.delta[0] for m in row.measured])
+    deltas = np.array([m.delta[0] for m in row.measured])
+    values = np.array([m.value[0] for m in row.measured])
+    shown = f"mean d = {_number(float(deltas.mean()))}" if not np.isnan(deltas).any() else ""
+    if not shown:  # a "present" claim: no difference, the value itself where it exists
+        found = values[~np.isnan(values)]
+        shown = f"mean value = {_number(float(found.mean())) if found.size else '—'}"
     return (
-        f"mean d = {_number(float(mean_d))} over {len(row.measured)} conditions: reproduced in "
-        f"{counts[REPRODUCED]}, refuted in {counts[REFUTED]} (per condition below)"
+        f"{shown} over {len(row.measured)} conditions: reproduced in {counts[REPRODUCED]}, "
+        f"refuted in {counts[REFUTED]} (per condition below)"
     )
 
 
