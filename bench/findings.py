@@ -481,6 +481,11 @@ def _run_command(run: Run) -> str:
     )
 
 
+def _cell(text: str) -> str:
+    """The registry's own text in a table cell: only the pipe needs escaping."""
+    return text.replace("|", "\\|")
+
+
 def render(rows: Sequence[Row], command: str) -> str:
     """docs/findings.md: a summary row per claim, then each claim's conditions."""
     text = markdown_text
@@ -503,7 +508,7 @@ def render(rows: Sequence[Row], command: str) -> str:
         ours = _ours(row) if row.measured else text(row.note)
         run = _run_command(row.run) if row.run is not None else "—"
         lines.append(
-            f"| {claim.id}: {text(claim.text)} | {text(claim.paper)} | {text(measured)} | {ours} | "
+            f"| {claim.id}: {_cell(claim.text)} | {_cell(claim.paper)} | {_cell(measured)} | {ours} | "
             f"**{row.verdict}** | {run} |"
         )
     lines += ["", "## Per condition", ""]

@@ -2,7 +2,6 @@
 of condition of the paper grids, and the claims measured in the real tiny WikiQA grid run (the session
 fixture ``finished``), rewritten byte for byte."""
 
-import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -134,7 +133,9 @@ def test_a_present_value_and_what_is_not_measured():
     assert row.verdict == NOT_MEASURED and "no break_even.AP of bert" in row.note
     assert assess(replace(claim, grid="paper002"), [every]).verdict == NOT_MEASURED
     cross = hand_made({"bert": {"ECE": [0.1] * 3}, "ensemble": {"ECE": [0.0] * 3}}, {"ECE": 0.0}, "cross-NS")
-    assert assess(ECE_CLAIM, [cross]).verdict == NOT_MEASURED  # an in-domain claim, no such condition
+    in_domain = replace(ECE_CLAIM, kinds=("in-domain",))
+    assert assess(in_domain, [cross]).verdict == NOT_MEASURED  # no in-domain condition
+    assert assess(ECE_CLAIM, [cross]).verdict == REPRODUCED
 
 
 def test_the_verdict_over_conditions_is_the_majority_s():
@@ -164,41 +165,48 @@ def test_every_claim_of_the_issue_is_declared_once():
 
 def summary(text: str) -> dict[str, list[str]]:
     """claim id → the cells of its summary row."""
-    rows = [
-        line.split(" | ") for line in text.split("## Per condition")[0].splitlines() if line.startswith("| 0")
-    ]
+    lines = text.split("## Per condition")[0].splitlines()[8:]  # below the table's header
+    rows = [line.split(" | ") for line in lines if line.startswith("| ")]
     return {cells[0].removeprefix("| ").split(":")[0]: cells for cells in rows}
 
 
 def test_findings_on_the_real_tiny_run_and_a_byte_identical_rewrite(finished, tmp_path):
     run_dir, board = finished
+    # The tiny grid's one condition trains on BM25 lists and tests on WikiQA's native ones: cross-NS.
+    spec, _ = load_grid(run_dir / "grid.yaml")
+    assert condition_kind(spec, spec.conditions()[0]) == "cross-NS"
     claims = [replace(claim, grid="tiny") for claim in CLAIMS if claim.grid == "paper000"]
+    ece = replace(claims[0], id="ece-any-shift", kinds=("cross-NS",))
     out = tmp_path / "findings.md"
-    findings([run_dir], out, claims)
+    findings([run_dir], out, [*claims, ece])
     first = out.read_bytes()
-    findings([run_dir], out, claims)
+    findings([run_dir], out, [*claims, ece])
     assert out.read_bytes() == first
     rows = summary(first.decode())
-    assert set(rows) == {claim.id for claim in claims}
-    # The tiny grid is WikiQA in-domain only: cross-domain and cross-NS claims have nothing to read.
-    for gone in ("000-ece-cross-domain-ensemble", "000-ra-cross-ns-mc_dropout", "000-nota-ensemble"):
-        assert "**not measured**" in rows[gone][4]
-    # The ensemble's R@1 and its p against bert are the leaderboard's.
+    assert set(rows) == {claim.id for claim in claims} | {"ece-any-shift"}
+    for gone in ("000-ece-in-domain-ensemble", "000-ece-cross-domain-mc_dropout", "000-nota-ensemble"):
+        assert "**not measured**" in rows[gone][4]  # no in-domain, cross-domain or NOTA condition
+    # Against the baseline: the leaderboard's means and p-values.
     ensemble = board.set_index("method").loc["ensemble"]
     assert f"{ensemble['R@1']:.3f} ± {ensemble['R@1 std']:.3f}" in rows["000-ensemble-effective"][3]
     assert f"p = {ensemble['R@1 p']:.3g}" in rows["000-ensemble-effective"][3]
-    for measured in (
-        "000-ece-in-domain-ensemble",
-        "000-ra-mc_dropout",
-        "000-ece-nonrel",
-        "000-ensemble-effective",
-    ):
-        assert rows[measured][4].strip("*") in (REPRODUCED, NOT_REPRODUCED, REFUTED)
+    mc = board.set_index("method").loc["mc_dropout"]
+    assert f"{mc['ECE']:.3f} ± {mc['ECE std']:.3f}" in rows["ece-any-shift"][3]
+    assert f"p = {mc['ECE p']:.3g}" in rows["ece-any-shift"][3]
+    # Within a cell: RA against the mean ranking, p the largest of the seeds' paired tests.
     seeds = pd.read_csv(run_dir / "seeds.csv")
     ra = seeds[seeds.method == "mc_dropout"]
     gain = ra["RA.R_at_1"] - ra["R@1"]
-    assert f"d = {gain.mean():.3f} ± {gain.std(ddof=1):.3f}" in rows["000-ra-mc_dropout"][3]
-    assert not math.isnan(ra["RA.R_at_1.p_value"].max())
+    assert f"d = {gain.mean():.3f} ± {gain.std(ddof=1):.3f}" in rows["000-ra-cross-ns-mc_dropout"][3]
+    assert f"p = {ra['RA.R_at_1.p_value'].max():.3g}" in rows["000-ra-cross-ns-mc_dropout"][3]
+    for claim_id in (
+        "000-ra-mc_dropout",
+        "000-ra-cross-ns-ensemble",
+        "000-ensemble-effective",
+        "ece-any-shift",
+    ):
+        assert rows[claim_id][4].strip("*") in (REPRODUCED, NOT_REPRODUCED, REFUTED)
+    assert "| 000-ensemble-effective | wikiqa | 2 |" in first.decode()  # the per-condition table
 
 
 def test_the_cli_writes_findings_and_refuses_a_folder_that_is_not_a_run(finished, tmp_path, capsys):
