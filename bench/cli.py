@@ -72,6 +72,12 @@ def _parser() -> argparse.ArgumentParser:
     board.add_argument("--grid", help="with --tracking-uri: the grid's name (default: the newest grid)")
     board.add_argument("--experiment", help="with --tracking-uri: the MLflow experiment (default: rankuq)")
     board.add_argument("--out", type=Path, help="output folder (default: RUN_DIR, or reports/<grid name>)")
+
+    found = commands.add_parser(
+        "findings", help="measure the papers' claims in finished paper-grid runs; write docs/findings.md"
+    )
+    found.add_argument("run_dirs", nargs="+", type=Path, help="run directories of the paper grids")
+    found.add_argument("--out", type=Path, default=Path("docs/findings.md"), help="default: docs/findings.md")
     return parser
 
 
@@ -200,6 +206,12 @@ def _leaderboard(args: argparse.Namespace) -> None:
     print(f"written: {paths[0]} and {paths[1]}")
 
 
+def _findings(args: argparse.Namespace) -> None:
+    from rankuq.bench.findings import findings
+
+    print(f"written: {findings(args.run_dirs, args.out)}")
+
+
 def _list_tasks() -> None:
     from rankuq import tasks
     from rankuq.tasks import lists, negatives
@@ -254,12 +266,13 @@ def _main(argv: list[str] | None) -> int:
         "run": _run,
         "evaluate": _evaluate,
         "leaderboard": _leaderboard,
+        "findings": _findings,
         "tasks": _list_tasks,
         "methods": _list_methods,
     }
     try:
         action = actions[args.command]
-        action(args) if args.command in ("run", "evaluate", "leaderboard") else action()
+        action(args) if args.command in ("run", "evaluate", "leaderboard", "findings") else action()
     except RankuqError as error:
         print(f"rankuq: error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -12,6 +12,7 @@ else joins folder names, so the layout of a run directory is read in one place:
       probes/<task>/<method>/seed-<seed>-<key>/                   a seed's probe metrics and plots
       plots/ (index.json)         each (condition, method)'s plots, as the report shows them
       leaderboard.csv, leaderboard.md, report.html
+      seeds.csv                   one row per (condition, method, seed): every metric and probe value
       mlflow.db, mlartifacts/     the default (local) MLflow store
 """
 
@@ -26,6 +27,7 @@ FIT_FILE = "fit.json"  # a post-hoc method's fitted state
 PLOT_INDEX = "index.json"
 BEST_FILE, TRIALS_FILE = "best.json", "trials.csv"  # a search's choice and its trial table
 LEADERBOARD_CSV = "leaderboard.csv"
+SEEDS_CSV = "seeds.csv"
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,10 @@ class RunLayout:
     @property
     def leaderboard_csv(self) -> Path:
         return self.root / LEADERBOARD_CSV
+
+    @property
+    def seeds_csv(self) -> Path:
+        return self.root / SEEDS_CSV
 
     @property
     def ray_pids(self) -> Path:

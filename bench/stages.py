@@ -240,14 +240,24 @@ class Evaluation:
 
 def evaluate(plan: Plan, tested: Tables, studies: dict[Cell, Study]) -> Evaluation:
     """Ranking metrics and ECE per seed, the leaderboard (mean ± std, p-values against the
-    baseline), the plot index, leaderboard.csv, and the Markdown and HTML reports."""
+    baseline), the plot index, leaderboard.csv, seeds.csv (every probe value of every seed, what
+    `rankuq findings` reads), and the Markdown and HTML reports."""
     results = pd.DataFrame([_seed_row(cell, tested[cell], studies[cell]) for cell in plan.cells])
     board = leaderboard(results, _significance(plan, tested), plan.spec.baseline)
     layout = plan.layout
+    _write_seeds(plan, results, studies)
     csv, index = write_csv(board, layout.leaderboard_csv), _plot_index(plan, studies)
     # leaderboard.md (Penha & Hauff, 2021's layout) and report.html, read back as `rankuq leaderboard` does
     files = (*write_report(read_run_dir(layout.root), layout.root), csv, index)
     return Evaluation(results, board, files)
+
+
+def _write_seeds(plan: Plan, results: pd.DataFrame, studies: dict[Cell, Study]) -> None:
+    """seeds.csv: the leaderboard's per-seed values beside every probe metric (sorted columns)."""
+    probes = pd.DataFrame([studies[cell].metrics for cell in plan.cells], index=results.index)
+    extra = sorted(set(probes.columns) - set(results.columns))
+    table = pd.concat([results, probes[extra]], axis=1)
+    atomic_write(plan.layout.seeds_csv, table.to_csv(index=False))
 
 
 def _seed_row(cell: Cell, table: pa.Table, study: Study) -> dict[str, object]:

@@ -2,6 +2,7 @@
 (RUN_DIR/leaderboard.csv and plots/, and the same grid logged to a temporary MLflow store: the
 contract of bench.tracking), and a real WikiQA predictions table."""
 
+import copy
 import json
 import shutil
 from pathlib import Path
@@ -12,10 +13,12 @@ import pyarrow as pa
 import pytest
 
 from rankuq import tasks
+from rankuq.bench.grid import parse_grid
 from rankuq.bench.layout import PLOT_INDEX
 from rankuq.bench.leaderboard import KEYS, board_columns, metrics_of
 from rankuq.bench.plots import line_plot, reliability_diagram
 from rankuq.bench.predictions import predictions_table
+from rankuq.bench.runner import run_grid
 from rankuq.bench.tracking import (
     BASELINE_TAG,
     LEVEL_TAG,
@@ -117,6 +120,33 @@ def tracking_uri(finished_run: Path, tmp_path_factory: pytest.TempPathFactory) -
     log_grid(tracker, old, "old-grid")
     log_grid(tracker, finished_run, "my-grid")
     return uri
+
+
+# The integration tests' tiny grid on real WikiQA (test_runner.py, test_findings.py).
+TINY_GRID = {
+    "name": "tiny",
+    "tasks": ["wikiqa"],
+    "methods": {"bm25": {}, "bert": {}, "mc_dropout": {"T": 3}, "ensemble": {"M": 2}},
+    "seeds": [0, 1],
+    "baseline": "bert",
+    "model": {"backbone": "tiny", "max_length": 32},
+    "train": {"max_queries": 30, "batch_size": 16},
+    "eval": {"split": "test", "batch_size": 128},  # the probes fit on dev
+}
+
+
+@pytest.fixture
+def tiny_grid() -> dict:
+    return copy.deepcopy(TINY_GRID)
+
+
+@pytest.fixture(scope="session")
+def finished(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
+    """The tiny grid run once on real WikiQA, shared by the modules that read a finished run: its run
+    directory and leaderboard."""
+    run_dir = tmp_path_factory.mktemp("grid")
+    spec, params = parse_grid(TINY_GRID, "test grid")
+    return run_dir, run_grid(spec, params, run_dir)
 
 
 @pytest.fixture(scope="session")

@@ -19,17 +19,6 @@ from rankuq.bench.leaderboard import read_run_dir, read_tracking
 from rankuq.bench.runner import run_grid
 from rankuq.bench.tracking import EXPERIMENT, default_tracking_uri, mlflow_name
 
-TINY_GRID = {
-    "name": "tiny",
-    "tasks": ["wikiqa"],
-    "methods": {"bm25": {}, "bert": {}, "mc_dropout": {"T": 3}, "ensemble": {"M": 2}},
-    "seeds": [0, 1],
-    "baseline": "bert",
-    "model": {"backbone": "tiny", "max_length": 32},
-    "train": {"max_queries": 30, "batch_size": 16},
-    "eval": {"split": "test", "batch_size": 128},  # the probes fit on dev
-}
-
 
 def run(grid: dict, run_dir) -> pd.DataFrame:
     spec, params = parse_grid(grid, "test grid")
@@ -41,12 +30,6 @@ def runs(run_dir, level: str | None = None) -> list:
     experiment = client.get_experiment_by_name(EXPERIMENT).experiment_id
     where = f"tags.`rankuq.level` = '{level}'" if level else ""
     return client.search_runs([experiment], filter_string=where, max_results=1000)
-
-
-@pytest.fixture(scope="module")
-def finished(ray_session, tmp_path_factory):
-    run_dir = tmp_path_factory.mktemp("grid")
-    return run_dir, run(TINY_GRID, run_dir)
 
 
 def test_the_leaderboard_has_a_row_per_method_with_mean_and_std(finished):
@@ -111,7 +94,7 @@ def test_mlflow_holds_the_grid_settings_provenance_losses_and_predictions(finish
     assert parent.data.tags["rankuq.version"] and len(parent.data.tags["mlflow.source.git.commit"]) == 40
     seed = next(r for r in runs(run_dir, "seed") if r.data.tags["method"] == "ensemble")
     history = client.get_metric_history(seed.info.run_id, "train_loss_member_1")
-    assert [m.step for m in history] == [1] and np.isfinite(history[0].value)  # one epoch in TINY_GRID
+    assert [m.step for m in history] == [1] and np.isfinite(history[0].value)  # one epoch in the tiny grid
     artifacts = [a.path for a in client.list_artifacts(seed.info.run_id)]
     assert any(path.startswith("seed-") and path.endswith(".parquet") for path in artifacts)
 
@@ -178,19 +161,19 @@ def test_the_grid_gives_the_recorded_predictions_and_leaderboard_byte_for_byte(f
     assert fingerprint(run_dir) == json.loads(GOLDEN.read_text())
 
 
-def test_a_rerun_is_a_cache_hit_with_no_new_mlflow_runs(finished):
+def test_a_rerun_is_a_cache_hit_with_no_new_mlflow_runs(finished, tiny_grid):
     run_dir, board = finished
     before = len(runs(run_dir))
-    again = run(TINY_GRID, run_dir)
+    again = run(tiny_grid, run_dir)
     assert len(runs(run_dir)) == before
     pd.testing.assert_frame_equal(again, board)
 
 
-def test_post_hoc_maps_are_fitted_once_on_dev_and_keep_bert_s_ranking(finished, tmp_path):
+def test_post_hoc_maps_are_fitted_once_on_dev_and_keep_bert_s_ranking(finished, tiny_grid, tmp_path):
     """The fit stage: temperature and platt fit one map per seed on the dev lists (cached in fits/),
     score the tested lists with bert's members (no training), and rank as bert does."""
     run_dir = Path(shutil.copytree(finished[0], tmp_path / "run"))
-    grid = {**TINY_GRID, "methods": {"bert": {}, "temperature": {}, "platt": {}}}
+    grid = {**tiny_grid, "methods": {"bert": {}, "temperature": {}, "platt": {}}}
     board = run(grid, run_dir).set_index("method")
     assert board.loc["platt", "ECE.all"] < board.loc["bert", "ECE.all"]  # the test prior, learned on dev
     fits = sorted((run_dir / "fits").glob("*/fit.json"))
@@ -214,22 +197,22 @@ def test_post_hoc_maps_are_fitted_once_on_dev_and_keep_bert_s_ranking(finished, 
     assert [path.stat().st_mtime_ns for path in fits] == mtimes  # a rerun reads the fits
 
 
-def test_same_seed_same_numbers_in_a_fresh_run(finished, tmp_path):
+def test_same_seed_same_numbers_in_a_fresh_run(finished, tiny_grid, tmp_path):
     run_dir, _ = finished
-    grid = {**TINY_GRID, "methods": {"bert": {}}, "seeds": [1]}
+    grid = {**tiny_grid, "methods": {"bert": {}}, "seeds": [1]}
     run(grid, tmp_path)
     (first,) = (run_dir / "predictions" / "wikiqa" / "bert").glob("seed-1-*.parquet")
     (second,) = (tmp_path / "predictions" / "wikiqa" / "bert").glob("seed-1-*.parquet")
     assert pq.read_table(first).equals(pq.read_table(second))
 
 
-def test_a_cross_domain_and_a_cross_ns_pair_run_end_to_end(ray_session, tmp_path):
+def test_a_cross_domain_and_a_cross_ns_pair_run_end_to_end(ray_session, tiny_grid, tmp_path):
     grid = {
-        **TINY_GRID,
+        **tiny_grid,
         "tasks": [],
         "methods": {"bm25": {}, "bert": {}},
         "seeds": [0],
-        "eval": {**TINY_GRID["eval"], "probes": ["calibration", "nota"]},  # NOTA: WikiQA's own
+        "eval": {**tiny_grid["eval"], "probes": ["calibration", "nota"]},  # NOTA: WikiQA's own
         "shifts": [
             {"train": {"task": "wikiqa"}, "test": {"task": "wikiqa", "ns": "bm25"}},
             {"train": {"task": "clariq", "ns": "random"}, "test": {"task": "wikiqa"}},
@@ -247,7 +230,9 @@ def test_a_cross_domain_and_a_cross_ns_pair_run_end_to_end(ray_session, tmp_path
 
 
 @pytest.mark.slow  # six more heads trained (~5 min): pytest -m slow
-def test_every_method_of_papers_001_003_004_trains_and_predicts_inside_a_grid(ray_session, tmp_path):
+def test_every_method_of_papers_001_003_004_trains_and_predicts_inside_a_grid(
+    ray_session, tiny_grid, tmp_path
+):
     heads = {
         "temperature": {},
         "last_layer_mc": {"T": 5, "loss": "pairwise_hinge"},
@@ -256,7 +241,7 @@ def test_every_method_of_papers_001_003_004_trains_and_predicts_inside_a_grid(ra
         "pg_gp": {},
         "conv_knrm": {},
     }
-    grid = {**TINY_GRID, "methods": heads, "seeds": [0], "baseline": "sngp"}
+    grid = {**tiny_grid, "methods": heads, "seeds": [0], "baseline": "sngp"}
     board = run(grid, tmp_path).set_index("method")  # temperature fits on dev
     assert set(board.index) == set(heads)
     assert board["R@1"].between(0, 1).all()

@@ -1,0 +1,45 @@
+"""Every grid shipped in bench/grids/ validates and plans (no Ray, nothing written), and the paper grids
+keep the papers' settings that the issue names (three seeds or more, T = 10, M = 5)."""
+
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from rankuq.bench.cli import main
+from rankuq.bench.cost import describe
+from rankuq.bench.grid import load_grid
+from rankuq.bench.layout import RunLayout
+from rankuq.bench.plan import plan
+
+GRIDS = sorted(Path(str(resources.files("rankuq.bench.grids"))).glob("*.yaml"))
+PAPER_GRIDS = ("paper000", "paper001", "paper002", "gp")
+
+
+def test_the_paper_grids_are_shipped():
+    assert {f"{name}.yaml" for name in PAPER_GRIDS} <= {path.name for path in GRIDS}
+
+
+@pytest.mark.parametrize("path", GRIDS, ids=[path.stem for path in GRIDS])
+def test_every_grid_validates_and_plans_without_writing(path, tmp_path):
+    spec, params = load_grid(path)
+    text = describe(plan(spec, params, RunLayout(tmp_path / "run")))
+    cells = len(spec.conditions()) * len(params) * len(spec.seeds)
+    assert text.startswith(f"grid {spec.name}: {cells} cells")
+    assert "estimated work left:" in text
+    assert not (tmp_path / "run").exists()
+    if spec.name in PAPER_GRIDS:
+        assert len(spec.seeds) >= 3 and spec.baseline in params
+
+
+def test_the_paper_000_and_gp_grids_keep_the_papers_sample_counts():
+    for name in ("paper000", "gp"):
+        _, params = load_grid(next(path for path in GRIDS if path.stem == name))
+        assert params["mc_dropout"].T == 10 and params["ensemble"].M == 5
+
+
+def test_rankuq_run_plan_exits_0_on_a_paper_grid(capsys, tmp_path):
+    path = next(path for path in GRIDS if path.stem == "paper001")
+    assert main(["run", str(path), "--plan", "--run-dir", str(tmp_path / "run")]) == 0
+    assert "grid paper001: 36 cells" in capsys.readouterr().out
+    assert not (tmp_path / "run").exists()
