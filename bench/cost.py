@@ -173,11 +173,12 @@ COST |= {
         "5 min 49 s on 2 cores, 698 CPU-s / ≈25k pair-epochs = 28 ms, 5.0 × the 5.52 ms forward",
     },
 }
-# On a CPU a draw of mc_dropout costs more than a pass (its masks): docs/benchmarks.md, method cost,
-# L2: 19.50× bert at T = 10; the ensemble 5.26× at M = 5.
+# On a CPU a draw of mc_dropout costs more than a pass (its masks, attention without SDPA's fused
+# kernel): docs/benchmarks.md, "MC dropout's cost", L2: 12.36× bert at T = 10 (L6: 11.76×); the
+# ensemble 5.26× at M = 5 ("Method cost").
 CPU_FORWARD_PASSES: dict[str, PerMethod] = {
     **FORWARD_PASSES,
-    "mc_dropout": lambda p: 1.95 * p.get("T", 10),
+    "mc_dropout": lambda p: 1.236 * p.get("T", 10),
     "ensemble": lambda p: 1.052 * p.get("M", 5),
     "last_layer_mc": 1.13,
     "conv_knrm": 0.41,
