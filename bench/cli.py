@@ -41,6 +41,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite file in the run dir)")
     run.add_argument("--experiment", help="MLflow experiment (default: $MLFLOW_EXPERIMENT_NAME or rankuq)")
     run.add_argument(
+        "--backbone",
+        type=Path,
+        help="checkpoint folder to fine-tune instead of the grid's model.backbone (e.g. a member of an "
+        "earlier run, RUN_DIR/models/<key>)",
+    )
+    run.add_argument(
         "--plan",
         action="store_true",
         help="print what the grid would train, score and probe, and its cost; run nothing",
@@ -93,6 +99,11 @@ def _run(args: argparse.Namespace) -> None:
         raise RankuqError(f"grid file not found: {args.grid}")
     if args.data_dir:
         data_root(args.data_dir)
+    if args.backbone is not None and not args.backbone.is_dir():
+        raise RankuqError(
+            f"--backbone {args.backbone}: no such folder; give a checkpoint folder (config.json, weights, "
+            "tokenizer), such as a trained member RUN_DIR/models/<key>"
+        )
     if args.run_dir:
         check_output_folder(args.run_dir, "--run-dir")
     check_ray_address(args.address)
@@ -120,6 +131,9 @@ def _run_grid(args: argparse.Namespace, locked: bool) -> None:
     spec, params = load_grid(args.grid)
     if args.data_dir:
         spec = spec.model_copy(update={"data_dir": args.data_dir})
+    if args.backbone is not None:  # absolute: the members' keys do not depend on the working folder
+        model = spec.model.model_copy(update={"backbone": str(args.backbone.resolve())})
+        spec = spec.model_copy(update={"model": model})
     data_root(spec.data_dir)
     run_dir = args.run_dir or Path("runs") / spec.name
     if args.plan:  # before the engine's imports (Ray Train, Tune, Data; MLflow): seconds saved
