@@ -48,14 +48,26 @@ def evaluate(
     probes: Sequence[str] = (),
     dev: str | Path | None = None,
     seed: int = 0,
+    metrics: Sequence[str] | None = None,
+    probabilities: bool | None = None,
+    confidences: Sequence[str] | None = None,
 ) -> pd.Series:
-    """Metrics of a predictions Parquet file, or of a TREC run with its qrels (as `rankuq evaluate`),
-    plus the named probes; a Series keyed as `rankuq evaluate --json` keys them."""
+    """Metrics of a predictions Parquet file, or of a TREC run with its qrels (as `rankuq evaluate`,
+    its --metrics, --probabilities and --confidences as keywords), plus the named probes; a Series
+    keyed as `rankuq evaluate --json` keys them."""
     paths = {
         name: Path(value) if value is not None else None
         for name, value in {"predictions": predictions, "run": run, "qrels": qrels, "dev": dev}.items()
     }
-    return pd.Series(evaluate_file(probes=probes, seed=seed, **paths), dtype=float)
+    values = evaluate_file(
+        probes=probes,
+        seed=seed,
+        names=metrics,
+        probabilities=probabilities,
+        confidences=confidences,
+        **paths,
+    )
+    return pd.Series(values, dtype=float)
 
 
 def leaderboard(

@@ -23,9 +23,9 @@ from rankuq.errors import RankuqError
 HEADLINE = {
     "ECE.all": "ECE.all",
     "ERCE": "ERCE",
-    "RA R@1": "RA.R_at_1",
+    "RA R@1": "RA.R@1",
     "RA AP": "RA.AP",
-    "RA nDCG@10": "RA.nDCG_at_10",
+    "RA nDCG@10": "RA.nDCG@10",
     "nAUC AP u_max": "nAUC.AP.u_max",
 }
 CALIBRATION_ERRORS = ("ECE", "ECE.all", "ERCE")  # tested by the paired bootstrap over queries
@@ -35,7 +35,8 @@ _RESAMPLE_CELLS = 1 << 22  # resample × query counts per block (32 MiB of int64
 METRICS_FILE = "metrics.json"
 # Part of every cached study's key: bump it when a probe's definition changes, so runs recompute.
 # 2: ERCE with one estimator for every method, Penha & Hauff, 2021's balanced ECE beside ECE.all (fidelity).
-PROBES_VERSION = 2
+# 3: metric keys spell metrics as ir-measures does (RA.nDCG@10, not RA.nDCG_at_10).
+PROBES_VERSION = 3
 
 
 @dataclass(frozen=True)

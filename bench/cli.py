@@ -41,6 +41,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite file in the run dir)")
     run.add_argument("--experiment", help="MLflow experiment (default: $MLFLOW_EXPERIMENT_NAME or rankuq)")
     run.add_argument(
+        "--backbone",
+        type=Path,
+        help="checkpoint folder to fine-tune instead of the grid's model.backbone (e.g. a member of an "
+        "earlier run, RUN_DIR/models/<key>)",
+    )
+    run.add_argument(
         "--plan",
         action="store_true",
         help="print what the grid would train, score and probe, and its cost; run nothing",
@@ -54,9 +60,35 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--qrels", type=Path, help="TREC qrels file (qid 0 docno relevance)")
     evaluate.add_argument("--predictions", type=Path, help="predictions Parquet file (contract 2)")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    evaluate.add_argument(
+        "--metrics",
+        type=_names,
+        help="comma-separated ir-measures names, e.g. AP,nDCG@10,P@5,R@100,RR,ECE "
+        "(default: R@1,R@5,P@1,AP,RR,nDCG@10, and ECE,ECE.all for probabilities)",
+    )
+    evaluate.add_argument(
+        "-q", "--by-query", action="store_true", help="each query's values too (ir-measures' iter_calc)"
+    )
+    evaluate.add_argument("--write-run", type=Path, help="write the scored candidates as a TREC run file")
+    evaluate.add_argument(
+        "--probabilities",
+        action=argparse.BooleanOptionalAction,
+        help="the scores are P(relevant) (ECE applies; checked to lie in [0, 1]); default: a TREC run's "
+        "are not, a predictions file's as it records",
+    )
     for probe in EVALUATE_PROBES:
         evaluate.add_argument(f"--{probe}", action="store_true", help=f"add the {probe} probe (bench.probes)")
+    evaluate.add_argument(
+        "--confidences",
+        type=_names,
+        help="the abstention probe's confidence functions, e.g. u_max,u_std,u_1-2 (reference-free ones "
+        "alone are scored on the whole table; default: all that apply)",
+    )
     evaluate.add_argument("--dev", type=Path, help="dev-split predictions Parquet: RA's b, abstention fits")
+    evaluate.add_argument(
+        "--dev-run", type=Path, help="dev-split TREC run (with --dev-qrels), instead of --dev"
+    )
+    evaluate.add_argument("--dev-qrels", type=Path, help="dev-split TREC qrels (with --dev-run)")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the probes' splits and learners")
     evaluate.add_argument(
         "--strict",
@@ -81,6 +113,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _names(text: str) -> list[str]:
+    """A comma-separated option value as its names, blanks dropped."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def _print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
     table = Table(title=title)
     for column in header:
@@ -99,6 +136,11 @@ def _run(args: argparse.Namespace) -> None:
         raise RankuqError(f"grid file not found: {args.grid}")
     if args.data_dir:
         data_root(args.data_dir)
+    if args.backbone is not None and not args.backbone.is_dir():
+        raise RankuqError(
+            f"--backbone {args.backbone}: no such folder; give a checkpoint folder (config.json, weights, "
+            "tokenizer), such as a trained member RUN_DIR/models/<key>"
+        )
     if args.run_dir:
         check_output_folder(args.run_dir, "--run-dir")
     check_ray_address(args.address)
@@ -126,6 +168,9 @@ def _run_grid(args: argparse.Namespace, locked: bool) -> None:
     spec, params = load_grid(args.grid)
     if args.data_dir:
         spec = spec.model_copy(update={"data_dir": args.data_dir})
+    if args.backbone is not None:  # absolute: the members' keys do not depend on the working folder
+        model = spec.model.model_copy(update={"backbone": str(args.backbone.resolve())})
+        spec = spec.model_copy(update={"model": model})
     data_root(spec.data_dir)
     run_dir = args.run_dir or Path("runs") / spec.name
     if args.plan:  # before the engine's imports (Ray Train, Tune, Data; MLflow): seconds saved
@@ -164,22 +209,28 @@ def _show(board: "Board") -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    from rankuq.bench.evaluate import evaluate_file
+    from rankuq.bench.evaluate import evaluate_inputs, per_query_values, read_dev, read_inputs, write_trec_run
 
     probes = [probe for probe in EVALUATE_PROBES if getattr(args, probe)]
-    values = evaluate_file(
+    evaluated = read_inputs(
         run=args.run,
         qrels=args.qrels,
         predictions=args.predictions,
-        probes=probes,
-        dev=args.dev,
-        seed=args.seed,
         strict=args.strict,
+        probabilities=args.probabilities,
     )
+    dev = read_dev(args.dev, args.dev_run, args.dev_qrels, args.strict, args.probabilities)
+    values = evaluate_inputs(evaluated, args.metrics, probes, dev, args.seed, args.confidences)
+    queries = per_query_values(evaluated, args.metrics) if args.by_query else None
+    if args.write_run:
+        write_trec_run(evaluated.table, args.write_run)
     if args.json:
-        print(json.dumps(values))
-    else:
-        _print_table("evaluation", ["metric", "value"], [[k, f"{v:.4f}"] for k, v in values.items()])
+        print(json.dumps(values if queries is None else {"per_query": queries, "all": values}))
+        return
+    if queries is not None:  # ir-measures' and trec_eval's -q lines: qid, measure, value
+        for qid, row in queries.items():
+            print("\n".join(f"{qid}\t{name}\t{value:.4f}" for name, value in row.items()))
+    _print_table("evaluation", ["metric", "value"], [[k, f"{v:.4f}"] for k, v in values.items()])
 
 
 def _leaderboard(args: argparse.Namespace) -> None:

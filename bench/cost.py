@@ -233,8 +233,10 @@ def describe(plan: "Plan") -> str:
         f"search {job.name}: {spec.search.num_samples} trials over {', '.join(job.keys)}"
         for job in plan.searches
     ]
-    pending = [job for key, job in plan.members.items() if not layout.model_file(key).exists()]
-    lines.append(f"members to train: {len(plan.members)} ({len(plan.members) - len(pending)} cached)")
+    pending = [job for key, job in plan.members.items() if not layout.training_file(key).exists()]
+    backbone = spec.model.backbone or "all-MiniLM-L6-v2 (offline)"
+    cached = len(plan.members) - len(pending)
+    lines.append(f"members to train: {len(plan.members)} ({cached} cached), backbone {backbone}")
     # a relevant candidate and `negatives` non-relevant ones per answerable query (≈ one relevant each)
     train_passes = sum(
         sizes[Path(job.shards)][1] * (1 + job.train.get("negatives", 1)) * job.train["epochs"]

@@ -31,7 +31,7 @@ from rankuq.backbone import ModelConfig, load_tokenizer
 from rankuq.bench import metrics as bench_metrics
 from rankuq.bench.files import staged_folder
 from rankuq.bench.jobs import FitJob, ScorerSpec, SearchTrial, TrainJob
-from rankuq.bench.layout import MODEL_FILE, TRAINING_FILE
+from rankuq.bench.layout import TRAINING_FILE
 from rankuq.bench.leftovers import record_children
 from rankuq.bench.predictions import frame_predictions, join_scores
 from rankuq.bench.train import TrainConfig, TrainState, balanced_pairs, fit
@@ -74,16 +74,19 @@ def ray_session(address: str | None = None, pid_file: Path | None = None) -> Ite
             pid_file.unlink(missing_ok=True)
 
 
-def save_checkpoint(folder: Path, state: TrainState) -> None:
-    """An epoch checkpoint: the weights under the name scoring loads, the rest of the state beside."""
-    torch.save(state["model"], folder / MODEL_FILE)
+def save_checkpoint(
+    folder: Path, state: TrainState, method: NeuralMethod, model: nn.Module, config: ModelConfig
+) -> None:
+    """An epoch checkpoint: the member's folder as scoring loads it (``model`` holds the state's
+    weights), the rest of the state beside it."""
+    method.save_member(model, config, folder)
     torch.save({name: value for name, value in state.items() if name != "model"}, folder / STATE_FILE)
 
 
-def load_checkpoint(checkpoint: train.Checkpoint) -> TrainState:
+def load_checkpoint(checkpoint: train.Checkpoint, method: NeuralMethod, model: nn.Module) -> TrainState:
     with checkpoint.as_directory() as folder:
         state = torch.load(Path(folder) / STATE_FILE, weights_only=True)
-        state["model"] = torch.load(Path(folder) / MODEL_FILE, weights_only=True)
+        state["model"] = method.member_state(model, Path(folder))
     return state
 
 
@@ -143,7 +146,7 @@ def train_member(config: dict[str, Any]) -> None:
     net = ray.train.torch.prepare_model(model) if job.workers > 1 else model.to(inference_device())
     rank = train.get_context().get_world_rank() if job.workers > 1 else 0
     checkpoint = train.get_checkpoint()
-    resume = load_checkpoint(checkpoint) if checkpoint else None
+    resume = load_checkpoint(checkpoint, method, model) if checkpoint else None
     start = resume["epoch"] if resume else 0
     started = time.time()
 
@@ -159,7 +162,7 @@ def train_member(config: dict[str, Any]) -> None:
             **_placement(started),
         }
         with tempfile.TemporaryDirectory() as folder:
-            save_checkpoint(Path(folder), state)
+            save_checkpoint(Path(folder), state, method, model, model_config)
             # Every rank reports; the ranks' weights agree, so rank 0's checkpoint is kept.
             train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder) if rank == 0 else None)
 
@@ -239,8 +242,14 @@ class _MemberSaver(tune.Callback):
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         key = trial.config["job"]["key"]
+        shutil.rmtree(self.models_dir / key, ignore_errors=True)  # an earlier version's folder
         with staged_folder(self.models_dir / key) as staging:  # a killed copy is no model
-            shutil.copy2(Path(trial.last_result["checkpoint_dir"]) / MODEL_FILE, staging / MODEL_FILE)
+            shutil.copytree(
+                trial.last_result["checkpoint_dir"],
+                staging,
+                ignore=shutil.ignore_patterns(STATE_FILE, ".*"),
+                dirs_exist_ok=True,
+            )
             (staging / TRAINING_FILE).write_text(json.dumps(trial.last_result["training"]))
         shutil.rmtree(self.storage / key)  # its epoch checkpoints, optimizer state included
         self.advance(key)
@@ -379,6 +388,11 @@ def _pooled_scorer(spec: str, stamps: str) -> ShardScorer:
     return ShardScorer(json.loads(spec))
 
 
+def _stamp(folder: Path) -> list[list[int]]:
+    """A member folder's files' mtimes and sizes."""
+    return [[f.stat().st_mtime_ns, f.stat().st_size] for f in sorted(folder.iterdir()) if f.is_file()]
+
+
 def score_batch(batch: pd.DataFrame, spec: str, stamps: str) -> pd.DataFrame:
     """Ray Data task, the entry point of a ``ScorerSpec``: score ``batch`` with the worker's kept scorer."""
     return _pooled_scorer(spec, stamps)(batch)
@@ -418,7 +432,7 @@ def score_shards(
             **common,
         )
     else:
-        stamps = json.dumps([[Path(p).stat().st_mtime_ns, Path(p).stat().st_size] for p in spec.checkpoints])
+        stamps = json.dumps([_stamp(Path(folder)) for folder in spec.checkpoints])
         # One task at a time, on one CPU: leaves the others to the read tasks on a small machine.
         scored = dataset.map_batches(
             score_batch,

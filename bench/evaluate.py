@@ -12,6 +12,7 @@ import gzip
 import logging
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rankuq.bench import metrics
-from rankuq.bench.predictions import is_probabilistic, predictions_table, validate_predictions
+from rankuq.bench.files import atomic_write
+from rankuq.bench.predictions import (
+    PROBABILISTIC_KEY,
+    is_probabilistic,
+    predictions_table,
+    validate_predictions,
+)
 from rankuq.errors import RankuqError
 
 RUN_LAYOUT = "qid Q0 docno rank score tag"
@@ -72,26 +79,45 @@ def read_trec_qrels(path: Path, strict: bool = False) -> pa.Table:
     return _trec_table(path, lines, fields, "label", pa.array(labels.astype(np.int8)), strict)
 
 
-def run_to_predictions(run: pa.Table, qrels: pa.Table) -> pa.Table:
+def run_to_predictions(
+    run: pa.Table, qrels: pa.Table, probabilities: bool = False, source: str = "run"
+) -> pa.Table:
     """A contract-2 table of the run's documents for the queries the qrels judge.
 
     label is the qrels relevance, 0 for unjudged documents; samples = [score] (float32, the
-    contract's type) while prob_mean keeps the exact float64 score so rankings match trec_eval;
-    the table is probabilistic when every score is in [0, 1]. Queries only in the qrels cannot
-    appear here (they have no candidates): pass the qrels to ``metrics.compute`` to count them.
+    contract's type) while prob_mean keeps the exact float64 score so rankings match trec_eval.
+    The table is probabilistic only when ``probabilities`` says the scores are P(relevant), which
+    every score in [0, 1] must then be. Queries only in the qrels cannot appear here (they have no
+    candidates): pass the qrels to ``metrics.compute`` to count them.
     """
     judged = run.filter(pc.is_in(run["qid"], value_set=pc.unique(qrels["qid"])))
     if judged.num_rows == 0:
         raise RankuqError("the run and the qrels share no query id; check that they are for the same topics")
     scores = judged["score"].to_numpy()
-    return predictions_table(
+    table = predictions_table(
         judged["qid"].to_pylist(),
         judged["cid"].to_pylist(),
         _judgements(judged, qrels),
         scores[:, None],
-        probabilistic=bool(np.all((scores >= 0) & (scores <= 1))),
+        probabilistic=probabilities,
         mean=scores,
     )
+    if probabilities:
+        check_probabilities(table, source)
+    return table
+
+
+def check_probabilities(table: pa.Table, source: str) -> None:
+    """Refuse --probabilities for scores outside [0, 1], naming the first such candidate."""
+    scores = table["prob_mean"].to_numpy()
+    outside = np.flatnonzero((scores < 0) | (scores > 1))
+    if outside.size:
+        row = int(outside[0])
+        raise RankuqError(
+            f"{source}: --probabilities, but qid {table['qid'][row]} docno {table['cid'][row]} scores "
+            f"{float(scores[row])!r}, outside [0, 1] ({outside.size} such scores); drop --probabilities for "
+            "ranking scores that are not P(relevant)"
+        )
 
 
 def _judgements(run: pa.Table, qrels: pa.Table) -> np.ndarray:
@@ -108,39 +134,163 @@ def _judgements(run: pa.Table, qrels: pa.Table) -> np.ndarray:
     return label_of[pair[: run.num_rows]]
 
 
+@dataclass(frozen=True)
+class Evaluated:
+    """What ``rankuq evaluate`` scores: a contract-2 table, the qrels behind it (None for a
+    predictions file, its own qrels) and the file it came from (for messages)."""
+
+    table: pa.Table
+    qrels: pa.Table | None
+    source: str
+
+
+def read_inputs(
+    *,
+    run: Path | None = None,
+    qrels: Path | None = None,
+    predictions: Path | None = None,
+    strict: bool = False,
+    probabilities: bool | None = None,
+    flags: tuple[str, str, str] = ("--run", "--qrels", "--predictions"),
+) -> Evaluated:
+    """A TREC run with its qrels, or a predictions Parquet file, as a contract-2 table.
+
+    ``probabilities`` says whether the scores are P(relevant): a TREC run's are not unless it
+    is True; a predictions file's follow its own flag unless it is given. ``flags`` name the
+    options in messages (the dev split has its own)."""
+    if predictions is not None and run is None and qrels is None:
+        table = validate_predictions(_read_parquet(predictions), str(predictions))
+        if probabilities is not None:
+            flag = b"true" if probabilities else b"false"
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}), PROBABILISTIC_KEY: flag})
+            if probabilities:
+                check_probabilities(table, str(predictions))
+        return Evaluated(table, None, str(predictions))
+    if predictions is None and run is not None and qrels is not None:
+        trec_run, judged = read_trec_run(run, strict), read_trec_qrels(qrels, strict)
+        return Evaluated(
+            run_to_predictions(trec_run, judged, bool(probabilities), str(run)), judged, str(run)
+        )
+    run_flag, qrels_flag, predictions_flag = flags
+    raise RankuqError(
+        f"evaluate either a TREC run with its qrels ({run_flag} RUN {qrels_flag} QRELS) or a "
+        f"predictions file ({predictions_flag} FILE.parquet), not both or neither"
+    )
+
+
+def metric_names(evaluated: Evaluated, names: Sequence[str] | None) -> list[str]:
+    """``names`` checked (ir-measures spelling), or the defaults: ``DEFAULT_METRICS`` and, for
+    probabilities, ``ECE`` and ``ECE.all``."""
+    if names is not None:
+        for name in names:
+            metrics.get(name)  # unknown names: one line listing the valid families
+        return list(dict.fromkeys(names))
+    extra = ("ECE", "ECE.all") if is_probabilistic(evaluated.table) else ()
+    return [*metrics.DEFAULT_METRICS, *extra]
+
+
+def evaluate_inputs(
+    evaluated: Evaluated,
+    names: Sequence[str] | None = None,
+    probes: Sequence[str] = (),
+    dev: Evaluated | None = None,
+    seed: int = 0,
+    confidences: Sequence[str] | None = None,
+) -> dict[str, float]:
+    """Metric means (keys spelled as the metrics are, ``nDCG@10``) and the ``probes``' metrics."""
+    if dev is not None and not set(probes) & set(DEV_PROBES):
+        raise RankuqError(
+            f"the dev split ({dev.source}): only the {' and '.join(DEV_PROBES)} probes read one; "
+            f"add --{' or --'.join(DEV_PROBES)}, or drop the dev files"
+        )
+    if confidences and "abstention" not in probes:
+        raise RankuqError(
+            "--confidences choose the abstention probe's confidence functions; add --abstention"
+        )
+    table, source = evaluated.table, evaluated.source
+    values = metrics.compute(table, metric_names(evaluated, names), qrels=evaluated.qrels, source=source)
+    if probes:
+        from rankuq.bench import probes as probing  # matplotlib and scikit-learn load only when asked for
+
+        result = probing.run(
+            probing.scored_lists(table, source),
+            probes,
+            dev=None if dev is None else dev.table,
+            seed=seed,
+            confidences=confidences,
+        )
+        for note in result.notes:
+            logging.getLogger(__name__).warning("%s", note)
+        values |= result.metrics
+    return values
+
+
+def per_query_values(evaluated: Evaluated, names: Sequence[str] | None = None) -> dict[str, dict[str, float]]:
+    """Each query's value of every per-query metric (``ir_measures.iter_calc``'s), by qid; queries
+    of the qrels that the run missed score 0, as in the means. Pooled metrics (ECE) have none."""
+    ranking = [name for name in metric_names(evaluated, names) if not metrics.get(name).family.pooled]
+    qids, values = metrics.per_query(evaluated.table, ranking, qrels=evaluated.qrels, source=evaluated.source)
+    return {str(qid): {name: float(values[name][i]) for name in ranking} for i, qid in enumerate(qids)}
+
+
+def write_trec_run(table: pa.Table, path: Path, tag: str = "rankuq") -> None:
+    """The table's candidates as a TREC run (``qid Q0 docno rank score tag``), each query ranked by
+    prob_mean (exact float64 text, so trec_eval ranks as rankuq did)."""
+    frame = table.select(["qid", "cid", "prob_mean"]).to_pandas()
+    frame = frame.sort_values(["qid", "prob_mean", "cid"], ascending=[True, False, False], kind="stable")
+    frame["rank"] = frame.groupby("qid").cumcount() + 1
+    lines = (
+        f"{q} Q0 {d} {r} {s!r} {tag}\n"
+        for q, d, r, s in zip(frame.qid, frame.cid, frame["rank"], frame.prob_mean.astype(float), strict=True)
+    )
+    try:
+        atomic_write(path, "".join(lines))
+    except OSError as error:
+        raise RankuqError(f"--write-run {path}: cannot write ({error}); check the folder") from None
+
+
 def evaluate_file(
     *,
     run: Path | None = None,
     qrels: Path | None = None,
     predictions: Path | None = None,
-    names: Sequence[str] = metrics.DEFAULT_METRICS,
+    names: Sequence[str] | None = None,
     probes: Sequence[str] = (),
     dev: Path | None = None,
+    dev_run: Path | None = None,
+    dev_qrels: Path | None = None,
     seed: int = 0,
     strict: bool = False,
+    probabilities: bool | None = None,
+    confidences: Sequence[str] | None = None,
 ) -> dict[str, float]:
     """Metric means for a run + qrels pair, or for a predictions Parquet file, plus ``probes``.
 
-    ``ECE`` (Penha & Hauff, 2021's, balanced) and ``ECE.all`` (every candidate pooled) are added when the
-    scores are probabilities. A predictions file is its own qrels:
-    every query in it counts, including those with no relevant candidate (as in ir-measures).
+    ``names`` are ir-measures names (default ``R@1 R@5 P@1 AP RR nDCG@10``, and ``ECE``, Penha &
+    Hauff, 2021's balanced one, and ``ECE.all``, every candidate pooled, for probabilities). A TREC
+    run's scores are probabilities only with ``probabilities`` (checked to lie in [0, 1]); a
+    predictions file carries its own flag, which ``probabilities`` overrides. A predictions file
+    is its own qrels: every query in it counts, including those with no relevant candidate (as in
+    ir-measures).
 
-    ``probes`` (``bench.probes``) score the same queries; ``dev`` is a predictions file of the
-    same ranker on a development split: RA's b is chosen there and the abstention learners are
-    fitted there (without it: no RA choice, and 80/20 splits of the file for the learners).
-    Notes on what a probe left out go to the ``bench.evaluate`` logger (stderr). ``strict``
-    refuses a TREC file that lists a (qid, docno) twice instead of keeping its last line. JSON keys
-    (``<m>`` is a metric with '@' written '_at_', e.g. ``nDCG_at_10``):
+    ``probes`` (``bench.probes``) score the same queries; the dev split (``dev``, a predictions
+    file, or ``dev_run`` with ``dev_qrels``) is the same ranker on a development split: RA's b is
+    chosen there and the abstention learners are fitted there (without it: no RA choice, and 80/20
+    splits of the file for the learners). ``confidences`` are the abstention probe's functions;
+    reference-free ones alone (u_max, u_std, u_1-2) are scored on the whole table. Notes on what a
+    probe left out go to the ``bench.evaluate`` logger (stderr). ``strict`` refuses a TREC file
+    that lists a (qid, docno) twice instead of keeping its last line. Every key spells a metric as
+    ir-measures does (``nAUC.nDCG@10.u_max``; MLflow's spelling is made in ``bench.tracking``):
 
     ==============  ============================================================================
-    option          keys
+    option          keys (m: a metric, u: a confidence function)
     ==============  ============================================================================
-    (always)        ``R@1 R@5 P@1 AP RR nDCG@10`` and ``ECE``, ``ECE.all`` for probabilities
+    (always)        the metrics' names: ``R@1 R@5 P@1 AP RR nDCG@10`` (and ``ECE``, ``ECE.all``)
     --calibration   ``ECE``, ``ECE.all``, ``ECE.adaptive``, ``ERCE``, ``ECE.nonrel_<k>`` (k = 1, 2, 5, 9)
-    --risk          ``CVaR.optimistic.<m>``, ``CVaR.pessimistic.<m>`` (m: R_at_1 AP RR nDCG_at_10) and
-                    ``<…>.p_value``; with --dev also ``RA.b``, ``RA.<m>``, ``RA.<m>.p_value``
+    --risk          ``CVaR.optimistic.<m>``, ``CVaR.pessimistic.<m>`` (m: R@1 AP RR nDCG@10) and
+                    ``<…>.p_value``; with a dev split also ``RA.b``, ``RA.<m>``, ``RA.<m>.p_value``
     --abstention    ``nAUC.<m>.<u>``, ``AUC.<m>.<u>``, ``AUC.<m>.oracle``, ``AUC.<m>.random``
-                    (m: AP nDCG_at_10 RR; u: u_max u_std u_1-2 u_lin u_log u_mah u_rf u_mlp,
+                    (m: AP nDCG@10 RR; u: u_max u_std u_1-2 u_lin u_log u_mah u_rf u_mlp,
                     and u_mean_var u_top_var for S > 1 draws), ``threshold.rate_MAE.<r>.<u>``,
                     ``threshold.AP_MAE.<r>.<u>`` (r: 10 50 90), ``break_even.AP``
     --nota          ``NOTA.F1.mean``, ``NOTA.F1.mean.std`` and, for S > 1 draws,
@@ -149,40 +299,27 @@ def evaluate_file(
                     ``cutoff.F1_ratio.uncertainty``, ``cutoff.p_value``
     ==============  ============================================================================
     """
-    if dev is not None and not set(probes) & set(DEV_PROBES):
-        raise RankuqError(
-            f"--dev {dev}: only the {' and '.join(DEV_PROBES)} probes read a dev file; "
-            f"add --{' or --'.join(DEV_PROBES)}, or drop --dev"
-        )
-    if predictions is not None and run is None and qrels is None:
-        table = validate_predictions(_read_parquet(predictions), str(predictions))
-        judged, source = None, str(predictions)
-    elif predictions is None and run is not None and qrels is not None:
-        trec_run, judged = read_trec_run(run, strict), read_trec_qrels(qrels, strict)
-        table, source = run_to_predictions(trec_run, judged), str(run)
-    else:
-        raise RankuqError(
-            "evaluate either a TREC run with its qrels (--run RUN --qrels QRELS) or a "
-            "predictions file (--predictions FILE.parquet), not both or neither"
-        )
-    if is_probabilistic(table):
-        names = [*names, *(name for name in ("ECE", "ECE.all") if name not in names)]
-    values = metrics.compute(table, names, qrels=judged, source=source)
-    if probes:
-        values |= _probe(table, source, probes, dev, seed)
-    return values
+    evaluated = read_inputs(
+        run=run, qrels=qrels, predictions=predictions, strict=strict, probabilities=probabilities
+    )
+    reference = read_dev(dev, dev_run, dev_qrels, strict, probabilities)
+    return evaluate_inputs(evaluated, names, probes, reference, seed, confidences)
 
 
-def _probe(
-    table: pa.Table, source: str, names: Sequence[str], dev: Path | None, seed: int
-) -> dict[str, float]:
-    from rankuq.bench import probes  # matplotlib and scikit-learn load only when a probe is asked for
-
-    reference = None if dev is None else validate_predictions(_read_parquet(dev), str(dev))
-    result = probes.run(probes.scored_lists(table, source), names, dev=reference, seed=seed)
-    for note in result.notes:
-        logging.getLogger(__name__).warning("%s", note)
-    return result.metrics
+def read_dev(
+    dev: Path | None, dev_run: Path | None, dev_qrels: Path | None, strict: bool, probabilities: bool | None
+) -> Evaluated | None:
+    """The dev split: a predictions file (``--dev``) or a TREC run with its qrels."""
+    if dev is None and dev_run is None and dev_qrels is None:
+        return None
+    return read_inputs(
+        run=dev_run,
+        qrels=dev_qrels,
+        predictions=dev,
+        strict=strict,
+        probabilities=probabilities,
+        flags=("--dev-run", "--dev-qrels", "--dev"),
+    )
 
 
 def _read_fields(path: Path, layout: str) -> tuple[np.ndarray, list[list[bytes]]]:

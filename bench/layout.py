@@ -5,7 +5,7 @@ else joins folder names, so the layout of a run directory is read in one place:
       cache/                      candidate-list shards (tasks.shards), one folder per content hash
       search/<key>/               a search's trials.csv and best.json
       ray/                        Tune and Train storage: epoch checkpoints of members in training
-      models/<key>/model.pt       a trained member (and training.json)
+      models/<key>/               a trained member: a save_pretrained folder and rankuq-training.json
       fits/<key>/fit.json         a post-hoc method's fitted state (temperature's T, …)
       predictions/<task>/<method>/seed-<seed>-<key>.parquet       the tested split
       predictions-dev/<task>/<method>/seed-<seed>-<key>.parquet   the dev split the probes fit on
@@ -21,8 +21,9 @@ from pathlib import Path
 
 from rankuq.shards import plain_name
 
-MODEL_FILE = "model.pt"  # a member's weights: what scoring loads
-TRAINING_FILE = "training.json"  # a trained member's last reported metrics, beside its weights
+# A trained member's last reported metrics, beside its weights. Written last, it marks the member
+# whole: the folders of earlier versions (model.pt, training.json) are not read, but trained again.
+TRAINING_FILE = "rankuq-training.json"
 FIT_FILE = "fit.json"  # a post-hoc method's fitted state
 PLOT_INDEX = "index.json"
 BEST_FILE, TRIALS_FILE = "best.json", "trials.csv"  # a search's choice and its trial table
@@ -49,8 +50,9 @@ class RunLayout:
     def models(self) -> Path:
         return self.root / "models"
 
-    def model_file(self, key: str) -> Path:
-        return self.models / key / MODEL_FILE
+    def member(self, key: str) -> Path:
+        """A trained member's folder: what scoring loads (``NeuralMethod.load_member``)."""
+        return self.models / key
 
     def fit_file(self, key: str) -> Path:
         return self.root / "fits" / key / FIT_FILE

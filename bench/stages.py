@@ -124,7 +124,7 @@ def search(plan: Plan, cluster: Cluster, console: Console) -> dict[tuple[str, st
 def train(plan: Plan, cluster: Cluster, console: Console) -> None:
     """Train the members no earlier run finished, as parallel Tune trials."""
     layout = plan.layout
-    pending = [job for key, job in plan.members.items() if not layout.model_file(key).exists()]
+    pending = [job for key, job in plan.members.items() if not layout.training_file(key).exists()]
     console.print(f"[bold]training[/] {len(pending)} members ({len(plan.members) - len(pending)} cached)")
     if not pending:
         return

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import torch
 from pydantic import BaseModel, ConfigDict, ValidationError
+from safetensors.torch import load_file
 from torch import nn
 
 from rankuq.backbone import ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
@@ -25,6 +26,7 @@ from rankuq.registry import Registry
 Scores = np.ndarray | tuple[np.ndarray, np.ndarray]
 BatchScorer = Callable[[pd.DataFrame], Scores]
 BUCKET_SIZE = 64  # rows per forward pass of a neural scorer (a scorer call holds several)
+WEIGHTS_FILE = "model.safetensors"  # transformers' name for a save_pretrained model's weights
 
 
 def inference_device() -> torch.device:
@@ -187,10 +189,22 @@ class NeuralMethod(Method):
         """The models ``sample`` receives: the trained members, loaded once per scorer."""
         return [self.load_member(model, path) for path in checkpoints]
 
-    def load_member(self, model: ModelConfig, checkpoint: Path) -> nn.Module:
-        """A trained member from its saved state dict."""
+    # --- how a trained member is kept: a Hugging Face folder ---
+
+    def save_member(self, member: nn.Module, model: ModelConfig, folder: Path) -> None:
+        """``member`` as transformers' ``save_pretrained`` folder (safetensors weights, config.json)
+        with its tokenizer: ``AutoModelForSequenceClassification.from_pretrained(folder)`` loads it."""
+        member.save_pretrained(folder)
+        load_tokenizer(model).save_pretrained(folder)
+
+    def member_state(self, member: nn.Module, folder: Path) -> dict[str, torch.Tensor]:
+        """The state dict of ``member`` (freshly built) that ``save_member`` wrote to ``folder``."""
+        return load_file(folder / WEIGHTS_FILE)
+
+    def load_member(self, model: ModelConfig, folder: Path) -> nn.Module:
+        """A trained member from its folder (``save_member``)."""
         member = self.build_model(model, seed=0)
-        member.load_state_dict(torch.load(checkpoint, map_location="cpu", weights_only=True))
+        member.load_state_dict(self.member_state(member, folder))
         return member.to(inference_device())
 
 

@@ -1,14 +1,17 @@
 """Rankers built as an encoder plus a scoring head, s(x) = head(encoder(x)), and their method base."""
 
 from abc import abstractmethod
+from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
+from safetensors.torch import load_file, save_file
 from torch import nn
+from torch.nn.utils import parametrize
 
-from rankuq.backbone import ModelConfig
-from rankuq.methods.base import MethodParams, NeuralMethod
-from rankuq.methods.encoders import EncoderName, build_encoder
+from rankuq.backbone import ModelConfig, load_tokenizer
+from rankuq.methods.base import WEIGHTS_FILE, MethodParams, NeuralMethod
+from rankuq.methods.encoders import BertFeatures, EncoderName, build_encoder
 from rankuq.methods.losses import ranking_loss
 
 
@@ -23,6 +26,29 @@ class Ranker(nn.Module):
 
     def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
         return self.head(self.encoder(**inputs))
+
+
+HEAD_FILE = "rankuq-head.safetensors"  # a ranker's weights outside its transformer (head, bounds)
+TRANSFORMER = "encoder.bert."  # where a ranker's transformer sits in its state dict
+
+
+def plain_transformer_state(ranker: Ranker) -> dict[str, torch.Tensor] | None:
+    """The state dict of the ranker's transformer with spectral bounds folded into its weights (the
+    weights it computes with), or None for an encoder that is no transformer (Conv-KNRM)."""
+    if not isinstance(ranker.encoder, BertFeatures):
+        return None
+    transformer = ranker.encoder.bert
+    state = {key: value for key, value in transformer.state_dict().items() if ".parametrizations." not in key}
+    with torch.no_grad():
+        for name, module in transformer.named_modules():
+            if not parametrize.is_parametrized(module):
+                continue
+            for tensor, bounds in module.parametrizations.items():
+                training = bounds.training
+                bounds.eval()  # folding runs no power-iteration step
+                state[f"{name}.{tensor}"] = getattr(module, tensor).detach().clone()
+                bounds.train(training)
+    return state
 
 
 class HeadParams(MethodParams):
@@ -54,6 +80,28 @@ class HeadMethod(NeuralMethod):
 
     def whole_query_batches(self) -> bool:
         return getattr(self.params, "loss", "pointwise_ce") != "pointwise_ce"
+
+    def save_member(self, member: nn.Module, model: ModelConfig, folder: Path) -> None:
+        """The transformer as a ``save_pretrained`` folder (AutoModel classes load it, a new
+        classification head where they add one) and the rest of the ranker's state (its head, the
+        spectral bounds' unbounded weights and power-iteration vectors) in ``HEAD_FILE`` beside it."""
+        assert isinstance(member, Ranker)
+        transformer = plain_transformer_state(member)
+        kept: set[str] = set()
+        if transformer is not None:
+            member.encoder.bert.save_pretrained(folder, state_dict=transformer)
+            kept = {TRANSFORMER + key for key in transformer}
+        load_tokenizer(model).save_pretrained(folder)
+        rest = {key: value.contiguous() for key, value in member.state_dict().items() if key not in kept}
+        save_file(rest, folder / HEAD_FILE)
+
+    def member_state(self, member: nn.Module, folder: Path) -> dict[str, torch.Tensor]:
+        state = load_file(folder / HEAD_FILE)
+        if (folder / WEIGHTS_FILE).exists():
+            wanted = member.state_dict().keys()  # a bounded layer's folded weight is not the ranker's
+            saved = ((TRANSFORMER + key, value) for key, value in load_file(folder / WEIGHTS_FILE).items())
+            state |= {key: value for key, value in saved if key in wanted}
+        return state
 
     @abstractmethod
     def build_head(self, dim: int) -> nn.Module:

@@ -46,6 +46,8 @@ import psutil
 import pyarrow.parquet as pq
 import yaml
 
+from rankuq.bench.layout import TRAINING_FILE
+
 # ray, mlflow and rankuq as modules of this interpreter: console scripts may name another one
 RAY = [sys.executable, "-m", "ray.scripts.scripts"]
 MLFLOW = [sys.executable, "-m", "mlflow"]
@@ -311,9 +313,9 @@ def finish(process: subprocess.Popen, log: Path, timeout: float = 900) -> float:
 
 
 def placements(run_dir: Path) -> pd.DataFrame:
-    """Where each member trained, from its own Ray Train report (training.json beside its weights)."""
+    """Where each member trained, from its own Ray Train report (rankuq-training.json beside its weights)."""
     rows = []
-    for path in sorted((run_dir / "models").glob("*/training.json")):
+    for path in sorted((run_dir / "models").glob(f"*/{TRAINING_FILE}")):
         record = json.loads(path.read_text())
         rows.append(
             {
@@ -398,7 +400,7 @@ def largest_difference(reference: Path, run_dir: Path) -> float | None:
 
 def same_weights(reference: Path, run_dir: Path) -> bool:
     """Every member ``run_dir`` trained has the reference's weights, byte for byte."""
-    members = sorted((run_dir / "models").glob("*/model.pt"))
+    members = sorted((run_dir / "models").glob("*/*.safetensors"))
     return bool(members) and all(
         (reference / "models" / path.parent.name / path.name).read_bytes() == path.read_bytes()
         for path in members

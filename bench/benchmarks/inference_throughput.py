@@ -118,8 +118,8 @@ def main() -> None:
     config = ModelConfig(layers=args.layers, max_length=args.max_length)
     with tempfile.TemporaryDirectory() as folder:
         shards = build_shards("wikiqa", args.split, root=tasks.data_root(), cache_dir=Path(folder))
-        checkpoint = Path(folder) / "model.pt"
-        torch.save(build_cross_encoder(config, seed=0).state_dict(), checkpoint)
+        checkpoint = Path(folder) / "member"
+        methods.create(args.method).save_member(build_cross_encoder(config, seed=0), config, checkpoint)
         tables: dict[str, pa.Table] = {}
         with ray_session():
             ray.data.DataContext.get_current().enable_progress_bars = False

@@ -23,9 +23,14 @@ def run(
     *,
     dev: pa.Table | ScoredLists | None = None,
     seed: int = 0,
+    confidences: Sequence[str] | None = None,
 ) -> ProbeResult:
     """The named probes on one predictions table, ranked once; ``dev`` (a predictions table of
-    the same method on a development split) selects RA's b and fits the abstention learners."""
+    the same method on a development split) selects RA's b and fits the abstention learners;
+    ``confidences`` are the abstention probe's (default: all that apply)."""
     lists = as_lists(predictions)
     reference = None if dev is None else as_lists(dev, "dev")
-    return merge([PROBES.get(name)(lists, dev=reference, seed=seed) for name in names])
+    options = {"abstention": {"confidences": confidences}} if confidences else {}
+    return merge(
+        [PROBES.get(name)(lists, dev=reference, seed=seed, **options.get(name, {})) for name in names]
+    )

@@ -228,6 +228,7 @@ def run(
     uncertainty-based ones for a stochastic ranker; without ``dev``, reference-free ones alone
     need no reference set and are scored on the whole table.
     """
+    check_confidences(confidences or ())
     lists, notes = usable(as_lists(predictions))
     confidences = list(confidences or _defaults(lists))
     data = instances(lists, names, confidences, k)
@@ -257,6 +258,16 @@ def run(
     return ProbeResult(result.metrics, result.curves, result.plots, notes + result.notes)
 
 
+def check_confidences(names: Sequence[str]) -> None:
+    """Refuse a confidence function this probe does not have, listing those it has."""
+    unknown = [u for u in names if u not in (*REFERENCE_FREE, *DATA_DRIVEN, *UNCERTAINTY)]
+    if unknown:
+        raise RankuqError(
+            f"unknown confidence function '{unknown[0]}'; valid: reference-free {', '.join(REFERENCE_FREE)}; "
+            f"fitted {', '.join(DATA_DRIVEN)}; for S > 1 draws {', '.join(UNCERTAINTY)}"
+        )
+
+
 def _defaults(lists: ScoredLists) -> list[str]:
     return [*REFERENCE_FREE, *DATA_DRIVEN, *(UNCERTAINTY if lists.samples is not None else ())]
 
@@ -278,12 +289,12 @@ def _normalised_aucs(
             scores = [b.normalise(a[metric].curve) for a, b in zip(per_part, bounds, strict=True)]
             defined = [s.value for s in scores if np.isfinite(s.value)]
             if defined:
-                values[f"nAUC.{m}.{u}"] = float(np.mean(defined))
-            values[f"AUC.{m}.{u}"] = float(np.mean([s.auc for s in scores]))
+                values[f"nAUC.{metric}.{u}"] = float(np.mean(defined))
+            values[f"AUC.{metric}.{u}"] = float(np.mean([s.auc for s in scores]))
             curve[u] = np.mean([a[metric].curve for a in per_part], axis=0)
-        values[f"AUC.{m}.oracle"] = float(np.mean([area(b.oracle) for b in bounds]))
-        values[f"AUC.{m}.random"] = float(np.mean([area(b.random) for b in bounds]))
-        if not any(name.startswith(f"nAUC.{m}.") for name in values):
+        values[f"AUC.{metric}.oracle"] = float(np.mean([area(b.oracle) for b in bounds]))
+        values[f"AUC.{metric}.random"] = float(np.mean([area(b.random) for b in bounds]))
+        if not any(name.startswith(f"nAUC.{metric}.") for name in values):
             notes.append(
                 f"abstention: nAUC for {metric} is undefined: the oracle equals random abstention "
                 f"(every test query has {metric} {bounds[0].random[0]:g}, e.g. a perfect ranker); left out"
@@ -319,7 +330,7 @@ def _threshold_calibration(
                     )
             values[f"threshold.rate_MAE.{target}.{u}"] = float(np.mean(rate_errors))
             if metric_errors:
-                values[f"threshold.{key(metric)}_MAE.{target}.{u}"] = float(np.mean(metric_errors))
+                values[f"threshold.{metric}_MAE.{target}.{u}"] = float(np.mean(metric_errors))
     return ProbeResult(values)
 
 
@@ -361,7 +372,7 @@ def _break_even(parts: list[Part], metric: str) -> ProbeResult:
     if not beaten:
         note = f"abstention: u_lin never stays above u_std for {metric} up to {size} reference queries"
         return ProbeResult({}, {"reference_size": curve}, plot, (note,))
-    return ProbeResult({f"break_even.{key(metric)}": float(beaten[0])}, {"reference_size": curve}, plot)
+    return ProbeResult({f"break_even.{metric}": float(beaten[0])}, {"reference_size": curve}, plot)
 
 
 def _subset_curve(part: Part, n: int, metric: str) -> np.ndarray:

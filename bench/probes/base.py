@@ -63,8 +63,8 @@ def merge(results: Sequence[ProbeResult]) -> ProbeResult:
 
 
 def key(metric: str) -> str:
-    """A metric name as an MLflow key part: MLflow refuses '@' (``R@1`` → ``R_at_1``, the rule of
-    ``bench.tracking.mlflow_name``)."""
+    """A metric name in a file or plot name (``R@1`` → ``R_at_1``). Metric keys keep the metric's
+    own spelling (``nAUC.nDCG@10.u_max``); MLflow's ('@' refused) is made in ``bench.tracking``."""
     return metric.replace("@", "_at_")
 
 

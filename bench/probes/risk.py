@@ -8,7 +8,7 @@ formula writes (summed over the candidates already ranked above), whose first pi
 covariance. The b grid holds the authors' {0, 0.1, …, 1}, larger b, and negative b (risk
 predilection, which Penha & Hauff, 2021 §5.2 tried and found worse than b = 0).
 
-Metric keys (m ∈ R_at_1, AP, RR, nDCG_at_10): ``RA.b`` (chosen on dev, or given), ``RA.<m>`` and
+Metric keys (m ∈ R@1, AP, RR, nDCG@10): ``RA.b`` (chosen on dev, or given), ``RA.<m>`` and
 ``RA.<m>.p_value`` (paired t-test per query against the mean ranking, b = 0), ``CVaR.optimistic.<m>``,
 ``CVaR.pessimistic.<m>`` and their ``.p_value``. Without a dev table only CVaR and the curve of R@1 against b
 are reported. A deterministic ranker (S = 1) has no variance: every RA and CVaR ranking is its
@@ -184,6 +184,6 @@ def _compared(
     """Mean of each metric and the p-value of its paired t-test against the mean ranking."""
     out = {}
     for name, per_query in values.items():
-        out[f"{prefix}.{key(name)}"] = float(per_query.mean())
-        out[f"{prefix}.{key(name)}.p_value"] = paired_t(per_query, mean_ranking[name]).p
+        out[f"{prefix}.{name}"] = float(per_query.mean())
+        out[f"{prefix}.{name}.p_value"] = paired_t(per_query, mean_ranking[name]).p
     return out

@@ -62,7 +62,7 @@ def test_evaluate_prints_one_json_object_keyed_by_ir_measures_names(tmp_path, ca
     run.write_text("q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.4 t\nq2 Q0 d3 1 0.8 t\nq2 Q0 d4 2 0.7 t\n")
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 0\nq2 0 d4 1\n")
-    assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--json"]) == 0
+    assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--json", "--probabilities"]) == 0
     values = json.loads(capsys.readouterr().out)
     assert list(values) == ["R@1", "R@5", "P@1", "AP", "RR", "nDCG@10", "ECE", "ECE.all"]
     assert values["R@1"] == 0.5 and values["RR"] == 0.75 and values["P@1"] == 0.5
@@ -131,3 +131,32 @@ def test_version_prints_the_package_version(capsys):
     assert done.value.code == 0
     assert capsys.readouterr().out.strip() == f"rankuq {rankuq.__version__}"
     assert rankuq.__version__ == importlib.metadata.version("rankuq")
+
+
+def test_run_backbone_must_be_a_folder(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    missing = tmp_path / "no-member"
+    assert main(["run", "--backbone", str(missing), "--run-dir", str(run_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"--backbone {missing}: no such folder" in err
+    assert not run_dir.exists()
+
+
+def test_run_backbone_overrides_the_grid_s_model_backbone(tmp_path, capsys, monkeypatch):
+    """A member saved by an earlier run is the backbone the plan trains from (absolute path)."""
+    from rankuq import methods
+    from rankuq.backbone import TINY, ModelConfig, build_cross_encoder
+
+    config = ModelConfig(backbone=TINY, max_length=32)
+    member = tmp_path / "models" / "k"
+    methods.create("bert").save_member(build_cross_encoder(config, seed=0), config, member)
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(
+        "tasks: [wikiqa]\nmethods: {bert: {}}\nseeds: [0]\nmodel: {backbone: tiny, max_length: 32}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    command = ["run", str(grid), "--plan", "--run-dir", str(tmp_path / "run")]
+    assert main([*command, "--backbone", "models/k"]) == 0
+    assert f"members to train: 1 (0 cached), backbone {member}\n" in capsys.readouterr().out
+    assert main(command) == 0
+    assert "members to train: 1 (0 cached), backbone tiny\n" in capsys.readouterr().out

@@ -38,7 +38,7 @@ def test_a_member_trains_on_two_data_parallel_workers(ray_session, tmp_path):
     board = run_grid(spec, params, tmp_path)
     assert board.set_index("method").loc["bert", "R@1"] > 0
     (member,) = (tmp_path / "models").iterdir()
-    assert (member / "model.pt").stat().st_size > 0  # rank 0's checkpoint
+    assert (member / "model.safetensors").stat().st_size > 0  # rank 0's checkpoint
 
 
 @pytest.mark.parametrize("gpus", [0.5, 1, 3])
@@ -70,7 +70,7 @@ def spec(method: str, params: dict, checkpoint: Path, shards: Path, precision: s
 
 
 def tiny_checkpoint(path: Path, seed: int) -> Path:
-    torch.save(build_cross_encoder(TINY_MODEL, seed).state_dict(), path)
+    methods.create("bert").save_member(build_cross_encoder(TINY_MODEL, seed), TINY_MODEL, path)
     return path
 
 
@@ -82,7 +82,7 @@ def scored_in_process(checkpoint: Path, shards: Path, precision: str = "auto", r
 
 
 def test_ray_scoring_matches_the_scorer_and_reloads_rewritten_weights(ray_session, dev_shards, tmp_path):
-    checkpoint = tiny_checkpoint(tmp_path / "model.pt", seed=0)
+    checkpoint = tiny_checkpoint(tmp_path / "member", seed=0)
     arguments = (spec("bert", {}, checkpoint, dev_shards), 256)
     first = score_shards(*arguments)
     expected = read_shards(dev_shards)
@@ -100,7 +100,7 @@ def test_ray_scoring_matches_the_scorer_and_reloads_rewritten_weights(ray_sessio
 
 
 def test_bf16_scoring_runs_under_autocast_close_to_fp32(dev_shards, tmp_path):
-    checkpoint = tiny_checkpoint(tmp_path / "model.pt", seed=0)
+    checkpoint = tiny_checkpoint(tmp_path / "member", seed=0)
     fp32 = scored_in_process(checkpoint, dev_shards, "fp32", rows=128)
     bf16 = scored_in_process(checkpoint, dev_shards, "bf16", rows=128)
     gap = np.abs(fp32 - bf16).max()
@@ -117,7 +117,7 @@ def test_auto_precision_is_bf16_where_scoring_gets_a_gpu(precision, gpus, resolv
 
 
 def test_dropout_draws_do_not_depend_on_what_the_process_ran_before(dev_shards, tmp_path):
-    checkpoint = tiny_checkpoint(tmp_path / "model.pt", seed=0)
+    checkpoint = tiny_checkpoint(tmp_path / "member", seed=0)
     scorer = ShardScorer(spec("mc_dropout", {"T": 4}, checkpoint, dev_shards).to_dict())
     rows = read_shards(dev_shards).to_pandas().head(64)
     first = np.stack(scorer(rows)["samples"])
@@ -163,12 +163,12 @@ def test_gp_heads_score_prob_mean_with_the_paper_s_approximation(name, dev_shard
     )
     model.train()
     method.loss(model, inputs, torch.tensor(rows["label"].to_numpy() > 0).long())  # a posterior
-    torch.save(model.state_dict(), tmp_path / "model.pt")
-    loaded = method.load_member(TINY_MODEL, tmp_path / "model.pt")
+    method.save_member(model, TINY_MODEL, tmp_path / "member")
+    loaded = method.load_member(TINY_MODEL, tmp_path / "member")
     with torch.inference_mode():
         _, _, probability = method.predictive([loaded], inputs)
         draws = method.sample([loaded], inputs)
-    scorer = ShardScorer(spec(name, raw, tmp_path / "model.pt", dev_shards, "fp32").to_dict())
+    scorer = ShardScorer(spec(name, raw, tmp_path / "member", dev_shards, "fp32").to_dict())
     scored = scorer(rows)
     np.testing.assert_allclose(scored["prob_mean"], probability.numpy(), rtol=1e-5)
     np.testing.assert_allclose(np.stack(scored["samples"]), draws.numpy(), rtol=1e-5)

@@ -65,7 +65,9 @@ def test_trec_run_matches_ir_measures(tmp_path: Path, seed: int) -> None:
 
 def test_probability_run_adds_ece_over_judged_queries(tmp_path: Path) -> None:
     run, qrels = trec_files(tmp_path, 3, probabilities=True)
-    ours = evaluate_file(run=run, qrels=qrels, names=["AP", "nDCG", "P@10"])
+    ours = evaluate_file(
+        run=run, qrels=qrels, names=["AP", "nDCG", "P@10", "ECE", "ECE.all"], probabilities=True
+    )
     expected = ir_measures_means(run, qrels, ["AP", "nDCG", "P@10"])
     for name, value in expected.items():
         assert ours[name] == pytest.approx(value, abs=1e-9), name
@@ -90,7 +92,7 @@ def test_run_to_predictions_follows_the_contract(tmp_path: Path) -> None:
         )
     )
     qrels = read_trec_qrels(write(tmp_path / "qrels", ["q1 0 b 2", "q1 0 c 1", "q2 0 a 1"]))
-    table = run_to_predictions(run, qrels)
+    table = run_to_predictions(run, qrels, probabilities=True)
     assert table.to_pydict() | {"samples": None} == {
         "qid": ["q1", "q1"],  # q9 is not judged
         "cid": ["a", "b"],
@@ -100,8 +102,12 @@ def test_run_to_predictions_follows_the_contract(tmp_path: Path) -> None:
     }
     assert table["samples"].type == pa.list_(pa.float32())
     assert table.schema.metadata[PROBABILISTIC_KEY] == b"true"
+    assert run_to_predictions(run, qrels).schema.metadata[PROBABILISTIC_KEY] == b"false"  # no guessing
     loud = run.set_column(2, "score", pa.array([3.0, 0.1, 0.5]))
-    assert run_to_predictions(loud, qrels).schema.metadata[PROBABILISTIC_KEY] == b"false"
+    with pytest.raises(
+        RankuqError, match=r"--probabilities, but qid q1 docno a scores 3.0, outside \[0, 1\]"
+    ):
+        run_to_predictions(loud, qrels, probabilities=True)
 
 
 def test_predictions_file_keeps_queries_without_relevant(tmp_path: Path) -> None:
@@ -238,7 +244,7 @@ def test_the_cli_scores_a_black_box_run_with_probes(
     assert {
         "ERCE",
         "CVaR.optimistic.AP",
-        "CVaR.pessimistic.nDCG_at_10.p_value",
+        "CVaR.pessimistic.nDCG@10.p_value",
         "cutoff.F1_ratio.scores",
     } <= set(values)
     assert "ECE" not in values and "RA.b" not in values
@@ -249,7 +255,7 @@ def test_the_cli_scores_a_black_box_run_with_probes(
     assert {
         "nAUC.AP.u_max",
         "nAUC.RR.u_lin",
-        "nAUC.nDCG_at_10.u_top_var",
+        "nAUC.nDCG@10.u_top_var",
         "threshold.rate_MAE.50.u_std",
     } <= set(values)
 
@@ -276,3 +282,130 @@ def test_probe_input_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture
         == 2
     )
     assert "no.parquet: cannot read as Parquet" in capsys.readouterr().err
+
+
+def wikiqa_trec_files(wikiqa: pa.Table, folder: Path) -> tuple[Path, Path]:
+    """A real run: the word-overlap ranker's scores of the WikiQA test split (the ``wikiqa``
+    fixture) written by ``rankuq evaluate --write-run``, and its qrels from the split's labels."""
+    from rankuq.bench.cli import main
+
+    predictions, run, qrels = folder / "wikiqa.parquet", folder / "wikiqa.run", folder / "wikiqa.qrels"
+    pq.write_table(wikiqa, predictions)
+    assert main(["evaluate", "--predictions", str(predictions), "--write-run", str(run), "--json"]) == 0
+    judged = zip(
+        wikiqa["qid"].to_pylist(), wikiqa["cid"].to_pylist(), wikiqa["label"].to_pylist(), strict=True
+    )
+    write(qrels, [f"{q} 0 {d} {label}" for q, d, label in judged])
+    return run, qrels
+
+
+SUBSET = ["AP", "AP@5", "nDCG", "nDCG@3", "P@5", "R@10", "RR"]
+
+
+def test_a_real_run_s_chosen_metrics_and_per_query_values_equal_ir_measures(
+    wikiqa: pa.Table, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    import json
+
+    from rankuq.bench.cli import main
+
+    run, qrels = wikiqa_trec_files(wikiqa, tmp_path)
+    capsys.readouterr()
+    assert len(run.read_text().splitlines()) == wikiqa.num_rows
+    command = ["evaluate", "--run", str(run), "--qrels", str(qrels), "--json", "--metrics", ",".join(SUBSET)]
+    assert main(command) == 0
+    ours = json.loads(capsys.readouterr().out)
+    expected = ir_measures_means(run, qrels, SUBSET)
+    assert list(ours) == SUBSET  # no ECE: a TREC run's scores are not probabilities unless told
+    for name in SUBSET:
+        assert abs(ours[name] - expected[name]) < 1e-9, name
+    assert main([*command, "-q"]) == 0
+    by_query = json.loads(capsys.readouterr().out)
+    assert by_query["all"] == ours
+    measures = [ir_measures.parse_measure(name) for name in SUBSET]
+    theirs = ir_measures.iter_calc(
+        measures, ir_measures.read_trec_qrels(str(qrels)), ir_measures.read_trec_run(str(run))
+    )
+    checked = 0
+    for row in theirs:
+        assert abs(by_query["per_query"][row.query_id][str(row.measure)] - row.value) < 1e-9
+        checked += 1
+    assert checked == len(by_query["per_query"]) * len(SUBSET)  # every query of the qrels is in the run
+
+
+def test_unknown_metrics_and_confidences_exit_2_listing_the_valid_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from rankuq.bench.cli import main
+
+    run, qrels = trec_files(tmp_path, 0, probabilities=False)
+    files = ["evaluate", "--run", str(run), "--qrels", str(qrels)]
+    assert main([*files, "--metrics", "AP,ERR@20"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "unknown metric 'ERR@20'" in error and "nDCG[@k]" in error and "\n" not in error
+    assert main([*files, "--abstention", "--confidences", "u_max,u_best"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "unknown confidence function 'u_best'" in error and "u_1-2" in error and "u_mlp" in error
+    assert main([*files, "--confidences", "u_max"]) == 2
+    assert "add --abstention" in capsys.readouterr().err
+    assert main([*files, "--probabilities"]) == 2  # raw scores from a normal distribution
+    assert "outside [0, 1]" in capsys.readouterr().err
+    assert main([*files, "--dev-run", str(run)]) == 2
+    assert "(--dev-run RUN --dev-qrels QRELS)" in capsys.readouterr().err
+
+
+def test_reference_free_confidences_give_whole_table_naucs_under_one_spelling(
+    wikiqa: pa.Table, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """The bar: --abstention --confidences u_max,u_std,u_1-2 on a TREC run scores each confidence
+    on every usable query (no 80/20 splits, no reference set), keyed nAUC.nDCG@10.u_max."""
+    import json
+
+    from rankuq.bench.cli import main
+    from rankuq.bench.probes import scored_lists
+    from rankuq.bench.probes.abstention import normalised_auc, usable
+    from rankuq.bench.probes.confidence import free_confidence
+
+    run, qrels = wikiqa_trec_files(wikiqa, tmp_path)
+    capsys.readouterr()
+    free = ["u_max", "u_std", "u_1-2"]
+    command = ["evaluate", "--run", str(run), "--qrels", str(qrels), "--abstention", "--json"]
+    assert main([*command, "--confidences", ",".join(free)]) == 0
+    values = json.loads(capsys.readouterr().out)
+    lists, _ = usable(scored_lists(read_inputs_table(run, qrels), str(run)))
+    for metric in ("AP", "nDCG@10", "RR"):
+        per_query = lists.per_query([metric])[metric]
+        for u in free:
+            expected = normalised_auc(per_query, free_confidence(lists, u)).value
+            assert values[f"nAUC.{metric}.{u}"] == pytest.approx(expected, abs=1e-12), (metric, u)
+    assert not [k for k in values if "_at_" in k or "u_lin" in k or k.startswith("threshold.")]
+
+
+def read_inputs_table(run: Path, qrels: Path) -> pa.Table:
+    from rankuq.bench.evaluate import read_inputs
+
+    return read_inputs(run=run, qrels=qrels).table
+
+
+def test_a_dev_split_as_trec_files_equals_the_same_dev_as_predictions(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    import json
+
+    from rankuq.bench.cli import main
+
+    run, qrels = trec_files(tmp_path, 4, probabilities=True)
+    (tmp_path / "dev").mkdir()
+    dev_run, dev_qrels = trec_files(tmp_path / "dev", 5, probabilities=True)
+    dev = tmp_path / "dev.parquet"
+    pq.write_table(read_inputs_table(dev_run, dev_qrels), dev)
+    files = ["evaluate", "--run", str(run), "--qrels", str(qrels), "--risk", "--json"]
+    assert main([*files, "--dev-run", str(dev_run), "--dev-qrels", str(dev_qrels)]) == 0
+    from_trec = json.loads(capsys.readouterr().out)
+    assert main([*files, "--dev", str(dev)]) == 0
+    assert (
+        from_trec == json.loads(capsys.readouterr().out) and "RA.b" in from_trec and "RA.nDCG@10" in from_trec
+    )
+    assert "ECE" not in from_trec  # a TREC run is not probabilities by default
+    assert main([*files, "--probabilities", "--dev-run", str(dev_run), "--dev-qrels", str(dev_qrels)]) == 0
+    assert "ECE" in json.loads(capsys.readouterr().out)

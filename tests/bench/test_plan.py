@@ -96,7 +96,8 @@ def test_jobs_cross_the_ray_boundary_as_plain_data(tmp_path):
 
 def test_the_layout_owns_every_path(tmp_path):
     layout = RunLayout(tmp_path)
-    assert layout.model_file("k") == tmp_path / "models" / "k" / "model.pt"
+    assert layout.member("k") == tmp_path / "models" / "k"
+    assert layout.training_file("k") == tmp_path / "models" / "k" / "rankuq-training.json"
     assert layout.predictions("wikiqa", "bert", 1, "k", dev=True) == (
         tmp_path / "predictions-dev" / "wikiqa" / "bert" / "seed-1-k.parquet"
     )

@@ -18,9 +18,10 @@ import yaml
 
 from rankuq.bench.benchmarks.grid_rerun import SCALE_GRID, measure
 from rankuq.bench.grid import parse_grid
-from rankuq.bench.layout import MODEL_FILE, TRAINING_FILE
+from rankuq.bench.layout import TRAINING_FILE
 from rankuq.bench.runner import run_grid
 from rankuq.bench.tracking import Tracker, default_tracking_uri
+from rankuq.methods.base import WEIGHTS_FILE
 
 # Two members (ensemble member 0 is bert's model) trained one after the other on every answered
 # WikiQA training question: epochs of seconds, so a kill after the first checkpoint lands mid-training.
@@ -143,11 +144,11 @@ def test_a_driver_stopped_by_ctrl_c_resumes_where_it_stopped(undisturbed, tmp_pa
     assert driver.wait(timeout=120) == 130
     assert log.read_text().strip().splitlines()[-1].endswith(f"resume with: rankuq {' '.join(command)}")
     assert (run_dir / "models" / first.name).exists() and not (run_dir / "models" / second.name).exists()
-    saved = (run_dir / "models" / first.name / MODEL_FILE).stat().st_mtime_ns
+    saved = (run_dir / "models" / first.name / WEIGHTS_FILE).stat().st_mtime_ns
 
     run(run_dir)
     records = training_records(run_dir)
-    assert (run_dir / "models" / first.name / MODEL_FILE).stat().st_mtime_ns == saved  # not trained again
+    assert (run_dir / "models" / first.name / WEIGHTS_FILE).stat().st_mtime_ns == saved  # not trained again
     assert records[second.name]["start_epoch"] >= 1  # resumed, not started over
     assert not (run_dir / "ray" / second.name).exists()  # its checkpoints go once the model is saved
     assert_same_numbers(run_dir, reference)

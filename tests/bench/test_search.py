@@ -265,7 +265,7 @@ def test_every_seed_trains_with_the_chosen_setting(searched):
         assert (job["train"]["lr"], job["model"]["dropout"]) == tuple(record["best"].values())
     # The seed-0 member is the best trial's model: scored as the trial scored, its dev R@1 is the report.
     (dev,) = (run_dir / "cache").glob("wikiqa-dev-*")
-    model = run_dir / "models" / jobs[0]["key"] / "model.pt"
+    model = run_dir / "models" / jobs[0]["key"]
     score = methods.create("bert").make_scorer(ModelConfig(**jobs[0]["model"]), [model], dev)
     rows = read_shards(dev).to_pandas()
     table = score_frame(score, rows, 128, probabilistic=True)

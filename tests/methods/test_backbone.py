@@ -124,11 +124,11 @@ def test_a_folder_that_is_no_checkpoint_is_one_line(tmp_path: Path) -> None:
 def test_members_on_a_roberta_backbone_score_through_the_methods(
     roberta: tuple[Path, RobertaModel], tmp_path: Path, name: str
 ) -> None:
-    """A member saved by training (its state dict) loads and scores on the same non-BERT backbone."""
+    """A member saved as training saves it (``save_member``) loads and scores on a non-BERT backbone."""
     config = ModelConfig(backbone=str(roberta[0]), max_length=32)
     method = methods.create(name, {"T": 3}, "test")
-    checkpoint = tmp_path / "member.pt"
-    torch.save(method.build_model(config, seed=1).state_dict(), checkpoint)
+    checkpoint = tmp_path / "member"
+    method.save_member(method.build_model(config, seed=1), config, checkpoint)
     score = method.make_scorer(config, [checkpoint], tmp_path)
     batch = pd.DataFrame({"context": [["who wrote hamlet"]] * 2, "text": ["shakespeare", "paris"]})
     draws = score(batch)

@@ -25,11 +25,11 @@ ROWS = pd.DataFrame(
 
 @pytest.mark.parametrize("name", ["temperature", "platt", "isotonic"])
 def test_a_fitted_map_rescores_bert_and_an_unfitted_one_refuses(name, tmp_path):
-    checkpoint = tmp_path / "model.pt"
+    checkpoint = tmp_path / "member"
     model = build_cross_encoder(TINY_MODEL, seed=0)
     with torch.no_grad():
         model.classifier.weight.mul_(300)  # an over-confident cross-encoder
-    torch.save(model.state_dict(), checkpoint)
+    methods.create("bert").save_member(model, TINY_MODEL, checkpoint)
     method = methods.create(name)
     assert method.posthoc and method.training_identity() is None  # bert's model, not retrained
     fitted = method.fit(TINY_MODEL, [checkpoint], ROWS)

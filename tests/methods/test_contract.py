@@ -30,8 +30,8 @@ def test_draws_survive_a_save_and_load(build, inputs, labels, name, tmp_path):
     method, params, model = build(name, SMALL[name], model=TINY_MODEL)
     model.train()
     method.loss(model, inputs, labels).backward()  # fills buffers (posterior statistics)
-    torch.save(model.state_dict(), tmp_path / "model.pt")
-    loaded = method.load_member(TINY_MODEL, tmp_path / "model.pt")
+    method.save_member(model, TINY_MODEL, tmp_path)
+    loaded = method.load_member(TINY_MODEL, tmp_path)
     draws = []
     for member in (model, loaded):
         torch.manual_seed(0)  # the same dropout masks for both

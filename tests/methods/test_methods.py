@@ -120,8 +120,8 @@ def test_length_buckets_sort_rows_and_cut_each_chunk_to_its_longest_row():
 
 
 def test_a_bucketed_scorer_call_equals_scoring_row_by_row(tmp_path):
-    checkpoint = tmp_path / "model.pt"
-    torch.save(build_cross_encoder(TINY_MODEL, seed=0).state_dict(), checkpoint)
+    checkpoint = tmp_path / "member"
+    methods.create("bert").save_member(build_cross_encoder(TINY_MODEL, seed=0), TINY_MODEL, checkpoint)
     score = methods.create("bert").make_scorer(TINY_MODEL, [checkpoint], tmp_path)
     rows = pd.concat([BATCH] * 30, ignore_index=True)  # 90 rows: two buckets of 64 and 26
     rows["text"] = [text + " word" * (i % 7) for i, text in enumerate(rows.text)]

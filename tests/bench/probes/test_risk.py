@@ -84,10 +84,8 @@ def test_a_deterministic_ranker_keeps_its_mean_ranking(wikiqa_deterministic) -> 
     result = risk.run(wikiqa_deterministic, dev=wikiqa_deterministic)
     plain = metrics.compute(wikiqa_deterministic, ["R@1", "AP"], drop_queries_without_relevant=True)
     assert result.metrics["RA.b"] == 0.0  # every b ties on dev: the smallest
-    assert (
-        result.metrics["RA.R_at_1"] == plain["R@1"] and result.metrics["CVaR.pessimistic.AP"] == plain["AP"]
-    )
-    assert result.metrics["RA.R_at_1.p_value"] == 1.0
+    assert result.metrics["RA.R@1"] == plain["R@1"] and result.metrics["CVaR.pessimistic.AP"] == plain["AP"]
+    assert result.metrics["RA.R@1.p_value"] == 1.0
 
 
 def test_cvar_takes_the_upper_or_lower_tail_of_the_draws(lists_table) -> None:
@@ -107,11 +105,11 @@ def test_the_probe_on_real_wikiqa(wikiqa) -> None:
     curve = result.curves["RA"]
     assert curve["R_at_1"][0] == metrics.compute(wikiqa, ["R@1"], drop_queries_without_relevant=True)["R@1"]
     assert np.array_equal(curve["R_at_1"], curve["dev_R_at_1"])  # dev is the test table here
-    assert result.metrics["RA.R_at_1"] == curve["R_at_1"].max()
+    assert result.metrics["RA.R@1"] == curve["R_at_1"].max()
     assert {
-        "CVaR.optimistic.nDCG_at_10",
-        "CVaR.pessimistic.nDCG_at_10.p_value",
+        "CVaR.optimistic.nDCG@10",
+        "CVaR.pessimistic.nDCG@10.p_value",
         "RA.b",
         "RA.AP",
-        "RA.nDCG_at_10",
+        "RA.nDCG@10",
     } <= set(result.metrics)

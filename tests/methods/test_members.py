@@ -1,0 +1,101 @@
+"""Trained members as Hugging Face folders: transformers' Auto classes and sentence-transformers load
+them, with the numbers rankuq's scorer computes."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
+
+from rankuq import methods, tasks
+from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
+from rankuq.bench.train import TrainConfig, fit
+
+# The offline MiniLM cut to 2 layers; max_length wide enough that no WikiQA pair is cut, so rankuq
+# and the outside loaders tokenise alike.
+WIDE = ModelConfig(layers=2, max_length=512)
+TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)  # the ``build`` fixture's
+
+
+@pytest.fixture(scope="module")
+def wikiqa_rows() -> pd.DataFrame:
+    """Twelve real WikiQA test pairs (question, sentence, label)."""
+    table = tasks.get("wikiqa")().load("test", tasks.data_root())
+    return table.select(["context", "text", "label"]).slice(0, 12).to_pandas()
+
+
+@pytest.fixture(scope="module")
+def bert_member(tmp_path_factory: pytest.TempPathFactory, wikiqa_rows: pd.DataFrame) -> Path:
+    """A `bert` member fine-tuned a few steps on real pairs, saved as training saves it."""
+    method = methods.create("bert")
+    model = method.build_model(WIDE, seed=0)
+    pairs = [([*c], t, int(y > 0)) for c, t, y in zip(*wikiqa_rows.to_dict("list").values(), strict=True)]
+    fit(model, load_tokenizer(WIDE), pairs, WIDE, TrainConfig(batch_size=4, lr=1e-3, epochs=3), seed=0)
+    folder = tmp_path_factory.mktemp("member")
+    method.save_member(model, WIDE, folder)
+    return folder
+
+
+def test_a_saved_member_loads_with_the_auto_class_and_gives_rankuq_s_probabilities(
+    bert_member: Path, wikiqa_rows: pd.DataFrame
+) -> None:
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in bert_member.iterdir()}
+    loaded = AutoModelForSequenceClassification.from_pretrained(bert_member).eval()
+    tokenizer = AutoTokenizer.from_pretrained(bert_member)
+    contexts = [list(turns) for turns in wikiqa_rows["context"]]
+    inputs = encode_pairs(tokenizer, contexts, wikiqa_rows["text"].tolist(), WIDE.max_length)
+    with torch.inference_mode():
+        logits = loaded(**inputs).logits
+    ours = methods.create("bert").make_scorer(WIDE, [bert_member], bert_member)(wikiqa_rows)[:, 0]
+    np.testing.assert_allclose(torch.softmax(logits, -1)[:, 1].numpy(), ours, atol=1e-6)
+    assert np.ptp(ours) > 0.05  # trained: the pairs get different probabilities
+
+
+def test_sentence_transformers_cross_encoder_loads_a_member_with_the_same_logits(
+    bert_member: Path, wikiqa_rows: pd.DataFrame
+) -> None:
+    from sentence_transformers import CrossEncoder
+
+    pairs = [
+        (turns[0], text) for turns, text in zip(wikiqa_rows["context"], wikiqa_rows["text"], strict=True)
+    ]
+    logits = CrossEncoder(str(bert_member), device="cpu").predict(pairs, batch_size=4)
+    member = methods.create("bert").load_member(WIDE, bert_member).eval()
+    contexts = [list(turns) for turns in wikiqa_rows["context"]]
+    inputs = encode_pairs(
+        AutoTokenizer.from_pretrained(bert_member), contexts, wikiqa_rows["text"].tolist(), 512
+    )
+    with torch.inference_mode():
+        expected = member(**inputs).logits.numpy()
+    np.testing.assert_allclose(logits, expected, atol=1e-5)
+
+
+def test_a_member_is_a_backbone_to_fine_tune_again(bert_member: Path) -> None:
+    """`rankuq run --backbone RUN_DIR/models/<key>`: the member's head and encoder are kept."""
+    again = build_cross_encoder(ModelConfig(backbone=str(bert_member)), seed=5)
+    saved = methods.create("bert").load_member(WIDE, bert_member)
+    for name, value in saved.state_dict().items():
+        assert torch.equal(again.state_dict()[name], value), name
+
+
+def test_an_sngp_member_s_transformer_loads_with_its_spectral_bounds_folded_in(
+    build, inputs: dict[str, torch.Tensor], labels: torch.Tensor, tmp_path: Path
+) -> None:
+    """The transformer part of a head method loads with AutoModel and computes the features the
+    ranker's bounded encoder computes; the ranker itself comes back whole from the two files."""
+    method, _, model = build("sngp", {"S": 3, "features": 32})
+    model.train()
+    method.loss(model, inputs, labels).backward()  # a power-iteration step: u, v differ from the start
+    method.save_member(model, TINY_MODEL, tmp_path)
+    model.eval()
+    transformer = AutoModel.from_pretrained(tmp_path).eval()
+    with torch.inference_mode():
+        np.testing.assert_allclose(
+            transformer(**inputs).pooler_output.numpy(), model.encoder(**inputs).numpy(), atol=1e-6
+        )
+    bounded = [key for key in model.state_dict() if ".parametrizations." in key]
+    assert bounded and all(key not in transformer.state_dict() for key in bounded)
+    loaded = method.load_member(TINY_MODEL, tmp_path)
+    assert all(torch.equal(loaded.state_dict()[k], v) for k, v in model.state_dict().items())
