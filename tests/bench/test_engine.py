@@ -141,7 +141,7 @@ pq.write_table(score_shards(ScorerSpec.from_dict(json.loads(sys.argv[1])), 256),
 def test_draws_do_not_depend_on_the_cluster_s_free_cpus(ray_session, dev_shards, tmp_path):
     """Scored on another Ray cluster with more CPUs (Ray Data would cut each part into as many read
     blocks), the batches, their padding and the dropout seeds are the same: so are the draws."""
-    checkpoint = tiny_checkpoint(tmp_path / "model.pt", seed=0)
+    checkpoint = tiny_checkpoint(tmp_path / "member", seed=0)
     scorer = spec("mc_dropout", {"T": 3}, checkpoint, dev_shards)
     here = score_shards(scorer, 256)
     out = tmp_path / "three-cpus.parquet"
