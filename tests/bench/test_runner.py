@@ -63,9 +63,9 @@ def test_the_leaderboard_has_a_row_per_method_with_mean_and_std(finished):
         "± " in (run_dir / "leaderboard.md").read_text()
         and "(baseline)" in (run_dir / "leaderboard.md").read_text()
     )
-    assert (run_dir / "report.html").read_text().count("data:image/png;base64,") == len(
+    assert (run_dir / "report.html").read_text().count("data:image/png;base64,") == 1 + len(
         json.loads((run_dir / "plots" / "index.json").read_text())
-    )
+    )  # the overview and every plot
 
 
 def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finished):
@@ -89,8 +89,10 @@ def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finish
         "leaderboard.csv",
         "index.json",
         "report.html",
+        "images",  # the overview plot, logged with log_image for the MLflow UI's chart view
     }
     assert parent.data.tags["rankuq.baseline"] == "bert"
+    assert parent.data.tags["mlflow.note.content"] == (run_dir / "leaderboard.md").read_text()
     index = json.loads((run_dir / "plots" / "index.json").read_text())
     bert = next(cell for cell in cells if cell.data.tags["method"] == "bert")
     own = sorted(entry["path"] for entry in index if entry["method"] == "bert")
