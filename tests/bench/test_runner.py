@@ -15,7 +15,7 @@ from mlflow.tracking import MlflowClient
 from scipy.stats import spearmanr
 
 from rankuq.bench.grid import parse_grid
-from rankuq.bench.leaderboard import read_run_dir, read_tracking
+from rankuq.bench.leaderboard import Board, paper_markdown, read_run_dir, read_tracking
 from rankuq.bench.runner import run_grid
 from rankuq.bench.tracking import EXPERIMENT, default_tracking_uri, mlflow_name
 
@@ -92,7 +92,9 @@ def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finish
         "images",  # the overview plot, logged with log_image for the MLflow UI's chart view
     }
     assert parent.data.tags["rankuq.baseline"] == "bert"
-    assert parent.data.tags["mlflow.note.content"] == (run_dir / "leaderboard.md").read_text()
+    # The run's description in the MLflow UI: the leaderboard, titled by the grid's name.
+    shown = paper_markdown(Board("tiny", read_run_dir(run_dir).table, ()))
+    assert parent.data.tags["mlflow.note.content"] == shown
     index = json.loads((run_dir / "plots" / "index.json").read_text())
     bert = next(cell for cell in cells if cell.data.tags["method"] == "bert")
     own = sorted(entry["path"] for entry in index if entry["method"] == "bert")
