@@ -1,7 +1,7 @@
 """The leaderboard: one row per (condition, method), mean ± std over seeds and the paired-test p-value
 against the baseline method, as Markdown and CSV; read back from a run directory or MLflow and laid
 out as Penha & Hauff, 2021's Tables 2–3 (per condition, relative change against the baseline with significance
-marks)."""
+marks, Benjamini–Hochberg adjusted per condition); a LaTeX export for papers."""
 
 import csv as csv_module
 import html
