@@ -4,10 +4,10 @@ t-test per query for ranking metrics (papers 000 and 001), a paired bootstrap ov
 calibration errors ECE, ECE.all and ERCE, which pool candidates and have no per-query value."""
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -37,6 +37,7 @@ METRICS_FILE = "metrics.json"
 # 2: ERCE with one estimator for every method, Penha & Hauff, 2021's balanced ECE beside ECE.all (fidelity).
 # 3: metric keys spell metrics as ir-measures does (RA.nDCG@10, not RA.nDCG_at_10).
 PROBES_VERSION = 3
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -126,24 +127,34 @@ def significance(
     calibration = [name for name in names if name in CALIBRATION_ERRORS]
     p_values: dict[str, dict[str, float]] = {method: {} for method in tables if method != baseline}
     if ranking:
-        base_qids, base = seed_averaged(tables[baseline], ranking)
-        for method in p_values:
-            qids, values = seed_averaged(tables[method], ranking)
-            if not np.array_equal(qids, base_qids):
-                raise RankuqError(f"{method} and the baseline {baseline} scored different queries")
+        base, others = _same_queries(tables, baseline, lambda seeds, _: seed_averaged(seeds, ranking))
+        for method, values in others.items():
             p_values[method] |= {name: paired_t(values[name], base[name]).p for name in ranking}
     if calibration:
-        base_qids, base_parts = _seed_parts(tables[baseline], baseline)
-        for method in p_values:
-            qids, parts = _seed_parts(tables[method], method)
-            if not np.array_equal(qids, base_qids):
-                raise RankuqError(f"{method} and the baseline {baseline} scored different queries")
+        base_parts, others = _same_queries(tables, baseline, _seed_parts)
+        for method, parts in others.items():
             for name in calibration:
                 tested = name in parts[0] and name in base_parts[0]
                 p_values[method][name] = (
                     bootstrap_p([p[name] for p in parts], [p[name] for p in base_parts]) if tested else np.nan
                 )
     return p_values
+
+
+def _same_queries(
+    tables: dict[str, Sequence[pa.Table]],
+    baseline: str,
+    per_query: Callable[[Sequence[pa.Table], str], tuple[np.ndarray, T]],
+) -> tuple[T, dict[str, T]]:
+    """``per_query``'s values (it returns qids, values) of the baseline, and of every other method,
+    which must have scored the same queries as the baseline."""
+    base_qids, base = per_query(tables[baseline], baseline)
+    methods = {}
+    for method in (m for m in tables if m != baseline):
+        qids, methods[method] = per_query(tables[method], method)
+        if not np.array_equal(qids, base_qids):
+            raise RankuqError(f"{method} and the baseline {baseline} scored different queries")
+    return base, methods
 
 
 def _seed_parts(tables: Sequence[pa.Table], method: str) -> tuple[np.ndarray, list[dict]]:

@@ -104,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     board.add_argument("--grid", help="with --tracking-uri: the grid's name (default: the newest grid)")
     board.add_argument("--experiment", help="with --tracking-uri: the MLflow experiment (default: rankuq)")
     board.add_argument("--out", type=Path, help="output folder (default: RUN_DIR, or reports/<grid name>)")
+    board.add_argument("--latex", type=Path, help="also write the tables as LaTeX (booktabs) to this file")
 
     found = commands.add_parser(
         "findings", help="measure the papers' claims in finished paper-grid runs; write docs/findings.md"
@@ -203,9 +204,9 @@ def _show(board: "Board") -> None:
     from rankuq.bench.leaderboard import footnote, rich_tables
 
     console = Console()
-    for table in rich_tables(board, console.width):
+    for table in rich_tables(board):
         console.print(table)
-    console.print(footnote(board.table))
+    console.print(footnote(board.table, changes=False))
 
 
 def _evaluate(args: argparse.Namespace) -> None:
@@ -234,7 +235,8 @@ def _evaluate(args: argparse.Namespace) -> None:
 
 
 def _leaderboard(args: argparse.Namespace) -> None:
-    from rankuq.bench.leaderboard import read_run_dir, read_tracking
+    from rankuq.bench.files import atomic_write
+    from rankuq.bench.leaderboard import paper_latex, read_run_dir, read_tracking
     from rankuq.bench.report import write_report
 
     if (args.run_dir is None) == (args.tracking_uri is None) or (args.grid and args.run_dir):
@@ -245,6 +247,10 @@ def _leaderboard(args: argparse.Namespace) -> None:
         check_tracking_uri(args.tracking_uri)
     if args.out:
         check_output_folder(args.out, "--out")
+    if args.latex:
+        if args.latex.is_dir():
+            raise RankuqError(f"--latex {args.latex} is a folder; give a file path such as tables.tex")
+        check_output_folder(args.latex.parent, "--latex")
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # plot downloads: no bars
     with tempfile.TemporaryDirectory() as downloads:  # the report embeds the plots: no need to keep them
         board = (
@@ -254,7 +260,11 @@ def _leaderboard(args: argparse.Namespace) -> None:
         )
         _show(board)
         paths = write_report(board, args.out or args.run_dir or Path("reports") / board.name)
-    print(f"written: {paths[0]} and {paths[1]}")
+    if args.latex:
+        args.latex.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(args.latex, paper_latex(board))
+        paths = (*paths, args.latex)
+    print(f"written: {', '.join(map(str, paths[:-1]))} and {paths[-1]}")
 
 
 def _findings(args: argparse.Namespace) -> None:

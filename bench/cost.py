@@ -109,6 +109,26 @@ def _resolve(entry: PerMethod, params: dict[str, float]) -> float:
     return float(entry(params) if callable(entry) else entry)
 
 
+def passes_per_pair(
+    method: str, params: dict[str, float], table: dict[str, PerMethod] = FORWARD_PASSES
+) -> float:
+    """Encoder passes per scored pair of ``method`` (``table``: on a GPU, or ``CPU_FORWARD_PASSES``);
+    a method the table does not list (a plugin's) is counted as `bert`, one pass."""
+    return _resolve(table.get(method, 1.0), params)
+
+
+def scoring_cost(
+    method: str,
+    params: dict[str, float],
+    pairs: float,
+    per_pass: float,
+    table: dict[str, PerMethod] = FORWARD_PASSES,
+) -> float:
+    """The cost of scoring ``pairs`` pairs with ``method``: pairs × passes per pair × ``per_pass``
+    (GFLOP, CPU ms or GPU seconds of one pass: the result is in the same unit)."""
+    return pairs * passes_per_pair(method, params, table) * per_pass
+
+
 def forward_gflop(layers: int, tokens: int) -> float:
     """GFLOP of one forward pass of one (query, candidate) pair of ``tokens`` tokens."""
     return value("gflop_per_token_layer") * layers * tokens
@@ -141,11 +161,11 @@ def estimate(
 ) -> Estimate:
     """Scoring and training FLOPs of ``method`` over ``seeds`` seeds: ``scored_pairs`` per seed (test
     and dev lists), ``train_pairs`` per member and epoch."""
-    passes = _resolve(FORWARD_PASSES[method], params)
     members = _resolve(EXTRA_MEMBERS[method], params) * seeds
     per_pair = forward_gflop(layers, tokens)
-    score = scored_pairs * seeds * passes * per_pair / 1e6
+    score = scoring_cost(method, params, scored_pairs * seeds, per_pair) / 1e6
     train = members * train_pairs * epochs * per_pair * value("train_over_forward") / 1e6
+    passes = passes_per_pair(method, params)
     return Estimate(method, scored_pairs * seeds, passes, score, train, members)
 
 
@@ -255,8 +275,8 @@ def describe(plan: "Plan") -> str:
             if not layout.predictions(
                 cell.task, cell.method, cell.seed, str(key), dev=split == "dev"
             ).exists():
-                cpu += rows * _resolve(CPU_FORWARD_PASSES.get(cell.method, 1.0), params) * cpu_ms / 3.6e6
-                gpu += rows * _resolve(FORWARD_PASSES.get(cell.method, 1.0), params) * gpu_s / 3600
+                cpu += scoring_cost(cell.method, params, rows, cpu_ms, CPU_FORWARD_PASSES) / 3.6e6
+                gpu += scoring_cost(cell.method, params, rows, gpu_s) / 3600
     lines.append("pairs to score (all seeds; cached ones included):")
     lines += [f"  {method:<14} {split:<5} {rows:>10,}" for (method, split), rows in by_method.items()]
     lines.append(f"probes per seed: {', '.join(plan.probes) or 'none'}")

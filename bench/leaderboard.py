@@ -1,14 +1,14 @@
 """The leaderboard: one row per (condition, method), mean ± std over seeds and the paired-test p-value
 against the baseline method, as Markdown and CSV; read back from a run directory or MLflow and laid
 out as Penha & Hauff, 2021's Tables 2–3 (per condition, relative change against the baseline with significance
-marks)."""
+marks, Benjamini–Hochberg adjusted per condition); a LaTeX export for papers."""
 
 import csv as csv_module
 import html
 import io
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +17,10 @@ from mlflow.entities import Run
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
+from rich import box
 from rich.table import Table
 from rich.text import Text
+from scipy.stats import false_discovery_control
 
 from rankuq.bench.files import atomic_write
 from rankuq.bench.layout import PLOT_INDEX, RunLayout
@@ -45,10 +47,9 @@ LEADERBOARD_METRICS = (
 )
 KEYS = ("condition", "method", "seeds", "baseline")
 LOWER_IS_BETTER = ("ECE", "ERCE")  # name prefixes: calibration errors
-ALPHA = 0.05
+ALPHA = 0.05  # on the Benjamini–Hochberg adjusted p-values (``adjusted_p_values``)
 BETTER, WORSE = "†", "‡"
 MISSING = "—"
-METHOD_WIDTH, ENTRY_WIDTH = 30, 28  # terminal columns: method + seeds, one metric entry
 SEARCH_LIMIT = 50_000  # the most runs one MLflow search returns; a grid has far fewer cells
 
 
@@ -295,6 +296,8 @@ class Entry:
     change: str = ""  # '+10.00%'; empty for the baseline itself or where undefined
     mark: str = ""  # BETTER, WORSE or empty
     best: bool = False
+    mean: float = field(default=np.nan, compare=False)  # the numbers of ``value`` (NaN: missing)
+    std: float = field(default=np.nan, compare=False)
 
     @property
     def note(self) -> str:
@@ -306,14 +309,30 @@ class Entry:
         return f"{value} {self.note}".rstrip()
 
 
+def adjusted_p_values(table: pd.DataFrame) -> pd.DataFrame:
+    """The ``M p`` columns adjusted for multiple comparisons: Benjamini–Hochberg (false discovery
+    rate, ``scipy.stats.false_discovery_control``) over every test of one condition's table (each
+    method against the baseline on each metric); NaN stays NaN (no test)."""
+    columns = [f"{m} p" for m in metrics_of(table)]
+    adjusted = table[columns].astype(float).copy()
+    for _, rows in table.groupby("condition", sort=False):
+        values = adjusted.loc[rows.index].to_numpy(copy=True)
+        tested = ~np.isnan(values)
+        if tested.any():
+            values[tested] = false_discovery_control(values[tested], method="bh")
+            adjusted.loc[rows.index] = values
+    return adjusted
+
+
 def paper_tables(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Per condition (in board order): one row per method (index; the baseline's labelled so),
-    its ``seeds`` and an ``Entry`` per metric."""
+    its ``seeds`` and an ``Entry`` per metric, marked on the adjusted p-values."""
     metrics = metrics_of(table)
     baseline_means = table[table.baseline].set_index("condition")[metrics]
     # The baseline mean of each row's condition; NaN on the baseline's own row (no change shown).
     reference = baseline_means.reindex(table.condition).set_axis(table.index).where(~table.baseline, axis=0)
     best = _best(table, metrics)
+    p_values = adjusted_p_values(table)
     out = pd.DataFrame(
         {
             "method": np.where(table.baseline, table.method + " (baseline)", table.method),
@@ -322,7 +341,7 @@ def paper_tables(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
                 m: [
                     _entry(*values, lower_is_better(m))
                     for values in zip(
-                        table[m], table[f"{m} std"], table[f"{m} p"], reference[m], best[m], strict=True
+                        table[m], table[f"{m} std"], p_values[f"{m} p"], reference[m], best[m], strict=True
                     )
                 ]
                 for m in metrics
@@ -348,19 +367,24 @@ def _entry(mean: float, std: float, p: float, reference: float, best: bool, lowe
     if np.isnan(mean):
         return Entry(MISSING)
     if np.isnan(reference) or reference == 0:
-        return Entry(_mean_std(mean, std), best=best)
+        return Entry(_mean_std(mean, std), best=best, mean=mean, std=std)
     gain = reference - mean if lower else mean - reference
     mark = BETTER if p < ALPHA and gain > 0 else WORSE if p < ALPHA and gain < 0 else ""
-    return Entry(_mean_std(mean, std), f"{(mean - reference) / abs(reference):+.2%}", mark, best)
+    return Entry(_mean_std(mean, std), f"{(mean - reference) / abs(reference):+.2%}", mark, best, mean, std)
 
 
-def footnote(table: pd.DataFrame) -> str:
+def footnote(table: pd.DataFrame, changes: bool = True) -> str:
+    """The rules of the tables; ``changes``: the table shows the relative changes in brackets."""
     lower = [m for m in metrics_of(table) if lower_is_better(m)]
+    bracket = (
+        "; in brackets the relative change against the baseline method of the condition" if changes else ""
+    )
     return (
-        "Mean ± std over seeds; in brackets the relative change against the baseline method of the "
-        f"condition; {BETTER} significantly better, {WORSE} significantly worse than the baseline "
+        f"Mean ± std over seeds{bracket}; {BETTER} significantly better, {WORSE} significantly worse "
+        "than the baseline "
         f"(two-sided paired t-test on per-query values; for ECE, ECE.all and ERCE a paired bootstrap "
-        f"over queries, 1,000 resamples; p < {ALPHA})"
+        f"over queries, 1,000 resamples; p < {ALPHA} after the Benjamini–Hochberg correction over "
+        "the tests of the condition's table)"
         + (f"; lower is better for {', '.join(lower)}" if lower else "")
         + f"; bold: the best value of a column; {MISSING}: not defined for the method."
     )
@@ -382,22 +406,59 @@ def paper_markdown(board: Board) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def rich_tables(board: Board, width: int = 200) -> list[Table]:
-    """Per condition, tables of as many metric columns as fit in ``width`` terminal columns."""
-    per_table = max(1, (width - METHOD_WIDTH) // ENTRY_WIDTH)
+def rich_tables(board: Board) -> list[Table]:
+    """One compact table per condition: a row per method (its seed count below its name), a column
+    per metric; each cell the mean with its significance mark and, below it, ± the std (the
+    relative changes are the reports')."""
     tables = []
     for condition, rows in paper_tables(board.table).items():
-        metrics = list(rows.columns[1:])
-        for start in range(0, len(metrics), per_table):
-            shown = metrics[start : start + per_table]
-            table = Table(title=f"{board.name}: {condition}")
-            for column in ("method", "seeds", *shown):
-                table.add_column(column, justify="left" if column == "method" else "right")
-            for method, row in rows.iterrows():
-                table.add_row(method, str(row.seeds), *(_rich(row[m]) for m in shown))
-            tables.append(table)
+        # No vertical rules, one space between columns: thirteen metrics fit 120 terminal columns.
+        table = Table(title=f"{board.name}: {condition}", box=box.SIMPLE_HEAD, padding=0)
+        table.add_column("method", justify="left")
+        for metric in rows.columns[1:]:
+            table.add_column(metric, justify="right", min_width=6)
+        for method, row in rows.iterrows():
+            name = Text.assemble(method, ("\n", ""), (f"{row.seeds} seeds", "dim"))
+            table.add_row(name, *(_rich(entry) for entry in row.iloc[1:]))
+        tables.append(table)
     return tables
 
 
 def _rich(entry: Entry) -> Text:
-    return Text.assemble((entry.value, "bold" if entry.best else ""), f" {entry.note}".rstrip())
+    if np.isnan(entry.mean):
+        return Text(entry.value)
+    mean = (f"{entry.mean:.3f}", "bold" if entry.best else "")
+    return Text.assemble(mean, entry.mark, f"\n±{entry.std:.3f}")
+
+
+# --- LaTeX ------------------------------------------------------------------------------------
+
+LATEX_MARKS = {BETTER: r"\textsuperscript{\dag}", WORSE: r"\textsuperscript{\ddag}"}
+
+
+def paper_latex(board: Board) -> str:
+    """One booktabs table per condition (pandas' ``Styler.to_latex``; method and metric names
+    escaped), the footnote after them; needs ``\\usepackage{booktabs}``."""
+    parts = []
+    for condition, rows in paper_tables(board.table).items():
+        styler = rows.reset_index().style.hide(axis="index").format(_latex, escape="latex")
+        styler = styler.format_index(escape="latex", axis=1)
+        caption = f"{board.name}: {condition}".translate(_LATEX_SPECIALS)
+        parts.append(styler.to_latex(hrules=True, caption=caption, position_float="centering"))
+    footer = footnote(board.table, changes=False).replace(BETTER, r"\dag{}").replace(WORSE, r"\ddag{}")
+    return "\n".join(parts) + "\n% " + footer + "\n"
+
+
+_LATEX_SPECIALS = str.maketrans(
+    {c: f"\\{c}" for c in "&%$#_{}"} | {"~": r"\~{}", "^": r"\^{}", "\\": r"\textbackslash{}"}
+)
+
+
+def _latex(cell: object) -> str:
+    if not isinstance(cell, Entry):
+        return str(cell)  # a method name, escaped by the Styler, or a seed count
+    if np.isnan(cell.mean):
+        return "--"
+    value = f"{cell.mean:.3f} \\pm {cell.std:.3f}"
+    value = f"$\\mathbf{{{value}}}$" if cell.best else f"${value}$"
+    return value + LATEX_MARKS.get(cell.mark, "")

@@ -1,6 +1,7 @@
 """Plots logged as PNG artifacts."""
 
-from collections.abc import Mapping
+import io
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
@@ -8,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display on servers
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
 from rankuq.bench.metrics.ece import bin_sums
 
@@ -73,3 +75,39 @@ def line_plot(
     figure.savefig(path, dpi=100)
     plt.close(figure)
     return path
+
+
+def overview_png(board: pd.DataFrame, metrics: Sequence[str], columns: int = 4) -> bytes:
+    """A leaderboard at a glance, as PNG bytes: one panel per metric, a row per method, its mean
+    over seeds with ± std error bars, one colour per condition (``board``: a leaderboard's
+    ``condition``, ``method``, ``M`` and ``M std`` columns). Undefined values are not drawn."""
+    methods = list(dict.fromkeys(board.method))
+    conditions = list(dict.fromkeys(board.condition))
+    rows = -(-len(metrics) // columns)
+    figure, axes = plt.subplots(
+        rows,
+        min(columns, len(metrics)),
+        figsize=(3.2 * min(columns, len(metrics)), 1.4 + (0.4 + 0.35 * len(methods)) * rows),
+        squeeze=False,
+        sharey=True,
+    )
+    offsets = np.linspace(-0.2, 0.2, len(conditions)) if len(conditions) > 1 else np.zeros(1)
+    for axis, metric in zip(axes.flat, metrics, strict=False):
+        for offset, condition in zip(offsets, conditions, strict=True):
+            rows_of = board[board.condition == condition].set_index("method").reindex(methods)
+            position = np.arange(len(methods)) + offset
+            axis.errorbar(
+                rows_of[metric], position, xerr=rows_of[f"{metric} std"], fmt="o", capsize=3, label=condition
+            )
+        axis.set_title(metric, fontsize="medium")
+        axis.grid(axis="x", alpha=0.3)
+    for axis in axes.flat[len(metrics) :]:
+        axis.set_visible(False)
+    axes[0, 0].set(yticks=range(len(methods)), yticklabels=methods)
+    axes[0, 0].invert_yaxis()
+    figure.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=min(4, len(conditions)))
+    figure.tight_layout(rect=(0, 0.1, 1, 1))
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    plt.close(figure)
+    return buffer.getvalue()

@@ -7,7 +7,8 @@ from pathlib import Path
 import jinja2
 
 from rankuq.bench.files import atomic_write
-from rankuq.bench.leaderboard import Board, Plot, footnote, paper_markdown, paper_tables
+from rankuq.bench.leaderboard import Board, Plot, footnote, metrics_of, paper_markdown, paper_tables
+from rankuq.bench.plots import overview_png
 from rankuq.errors import RankuqError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -21,11 +22,15 @@ TEMPLATE = jinja2.Template(
 <meta charset="utf-8">
 <title>rankuq leaderboard: {{ name }}</title>
 <style>
-body { font-family: sans-serif; margin: 2em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 14px; }
-th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
+body { font-family: sans-serif; margin: 2em; color: #222; max-width: 100%; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 13px; }
+th, td { padding: 3px 6px; border-bottom: 1px solid #ddd; text-align: right; vertical-align: top; }
+td { white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
-.note { color: #666; font-size: 12px; }
+.note { color: #666; font-size: 11px; }
+td .note { display: block; }
+img.overview { max-width: 100%; height: auto; }
 .plots { display: flex; flex-wrap: wrap; gap: 16px; }
 figure { margin: 0; }
 figure img { width: 380px; border: 1px solid #eee; }
@@ -35,11 +40,14 @@ figcaption { font-size: 13px; text-align: center; }
 <body data-images="{{ images }}" data-images-loaded="0">
 <h1>Leaderboard: {{ name }}</h1>
 <p class="note">{{ footnote }}</p>
+<figure><img class="overview" src="{{ overview }}" alt="Mean ± std of every method on every metric">
+<figcaption>Every method on every metric: mean ± std over seeds, one colour per condition</figcaption>
+</figure>
 {% for section in sections %}
 <section>
 <h2>{{ section.condition }}</h2>
 {% if section.rows is not none %}
-<table>
+<div class="scroll"><table>
 <tr>{% for column in section.rows.reset_index().columns %}<th>{{ column }}</th>{% endfor %}</tr>
 {% for method, row in section.rows.iterrows() %}
 <tr><td>{{ method }}</td><td>{{ row.seeds }}</td>
@@ -47,7 +55,7 @@ figcaption { font-size: 13px; text-align: center; }
 {%- if entry.best %}<strong>{{ entry.value }}</strong>{% else %}{{ entry.value }}{% endif %}
 {%- if entry.note %} <span class="note">{{ entry.note }}</span>{% endif %}</td>{% endfor %}</tr>
 {% endfor %}
-</table>
+</table></div>
 {% endif %}
 {% for title, figures in section.kinds %}
 <h3>{{ title }}</h3>
@@ -82,6 +90,10 @@ def kind_title(kind: str) -> str:
     return KIND_TITLES.get(kind, text[:1].upper() + text[1:])
 
 
+def png_uri(data: bytes) -> str:
+    return f"data:image/png;base64,{base64.b64encode(data).decode('ascii')}"
+
+
 def data_uri(path: Path) -> str:
     """The PNG inlined, so the report needs no file beside it; anything else (by its bytes, not its
     name) is refused, as is a link (``bench.leaderboard`` checked the index's paths)."""
@@ -96,12 +108,13 @@ def data_uri(path: Path) -> str:
         raise RankuqError(
             f"{path}: not a PNG image of at most {MAX_PLOT_BYTES >> 20} MiB; rerun `rankuq run` to redraw it"
         )
-    return f"data:image/png;base64,{base64.b64encode(data).decode('ascii')}"
+    return png_uri(data)
 
 
 def render_report(board: Board) -> str:
-    """The report's HTML: per condition (board order, then conditions with plots only) its table,
-    then its plots grouped by kind (in index order), each captioned."""
+    """The report's HTML: the overview plot of every method and metric, then per condition (board
+    order, then conditions with plots only) its table, then its plots grouped by kind (in index
+    order), each captioned."""
     tables = paper_tables(board.table)
     conditions = list(dict.fromkeys([*tables, *(plot.condition for plot in board.plots)]))
     sections = [
@@ -109,7 +122,11 @@ def render_report(board: Board) -> str:
         for c in conditions
     ]
     return TEMPLATE.render(
-        name=board.name, footnote=footnote(board.table), sections=sections, images=len(board.plots)
+        name=board.name,
+        footnote=footnote(board.table),
+        overview=png_uri(overview_png(board.table, metrics_of(board.table))),
+        sections=sections,
+        images=len(board.plots) + 1,
     )
 
 

@@ -8,7 +8,9 @@ What `rankuq leaderboard --tracking-uri` reads back (``bench.leaderboard.read_tr
 - grid run: tags ``rankuq.level=grid``, ``rankuq.baseline`` (the baseline method) and
   ``rankuq.metrics`` (JSON list of the board's metric names, in column order: MLflow keys cannot
   be turned back into names such as ``nAUC AP u_max``); run name = grid name; artifact
-  ``index.json`` (the plot index of ``RUN_DIR/plots``);
+  ``index.json`` (the plot index of ``RUN_DIR/plots``); for the MLflow UI (not read back), the
+  description ``mlflow.note.content`` (the Markdown leaderboard) and the image ``leaderboard``
+  (``log_image``: the method × metric overview plot, in the run's and experiment's chart views);
 - cell runs (``mlflow.parentRunId`` = the grid run): tags ``rankuq.level=cell``, ``method``,
   ``task``, ``shift`` (the condition) and ``rankuq.row`` (the row in leaderboard.csv, so the board
   keeps its order); param ``seeds``; metrics ``mlflow_name(column)`` of the board's columns
@@ -21,6 +23,7 @@ and the trial table ``trials.csv``; seed runs log the searched values they used 
 """
 
 import contextlib
+import io
 import json
 import logging
 import os
@@ -41,6 +44,7 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.store.tracking import SEARCH_MAX_RESULTS_THRESHOLD
 from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 from mlflow.tracking import MlflowClient
+from mlflow.utils.validation import MAX_TAG_VAL_LENGTH
 
 import rankuq
 from rankuq.bench.files import atomic_write
@@ -61,6 +65,8 @@ ROW_TAG = "rankuq.row"
 EXPERIMENT = "rankuq"  # unless --experiment or $MLFLOW_EXPERIMENT_NAME names another
 # The MLflow UI opens an experiment of this kind on its runs (not on the GenAI traces overview).
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+NOTE_TAG = "mlflow.note.content"  # a run's description: Markdown, shown on its page in the MLflow UI
+OVERVIEW_KEY = "leaderboard"  # the grid run's overview image (``log_image`` key): the chart view shows it
 
 
 def experiment_name(name: str | None = None) -> str:
@@ -256,7 +262,27 @@ def track(
         tracker.finish(child)
     if changed:
         tracker.log(parent, artifacts=files)
+        log_board(tracker, parent, spec.name, board)
     tracker.finish(parent)
+
+
+def log_board(tracker: Tracker, run_id: str, name: str, board: pd.DataFrame) -> None:
+    """The comparison one click away in the MLflow UI, on the grid run: its description (the
+    ``NOTE_TAG``) is the Markdown leaderboard, cut at a row where a tag's limit requires it, and the
+    method × metric overview plot is a keyed image, which the run's and the experiment's chart views
+    show (MLflow keeps no server-side chart layout a client could save)."""
+    from matplotlib.image import imread
+
+    from rankuq.bench.leaderboard import Board, metrics_of, paper_markdown
+    from rankuq.bench.plots import overview_png
+
+    text = paper_markdown(Board(name, board, ()))
+    if len(text) > MAX_TAG_VAL_LENGTH:
+        tail = "\n\n… cut here: the whole leaderboard is this run's artifact leaderboard.md\n"
+        text = text[: MAX_TAG_VAL_LENGTH - len(tail)].rsplit("\n", 1)[0] + tail
+    tracker.client.set_tag(run_id, NOTE_TAG, text)
+    image = imread(io.BytesIO(overview_png(board, metrics_of(board))), format="png")
+    tracker.client.log_image(run_id, image, key=OVERVIEW_KEY, step=0)
 
 
 def _track_search(tracker: Tracker, parent: str, key: str, search: "SearchResult") -> None:

@@ -39,6 +39,16 @@ def relevance_logits(model: nn.Module, config: ModelConfig, rows: pd.DataFrame) 
     return (both[:, 1] - both[:, 0]).numpy()
 
 
+class MappedGap(nn.Module):
+    """`bert`'s model with the calibration map of its logit gap fitted on dev: what the scorer's
+    closure holds, so the method itself keeps no state between scorers."""
+
+    def __init__(self, member: nn.Module, calibrate: Calibrator) -> None:
+        super().__init__()
+        self.member = member
+        self.calibrate = calibrate
+
+
 class CalibratedBert(Bert, PostHocMethod):
     """`bert`'s model with a calibration map of its logit gap fitted on dev."""
 
@@ -56,15 +66,15 @@ class CalibratedBert(Bert, PostHocMethod):
             raise RankuqError(
                 f"{self.name} scores only once fitted: run its fit stage on the dev lists first"
             )
-        self.fitted_map = self.calibrator.from_state(fitted)
-        return Bert.load_models(self, model, checkpoints)
+        (member,) = Bert.load_models(self, model, checkpoints)
+        return [MappedGap(member, self.calibrator.from_state(fitted))]
 
     def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-        (model,) = models
-        model.eval()
-        logits = model(**inputs).logits.float()
+        (mapped,) = models
+        mapped.eval()
+        logits = mapped.member(**inputs).logits.float()
         gap = (logits[:, 1] - logits[:, 0]).cpu().numpy()
-        return torch.as_tensor(self.fitted_map(gap), dtype=torch.float32)[:, None]
+        return torch.as_tensor(mapped.calibrate(gap), dtype=torch.float32)[:, None]
 
 
 @REGISTRY.register

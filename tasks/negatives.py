@@ -17,7 +17,7 @@ import numpy as np
 
 from rankuq.errors import RankuqError
 from rankuq.registry import Registry
-from rankuq.tasks.files import line_error, open_text
+from rankuq.tasks.files import field_rows, line_error
 from rankuq.tasks.pool import Pool
 
 
@@ -188,28 +188,22 @@ class Run(Strategy):
 def read_run(path: Path) -> dict[str, list[tuple[int, str]]]:
     """qid → (line, docno) best first, trec_eval's order; malformed lines raise naming the line."""
     scored: dict[str, dict[str, tuple[float, int]]] = {}
-    with open_text(path, f"use a TREC run file ({RUN_LAYOUT})") as handle:
-        for line, text in enumerate(handle, start=1):
-            fields = text.split()
-            if not fields:
-                continue
-            if len(fields) != 6:
-                raise line_error(path, line, f"{len(fields)} fields, expected 6 ({RUN_LAYOUT})")
-            try:
-                score = float(fields[4])
-            except ValueError:
-                score = math.nan
-            if not math.isfinite(score):
-                raise line_error(path, line, f"score '{fields[4]}' is not a finite number")
-            docs = scored.setdefault(fields[0], {})
-            if fields[2] in docs:
-                first = docs[fields[2]][1]
-                raise line_error(
-                    path,
-                    line,
-                    f"document {fields[2]} listed twice for query {fields[0]} (first on line {first})",
-                )
-            docs[fields[2]] = (score, line)
+    for line, fields in field_rows(path, RUN_LAYOUT, f"use a TREC run file ({RUN_LAYOUT})"):
+        try:
+            score = float(fields[4])
+        except ValueError:
+            score = math.nan
+        if not math.isfinite(score):
+            raise line_error(path, line, f"score '{fields[4]}' is not a finite number")
+        docs = scored.setdefault(fields[0], {})
+        if fields[2] in docs:
+            first = docs[fields[2]][1]
+            raise line_error(
+                path,
+                line,
+                f"document {fields[2]} listed twice for query {fields[0]} (first on line {first})",
+            )
+        docs[fields[2]] = (score, line)
     if not scored:
         raise RankuqError(f"{path}: no run lines; use a TREC run file ({RUN_LAYOUT})")
     return {

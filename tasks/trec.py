@@ -12,7 +12,7 @@ from pathlib import Path
 from rankuq.errors import RankuqError
 from rankuq.tasks.base import REGISTRY, Task, require_files
 from rankuq.tasks.beir import Qrels, add_queries, parse_grade, read_corpus
-from rankuq.tasks.files import line_error, open_text, require_text
+from rankuq.tasks.files import field_rows, line_error, open_text, require_text
 from rankuq.tasks.pool import Pool, PoolBuilder
 
 TOPIC = re.compile(r"<top>(.*?)</top>", re.DOTALL | re.IGNORECASE)
@@ -58,14 +58,9 @@ def _sgml_topics(text: str, path: Path) -> dict[str, str]:
 def read_trec_qrels(path: Path) -> Qrels:
     """``qid iteration docid grade`` lines, grouped by query id in file order."""
     qrels: Qrels = {}
-    with open_text(path, "use a TREC qrels file (qid iteration docid grade)") as handle:
-        for line, text in enumerate(handle, start=1):
-            fields = text.split()
-            if not fields:
-                continue
-            if len(fields) != 4:
-                raise line_error(path, line, f"{len(fields)} fields, expected 4 (qid iteration docid grade)")
-            qrels.setdefault(fields[0], []).append((line, fields[2], parse_grade(fields[3], line, path)))
+    layout = "qid iteration docid grade"
+    for line, fields in field_rows(path, layout, f"use a TREC qrels file ({layout})"):
+        qrels.setdefault(fields[0], []).append((line, fields[2], parse_grade(fields[3], line, path)))
     if not qrels:
         raise RankuqError(f"{path}: no judgments; use the qrels file as released")
     return qrels

@@ -112,9 +112,22 @@ def test_leaderboard_of_a_run_dir_without_a_board_says_to_run_first(tmp_path, ca
 def test_leaderboard_prints_per_condition_and_writes_into_the_run_dir(run_dir, capsys):
     assert main(["leaderboard", str(run_dir)]) == 0
     out = capsys.readouterr().out
-    assert "my-grid: wikiqa" in out and "my-grid: clariq-to-wikiqa" in out and "(+10.00% †)" in out
+    assert "my-grid: wikiqa" in out and "my-grid: clariq-to-wikiqa" in out and "0.440†" in out
+    assert "Benjamini–Hochberg" in out
     assert "## clariq-to-wikiqa" in (run_dir / "leaderboard.md").read_text()
-    assert (run_dir / "report.html").read_text().count("<img") == 8
+    assert (run_dir / "report.html").read_text().count("<img") == 8 + 1  # the plots and the overview
+
+
+def test_leaderboard_writes_latex_where_asked(run_dir, tmp_path, capsys):
+    tex = tmp_path / "paper" / "tables.tex"
+    assert main(["leaderboard", str(run_dir), "--latex", str(tex)]) == 0
+    assert str(tex) in capsys.readouterr().out
+    assert tex.read_text().count(r"\begin{table}") == 2
+
+
+def test_leaderboard_latex_into_a_folder_is_refused(run_dir, tmp_path, capsys):
+    assert main(["leaderboard", str(run_dir), "--latex", str(tmp_path)]) == 2
+    assert "is a folder; give a file path" in capsys.readouterr().err
 
 
 def test_leaderboard_from_mlflow_writes_the_named_grid(tracking_uri, tmp_path, capsys):
@@ -122,7 +135,7 @@ def test_leaderboard_from_mlflow_writes_the_named_grid(tracking_uri, tmp_path, c
     assert main(["leaderboard", "--tracking-uri", tracking_uri, "--grid", "old-grid", "--out", str(out)]) == 0
     assert "old-grid: wikiqa" in capsys.readouterr().out
     assert sorted(p.name for p in out.iterdir()) == ["leaderboard.md", "report.html"]
-    assert (out / "report.html").read_text().count("<img") == 4
+    assert (out / "report.html").read_text().count("<img") == 4 + 1
 
 
 def test_version_prints_the_package_version(capsys):

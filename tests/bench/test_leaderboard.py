@@ -4,10 +4,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from rich.console import Console
 
 from rankuq.bench.leaderboard import (
+    LEADERBOARD_METRICS,
+    Board,
     Entry,
+    adjusted_p_values,
+    footnote,
     leaderboard,
+    paper_latex,
     paper_markdown,
     paper_tables,
     read_run_dir,
@@ -80,19 +86,85 @@ def test_markdown_has_a_table_per_condition_bold_best_and_the_rule(run_dir):
     assert "p < 0.05" in text and "lower is better for ECE;" in text
 
 
-def test_rich_tables_print_one_table_per_condition(run_dir):
+def test_rich_tables_print_one_compact_table_per_condition(run_dir):
     tables = rich_tables(read_run_dir(run_dir))
     assert [t.title for t in tables] == ["my-grid: wikiqa", "my-grid: clariq-to-wikiqa"]
-    assert [c.header for c in tables[0].columns] == ["method", "seeds", "R@1", "ECE", "nAUC AP u_max"]
-    ensemble_r1 = tables[0].columns[2]._cells[2]
-    assert ensemble_r1.plain == "0.440 ± 0.020 (+10.00% †)" and ensemble_r1.spans[0].style == "bold"
+    assert [c.header for c in tables[0].columns] == ["method", "R@1", "ECE", "nAUC AP u_max"]
+    assert tables[0].columns[0]._cells[1].plain == "bert (baseline)\n2 seeds"
+    ensemble_r1 = tables[0].columns[1]._cells[2]
+    assert ensemble_r1.plain == "0.440†\n±0.020" and ensemble_r1.spans[0].style == "bold"
+    assert tables[0].columns[2]._cells[0].plain == "—"  # bm25 has no ECE
 
 
-def test_rich_tables_split_the_metrics_to_fit_a_narrow_terminal(run_dir):
-    tables = rich_tables(read_run_dir(run_dir), width=90)  # (90 − 30) // 28 = 2 metrics a table
-    headers = [[c.header for c in t.columns][2:] for t in tables]
-    assert headers == [["R@1", "ECE"], ["nAUC AP u_max"]] * 2
-    assert [t.title for t in tables][1] == "my-grid: wikiqa"
+def test_a_full_board_is_one_table_per_condition_that_fits_120_columns(run_dir):
+    """Thirteen metrics (every leaderboard column) in one table of at most 120 terminal columns,
+    their names whole."""
+    table = read_run_dir(run_dir).table
+    for metric in LEADERBOARD_METRICS:
+        for suffix in ("", " std", " p"):
+            table[f"{metric}{suffix}"] = table[f"R@1{suffix}"]
+    console = Console(width=120, record=True)
+    tables = rich_tables(Board("my-grid", table, ()))
+    assert len(tables) == 2 and len(tables[0].columns) == 1 + len(LEADERBOARD_METRICS)
+    for shown in tables:
+        console.print(shown)
+    text = console.export_text()
+    assert max(map(len, text.splitlines())) <= 120
+    assert "0.440†" in text and all(metric in text for metric in LEADERBOARD_METRICS)  # headers whole
+
+
+def test_benjamini_hochberg_adjusts_within_each_condition():
+    """p_(i) · m / i, then the running minimum from the largest p down, per condition (m tests)."""
+    p = [0.01, 0.04, 0.03, 0.2, np.nan]
+    table = pd.DataFrame(
+        {
+            "condition": ["a", "a", "a", "a", "b"],
+            "method": ["m1", "m2", "m3", "m4", "m1"],
+            "seeds": 1,
+            "baseline": False,
+            "R@1": 0.5,
+            "R@1 std": 0.0,
+            "R@1 p": p,
+        }
+    )
+    # Sorted: 0.01, 0.03, 0.04, 0.2 (m = 4) → 0.04, 0.06, 0.0533…, 0.2 → minimum from the top:
+    # 0.2, 0.0533…, 0.0533…, 0.04 (0.06 falls to 0.04·4/3).
+    expected = [0.01 * 4 / 1, 0.04 * 4 / 3, 0.04 * 4 / 3, 0.2 * 4 / 4]
+    adjusted = adjusted_p_values(table)["R@1 p"]
+    assert adjusted[:4].tolist() == pytest.approx(expected)
+    assert np.isnan(adjusted[4])  # no test stays untested; condition b's family is empty
+
+
+def test_marks_follow_the_adjusted_p_values(run_dir):
+    """ensemble's R@1 p = 0.04 alone is significant; beside two larger p-values of its condition
+    it is not (0.04 · 3 / 1 > 0.05 …, BH: min over 0.12, 0.09, 0.06 = 0.06)."""
+    csv = run_dir / "leaderboard.csv"
+    board = pd.read_csv(csv)
+    clariq = board.condition == "clariq-to-wikiqa"
+    board.loc[clariq & (board.method == "ensemble"), ["R@1 p", "ECE p"]] = [0.04, 0.06]
+    board.loc[clariq & (board.method == "bm25"), "R@1 p"] = 0.045
+    board.to_csv(csv, index=False)
+    assert adjusted_p_values(board)[clariq]["R@1 p"].dropna().tolist() == pytest.approx([0.06, 0.06])
+    ensemble = paper_tables(read_run_dir(run_dir).table)["clariq-to-wikiqa"].loc["ensemble"]
+    assert ensemble["R@1"].mark == "" and ensemble["R@1"].change == "-20.00%"
+
+
+def test_footnote_names_the_correction(run_dir):
+    text = footnote(read_run_dir(run_dir).table)
+    assert "p < 0.05 after the Benjamini–Hochberg correction over the tests of the condition's table" in text
+
+
+def test_latex_has_a_booktabs_table_per_condition_with_escaped_names(run_dir):
+    board = read_run_dir(run_dir)
+    board.table.loc[0, "method"] = "bm25_k1&b"
+    text = paper_latex(board)
+    assert text.count(r"\begin{table}") == 2 and text.count(r"\toprule") == 2
+    assert r"\caption{my-grid: wikiqa}" in text
+    assert r"method & seeds & R@1 & ECE & nAUC AP u\_max \\" in text
+    assert r"bm25\_k1\&b & 2 & $0.380 \pm 0.000$ & -- & -- \\" in text
+    assert r"ensemble & 2 & $\mathbf{0.440 \pm 0.020}$\textsuperscript{\dag} &" in text
+    assert r"$0.200 \pm 0.030$\textsuperscript{\ddag}" in text
+    assert "Benjamini–Hochberg" in text.splitlines()[-1] and "in brackets" not in text
 
 
 def test_read_run_dir_reads_the_plot_index(run_dir):

@@ -1,4 +1,5 @@
 import base64
+import io
 import json
 import re
 import shutil
@@ -9,6 +10,7 @@ import pytest
 from PIL import Image
 
 from rankuq.bench.leaderboard import read_run_dir
+from rankuq.bench.plots import overview_png
 from rankuq.bench.report import kind_title, render_report, write_report
 from rankuq.errors import RankuqError
 
@@ -20,7 +22,9 @@ def test_the_report_is_self_contained_with_every_plot_embedded(run_dir):
     html = render_report(board)
     sources = re.findall(r'<img src="data:image/png;base64,([^"]+)"', html)
     assert sorted(base64.b64decode(s) for s in sources) == sorted(p.path.read_bytes() for p in board.plots)
-    assert html.count("<img") == len(board.plots) == 8 and 'data-images="8"' in html
+    overview = re.findall(r'<img class="overview" src="data:image/png;base64,([^"]+)"', html)
+    assert len(overview) == 1 and base64.b64decode(overview[0]).startswith(b"\x89PNG")
+    assert html.count("<img") == len(board.plots) + 1 == 9 and 'data-images="9"' in html
     assert not re.search(r"(src|href)=\"(?!data:)", html) and "<link" not in html
 
 
@@ -64,10 +68,27 @@ def test_the_report_renders_in_headless_chromium_with_every_plot(run_dir, tmp_pa
     _, html = write_report(board, tmp_path / "out")
     url = html.resolve().as_uri()
     dom = _chromium("--dump-dom", url).stdout
-    assert f'data-images-loaded="{len(board.plots)}"' in dom  # set by the page once all images decoded
+    assert (
+        f'data-images-loaded="{len(board.plots) + 1}"' in dom
+    )  # and the overview  # set by the page once all images decoded
     shot = tmp_path / "screenshot.png"
     _chromium(f"--screenshot={shot}", url)
     pixels = np.asarray(Image.open(shot).convert("RGB")).reshape(-1, 3).astype(int)
     assert len(np.unique(pixels, axis=0)) > 50  # not a blank page
     # The plots' lines (matplotlib's first colour, #1f77b4) are on screen.
     assert (np.abs(pixels - [31, 119, 180]).sum(axis=1) < 30).sum() > 500
+
+
+def test_the_overview_plot_draws_every_method_and_metric_with_error_bars(run_dir):
+    board = read_run_dir(run_dir)
+    image = Image.open(io.BytesIO(overview_png(board.table, ["R@1", "ECE", "nAUC AP u_max"])))
+    assert image.format == "PNG" and image.width > 3 * image.height  # three panels side by side
+    pixels = np.asarray(image.convert("RGB")).reshape(-1, 3).astype(int)
+    # Both conditions' colours (matplotlib's first two: #1f77b4, #ff7f0e) are drawn.
+    for colour in ([31, 119, 180], [255, 127, 14]):
+        assert (np.abs(pixels - colour).sum(axis=1) < 30).sum() > 100
+
+
+def test_tables_scroll_inside_the_page_instead_of_widening_it(run_dir):
+    html = render_report(read_run_dir(run_dir))
+    assert html.count('<div class="scroll"><table>') == 2 and ".scroll { overflow-x: auto;" in html

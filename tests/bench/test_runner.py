@@ -15,7 +15,7 @@ from mlflow.tracking import MlflowClient
 from scipy.stats import spearmanr
 
 from rankuq.bench.grid import parse_grid
-from rankuq.bench.leaderboard import read_run_dir, read_tracking
+from rankuq.bench.leaderboard import Board, paper_markdown, read_run_dir, read_tracking
 from rankuq.bench.runner import run_grid
 from rankuq.bench.tracking import EXPERIMENT, default_tracking_uri, mlflow_name
 
@@ -46,9 +46,9 @@ def test_the_leaderboard_has_a_row_per_method_with_mean_and_std(finished):
         "± " in (run_dir / "leaderboard.md").read_text()
         and "(baseline)" in (run_dir / "leaderboard.md").read_text()
     )
-    assert (run_dir / "report.html").read_text().count("data:image/png;base64,") == len(
+    assert (run_dir / "report.html").read_text().count("data:image/png;base64,") == 1 + len(
         json.loads((run_dir / "plots" / "index.json").read_text())
-    )
+    )  # the overview and every plot
 
 
 def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finished):
@@ -72,8 +72,12 @@ def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finish
         "leaderboard.csv",
         "index.json",
         "report.html",
+        "images",  # the overview plot, logged with log_image for the MLflow UI's chart view
     }
     assert parent.data.tags["rankuq.baseline"] == "bert"
+    # The run's description in the MLflow UI: the leaderboard, titled by the grid's name.
+    shown = paper_markdown(Board("tiny", read_run_dir(run_dir).table, ()))
+    assert parent.data.tags["mlflow.note.content"] == shown
     index = json.loads((run_dir / "plots" / "index.json").read_text())
     bert = next(cell for cell in cells if cell.data.tags["method"] == "bert")
     own = sorted(entry["path"] for entry in index if entry["method"] == "bert")

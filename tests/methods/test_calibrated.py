@@ -43,3 +43,19 @@ def test_a_fitted_map_rescores_bert_and_an_unfitted_one_refuses(name, tmp_path):
     np.testing.assert_allclose(scores[:, 0], kind.from_state(fitted)(gap), atol=1e-4)
     with pytest.raises(RankuqError, match=f"{name} scores only once fitted"):
         method.make_scorer(TINY_MODEL, [checkpoint], tmp_path)
+
+
+def test_each_scorer_holds_its_own_map_and_the_method_stays_stateless(tmp_path):
+    """Two scorers of one method instance, built from different fitted temperatures, each keep
+    theirs (the map lives in the scorer's closure, not on the method)."""
+    checkpoint = tmp_path / "model.pt"
+    torch.save(build_cross_encoder(TINY_MODEL, seed=0).state_dict(), checkpoint)
+    method = methods.create("temperature")
+    state = vars(method).copy()
+    cool = method.make_scorer(TINY_MODEL, [checkpoint], tmp_path, {"name": "temperature", "temperature": 0.5})
+    hot = method.make_scorer(TINY_MODEL, [checkpoint], tmp_path, {"name": "temperature", "temperature": 4.0})
+    assert vars(method) == state
+    bert = methods.create("bert").make_scorer(TINY_MODEL, [checkpoint], tmp_path)(ROWS)[:, 0]
+    gap = np.log(bert / (1 - bert))
+    np.testing.assert_allclose(cool(ROWS)[:, 0], 1 / (1 + np.exp(-gap / 0.5)), atol=1e-5)
+    np.testing.assert_allclose(hot(ROWS)[:, 0], 1 / (1 + np.exp(-gap / 4.0)), atol=1e-5)
