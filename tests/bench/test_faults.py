@@ -273,7 +273,12 @@ def _split_question(lines: list[str]) -> list[str]:
 
 
 BAD_ROWS = [
-    ("row short of a field", "train", _field_lost, "WikiQA-train.tsv.gz: line 6: 4 tab-separated fields"),
+    (
+        "row short of a field",
+        "train",
+        _field_lost,
+        "WikiQA-train.tsv.gz: line 6: 6 tab-separated fields, expected 7",
+    ),
     ("label not 0 or 1", "test", _label, "WikiQA-test.tsv.gz: line 10: Label is 'yes', expected 0 or 1"),
     ("question's rows apart", "train", _split_question, "WikiQA-train.tsv.gz: line 40: QuestionID"),
     ("header changed", "train", lambda lines: lines[1:], "WikiQA-train.tsv.gz: line 1: header is"),

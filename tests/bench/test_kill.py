@@ -68,8 +68,15 @@ def _files(run_dir: Path) -> set[str]:
 
 
 def _kept(files: set[str]) -> set[str]:
-    """Files that are a run's finished work: not Ray's storage, no staging or lock file."""
-    return {f for f in files if not f.startswith("ray/") and not any(p.startswith(".") for p in f.split("/"))}
+    """Files that are a run's finished work: not Ray's storage or its pid record, no staging, lock
+    or SQLite journal file."""
+    return {
+        f
+        for f in files
+        if not f.startswith(("ray/", "ray-pids.json"))
+        and not f.endswith("-journal")
+        and not any(p.startswith(".") for p in f.split("/"))
+    }
 
 
 def _mlflow_runs(run_dir: Path) -> int:
@@ -254,13 +261,15 @@ def _boundaries() -> NextKill:
 
 
 def _by_time(first_s: float) -> NextKill:
-    """Each leg killed ``after`` seconds in; a leg that kept nothing new gives the next 40 % more."""
+    """Each leg killed ``after`` seconds in: 40 % more after a leg that finished nothing new (to get
+    through a long stage), 40 % less (down to ``first_s``) after one that did (to kill inside the
+    next stage too)."""
     after = first_s
 
     def next_kill(last: Leg | None, _: set[str]) -> Callable[[Leg], bool]:
         nonlocal after
-        if last is not None and not _kept(set(last.appeared)):
-            after *= 1.4
+        if last is not None:
+            after = max(first_s, after / 1.4) if _kept(set(last.appeared)) else after * 1.4
         print(f"  next: {after:.1f} s in")
         return lambda leg: leg.elapsed >= after
 
