@@ -14,7 +14,9 @@ a new run directory:
 - by time: each leg is killed a fixed time after it starts, so each gets a little further into the
   run than the last (a leg that finished nothing new gets more time).
 
-Long (about 20 starts of the CLI); marked slow. It starts local Ray sessions of its own.
+Long (about 25 starts of the CLI); marked slow. It starts local Ray sessions of its own. On the
+shared 2-core machine at load 12 to 22: the undisturbed run 198 s, the stage chain 14 kills in
+about 17 minutes; the time chain about as long again.
 """
 
 import contextlib
