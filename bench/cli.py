@@ -181,20 +181,24 @@ def _run_grid(args: argparse.Namespace, locked: bool) -> None:
         print(describe(plan(spec, params, RunLayout(run_dir))))
         return
 
-    from rankuq.bench.files import run_dir_lock
+    from rankuq.bench.files import removed_on_error, run_dir_lock
     from rankuq.bench.leaderboard import read_run_dir
     from rankuq.bench.leftovers import stop_recorded
     from rankuq.bench.preflight import check_output_folder
-    from rankuq.bench.runner import run_grid
-    from rankuq.bench.tracking import default_tracking_uri, prepare_store
+    from rankuq.bench.runner import build_lists, run_built
 
     check_output_folder(run_dir, "run directory")
     for noisy in ("ray", "ray.data", "ray.tune", "ray.train", "mlflow", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    with contextlib.nullcontext() if locked else run_dir_lock(run_dir):
-        stop_recorded(RunLayout(run_dir).ray_pids)
-        prepare_store(args.tracking_uri or default_tracking_uri(run_dir), owned=args.tracking_uri is None)
-        run_grid(spec, params, run_dir, args.tracking_uri, args.address, experiment=args.experiment)
+    layout = RunLayout(run_dir)
+    with contextlib.ExitStack() as held:
+        # Bad data rows fail while the lists are built: what this run made until then goes again.
+        with removed_on_error(layout.root, layout.cache):
+            if not locked:
+                held.enter_context(run_dir_lock(run_dir))
+            stop_recorded(layout.ray_pids)
+            grid = build_lists(spec, params, layout)
+        run_built(grid, args.tracking_uri, args.address, experiment=args.experiment)
     _show(read_run_dir(run_dir))
     print(f"written: leaderboard.md, .csv and report.html in {run_dir}, beside the MLflow store")
 

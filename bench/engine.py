@@ -1,6 +1,7 @@
 """Ray parts of a grid: members trained as Tune trials (each a Ray Train TorchTrainer), inference
 with Ray Data ``map_batches`` and a stateful scorer over the Parquet shards."""
 
+import contextlib
 import functools
 import json
 import logging
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import psutil
 import pyarrow as pa
 import ray
 import ray.train.torch
@@ -55,11 +57,7 @@ def ray_session(address: str | None = None, pid_file: Path | None = None) -> Ite
         yield
         return
     on_sigterm = signal.getsignal(signal.SIGTERM)
-    try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-    except ConnectionError as error:  # 'auto' with no cluster running, a head that went away
-        reason = " ".join(str(error).split())
-        raise RankuqError(f"--address {address}: {reason}; start the cluster or drop --address") from None
+    _start_ray(address)
     if callable(on_sigterm) and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, on_sigterm)
     if pid_file is not None and address is None:
@@ -72,6 +70,41 @@ def ray_session(address: str | None = None, pid_file: Path | None = None) -> Ite
         ray.shutdown()
         if pid_file is not None:
             pid_file.unlink(missing_ok=True)
+
+
+RAY_START_TRIES = 3  # Ray gives a local node a fixed 30 s to register; a loaded machine may need more
+
+
+def _start_ray(address: str | None) -> None:
+    """``ray.init``, tried again (after stopping what the try started) when the local node timed
+    out during startup, as it does on a heavily loaded machine; one error line after the last try."""
+    for _ in range(RAY_START_TRIES):
+        started = {child.pid for child in psutil.Process().children(recursive=True)}
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+            return
+        except ConnectionError as error:  # 'auto' with no cluster running, a head that went away
+            reason = " ".join(str(error).split())
+            raise RankuqError(f"--address {address}: {reason}; start the cluster or drop --address") from None
+        except Exception as error:  # Ray raises a bare Exception for it
+            if "timed out during startup" not in str(error):
+                raise
+            ray.shutdown()
+            _stop_children_but(started)
+    raise RankuqError(
+        f"Ray's local node did not start within Ray's 30 s, {RAY_START_TRIES} times (load average "
+        f"{os.getloadavg()[0]:.0f}); finished work is kept: run the same command again when the "
+        "machine is less busy"
+    )
+
+
+def _stop_children_but(pids: set[int]) -> None:
+    """Stop this process's descendants other than ``pids`` (what a failed ``ray.init`` started)."""
+    new = [child for child in psutil.Process().children(recursive=True) if child.pid not in pids]
+    for child in new:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    psutil.wait_procs(new, timeout=5)
 
 
 def save_checkpoint(

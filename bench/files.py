@@ -41,6 +41,31 @@ def staged_folder(target: Path) -> Iterator[Path]:
 
 
 @contextmanager
+def removed_on_error(*folders: Path) -> Iterator[None]:
+    """Remove each folder of ``folders`` that the block creates (with the missing parents it makes)
+    when the block fails on bad input (a RankuqError): bad input leaves nothing behind. A folder
+    that existed before is never touched."""
+    created = [_outermost_missing(folder) for folder in folders]
+    try:
+        yield
+    except RankuqError:
+        for folder in created:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _outermost_missing(path: Path) -> Path | None:
+    """The outermost folder on the way to ``path`` (``path`` included) that does not exist yet."""
+    missing = None
+    for folder in (path.absolute(), *path.absolute().parents):
+        if folder.exists():
+            return missing
+        missing = folder
+    return missing
+
+
+@contextmanager
 def run_dir_lock(run_dir: Path) -> Iterator[None]:
     """Hold the run directory for one `rankuq run`: a second run on it fails at once, naming the
     holder, and leaves everything of the first untouched. The OS drops the lock when its holder

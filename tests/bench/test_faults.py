@@ -15,8 +15,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from rankuq import tasks
 from rankuq.bench import evaluate
 from rankuq.bench.cli import main
+from rankuq.bench.files import LOCK_FILE
 from rankuq.bench.predictions import predictions_table, read_cached_predictions
 
 RUN = "q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.4 t\nq2 Q0 d3 1 0.8 t\nq2 Q0 d4 2 0.7 t\n"
@@ -246,6 +248,66 @@ def test_a_grid_the_code_cannot_run_exits_2_before_anything_is_written(tmp_path,
     assert err.count("\n") == 0 and "Traceback" not in err
     assert err.startswith(f"rankuq: error: {grid}") and named in err
     assert not (tmp_path / "run").exists()
+
+
+def _wikiqa_with(data: Path, split: str, change: Callable[[list[str]], list[str]]) -> None:
+    """A copy of the real WikiQA files under ``data``, ``split``'s lines changed."""
+    (data / "wikiqa").mkdir(parents=True)
+    for name in ("train", "dev", "test"):
+        with gzip.open(tasks.data_root() / "wikiqa" / f"WikiQA-{name}.tsv.gz", "rt", newline="") as file:
+            lines = file.read().split("\n")
+        with gzip.open(data / "wikiqa" / f"WikiQA-{name}.tsv.gz", "wt", newline="") as out:
+            out.write("\n".join(change(lines) if name == split else lines))
+
+
+def _field_lost(lines: list[str]) -> list[str]:
+    return [*lines[:5], lines[5].split("\t", 1)[1], *lines[6:]]
+
+
+def _label(lines: list[str]) -> list[str]:
+    return [*lines[:9], lines[9].rsplit("\t", 1)[0] + "\tyes", *lines[10:]]
+
+
+def _split_question(lines: list[str]) -> list[str]:
+    return [*lines[:2], *lines[3:40], lines[2], *lines[40:]]
+
+
+BAD_ROWS = [
+    (
+        "row short of a field",
+        "train",
+        _field_lost,
+        "WikiQA-train.tsv.gz: line 6: 6 tab-separated fields, expected 7",
+    ),
+    ("label not 0 or 1", "test", _label, "WikiQA-test.tsv.gz: line 10: Label is 'yes', expected 0 or 1"),
+    ("question's rows apart", "train", _split_question, "WikiQA-train.tsv.gz: line 40: QuestionID"),
+    ("header changed", "train", lambda lines: lines[1:], "WikiQA-train.tsv.gz: line 1: header is"),
+]
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new run dir", "user's run dir"])
+@pytest.mark.parametrize(
+    ("split", "change", "named"), [r[1:] for r in BAD_ROWS], ids=[r[0] for r in BAD_ROWS]
+)
+def test_a_bad_data_row_exits_2_and_writes_nothing(tmp_path, capsys, split, change, named, existing):
+    """The lists are built (every row read) before the store, Ray or training; a run directory this
+    run made is removed, a user's is left as it was."""
+    data, run_dir = tmp_path / "data", tmp_path / "runs" / "mine"
+    _wikiqa_with(data, split, change)
+    grid = _write(tmp_path / "grid.yaml", "tasks: [wikiqa]\nmethods: {bm25: {}, bert: {}}\n")
+    if existing:
+        run_dir.mkdir(parents=True)
+        _write(run_dir / "notes.txt", "mine")
+    argv = ["run", str(grid), "--data-dir", str(data), "--run-dir", str(run_dir)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err
+    assert err.startswith(f"rankuq: error: {data / 'wikiqa'}") and named in err
+    if existing:  # the user's folder and file stay; the run's lock file (empty) is all it added
+        assert sorted(p.name for p in run_dir.iterdir()) == [LOCK_FILE, "notes.txt"]
+        assert (run_dir / "notes.txt").read_text() == "mine"
+    else:
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "grid.yaml"]  # not even runs/
 
 
 def _index(run_dir: Path, change: Callable[[list[dict]], object]) -> list[str]:

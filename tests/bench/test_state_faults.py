@@ -279,3 +279,33 @@ def test_ray_processes_of_a_sigkilled_driver_are_stopped_by_the_rerun(tmp_path):
     time.sleep(1)
     alive = [pid for pid in recorded if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
     assert not alive
+
+
+def _ray_init_timing_out(times: int) -> tuple[list[int], object]:
+    calls: list[int] = []
+
+    def init(**_: object) -> None:
+        calls.append(1)
+        if len(calls) <= times:
+            raise Exception("The current node timed out during startup. This could happen because ...")
+
+    return calls, init
+
+
+def test_a_local_ray_that_times_out_during_startup_is_started_again(monkeypatch):
+    from rankuq.bench import engine
+
+    calls, init = _ray_init_timing_out(engine.RAY_START_TRIES - 1)
+    monkeypatch.setattr(engine.ray, "init", init)
+    engine._start_ray(None)
+    assert len(calls) == engine.RAY_START_TRIES
+
+
+def test_a_local_ray_that_never_starts_is_one_error_line(monkeypatch):
+    from rankuq.bench import engine
+
+    calls, init = _ray_init_timing_out(engine.RAY_START_TRIES)
+    monkeypatch.setattr(engine.ray, "init", init)
+    with pytest.raises(RankuqError, match=r"did not start within Ray.s 30 s, 3 times .* run the same"):
+        engine._start_ray(None)
+    assert len(calls) == engine.RAY_START_TRIES
