@@ -224,7 +224,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         strict=args.strict,
         probabilities=args.probabilities,
     )
-    dev = read_dev(args.dev, args.dev_run, args.dev_qrels, args.strict, args.probabilities)
+    dev = read_dev(args.dev, args.dev_run, args.dev_qrels, args.strict, args.probabilities, probes)
     values = evaluate_inputs(evaluated, args.metrics, probes, dev, args.seed, args.confidences)
     queries = per_query_values(evaluated, args.metrics) if args.by_query else None
     if args.write_run:

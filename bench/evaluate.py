@@ -198,11 +198,8 @@ def evaluate_inputs(
     confidences: Sequence[str] | None = None,
 ) -> dict[str, float]:
     """Metric means (keys spelled as the metrics are, ``nDCG@10``) and the ``probes``' metrics."""
-    if dev is not None and not set(probes) & set(DEV_PROBES):
-        raise RankuqError(
-            f"the dev split ({dev.source}): only the {' and '.join(DEV_PROBES)} probes read one; "
-            f"add --{' or --'.join(DEV_PROBES)}, or drop the dev files"
-        )
+    if dev is not None:
+        check_dev_is_read(dev.source, probes)
     if confidences and "abstention" not in probes:
         raise RankuqError(
             "--confidences choose the abstention probe's confidence functions; add --abstention"
@@ -302,16 +299,33 @@ def evaluate_file(
     evaluated = read_inputs(
         run=run, qrels=qrels, predictions=predictions, strict=strict, probabilities=probabilities
     )
-    reference = read_dev(dev, dev_run, dev_qrels, strict, probabilities)
+    reference = read_dev(dev, dev_run, dev_qrels, strict, probabilities, probes)
     return evaluate_inputs(evaluated, names, probes, reference, seed, confidences)
 
 
+def check_dev_is_read(source: str, probes: Sequence[str]) -> None:
+    """A dev split is only read by the probes that tune on it: refuse one given without them."""
+    if not set(probes) & set(DEV_PROBES):
+        raise RankuqError(
+            f"the dev split ({source}): only the {' and '.join(DEV_PROBES)} probes read one; "
+            f"add --{' or --'.join(DEV_PROBES)}, or drop the dev files"
+        )
+
+
 def read_dev(
-    dev: Path | None, dev_run: Path | None, dev_qrels: Path | None, strict: bool, probabilities: bool | None
+    dev: Path | None,
+    dev_run: Path | None,
+    dev_qrels: Path | None,
+    strict: bool,
+    probabilities: bool | None,
+    probes: Sequence[str],
 ) -> Evaluated | None:
-    """The dev split: a predictions file (``--dev``) or a TREC run with its qrels."""
-    if dev is None and dev_run is None and dev_qrels is None:
+    """The dev split: a predictions file (``--dev``) or a TREC run with its qrels; refused unread
+    where none of ``probes`` reads it."""
+    given = [str(path) for path in (dev, dev_run, dev_qrels) if path is not None]
+    if not given:
         return None
+    check_dev_is_read(", ".join(given), probes)
     return read_inputs(
         run=dev_run,
         qrels=dev_qrels,

@@ -350,7 +350,7 @@ def test_unknown_metrics_and_confidences_exit_2_listing_the_valid_ones(
     assert "add --abstention" in capsys.readouterr().err
     assert main([*files, "--probabilities"]) == 2  # raw scores from a normal distribution
     assert "outside [0, 1]" in capsys.readouterr().err
-    assert main([*files, "--dev-run", str(run)]) == 2
+    assert main([*files, "--risk", "--dev-run", str(run)]) == 2
     assert "(--dev-run RUN --dev-qrels QRELS)" in capsys.readouterr().err
 
 

@@ -87,7 +87,7 @@ CASES: list[tuple[str, Callable[[Path, Path], list[str]], str]] = [
         "row 2 repeats (qid a, cid x)",
     ),
     ("predictions label of strings", lambda t, r: _string_labels(t), "column label holds string"),
-    ("--dev without a probe", lambda t, r: _dev_without_probe(t), "not-even-there.parquet: only the risk"),
+    ("--dev without a probe", lambda t, r: _dev_without_probe(t), "not-even-there.parquet): only the risk"),
     (
         "leaderboard cut mid-row",
         lambda t, r: _board(r, lambda s: s[: len(s) // 2]),
