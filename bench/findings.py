@@ -123,9 +123,9 @@ CLAIMS: tuple[Claim, ...] = (
         grid="paper000",
         text="RA with b chosen on dev improves R@1 over the mean ranking",
         paper="+1.7 % (D), +2 % (E) R_10@1 on average (Table 3)",
-        metric="RA.R_at_1",
+        metric="RA.R@1",
         reference=("R@1",),
-        p_value="RA.R_at_1.p_value",
+        p_value="RA.R@1.p_value",
     ),
     *_per_method(
         STOCHASTIC_000,
@@ -133,9 +133,9 @@ CLAIMS: tuple[Claim, ...] = (
         grid="paper000",
         text="RA improves R@1 under cross-negative-sampling shift (most of all there)",
         paper="up to +17.2 % R_10@1, cross-NS (Table 3)",
-        metric="RA.R_at_1",
+        metric="RA.R@1",
         reference=("R@1",),
-        p_value="RA.R_at_1.p_value",
+        p_value="RA.R@1.p_value",
         kinds=("cross-NS",),
     ),
     *_per_method(
@@ -183,9 +183,9 @@ CLAIMS: tuple[Claim, ...] = (
             text=f"CVaR reranking ({view}) raises nDCG@10 over the mean ranking",
             paper="+3 to 5 % nDCG (Table 3)",
             method="last_layer_mc",
-            metric=f"CVaR.{view}.nDCG_at_10",
+            metric=f"CVaR.{view}.nDCG@10",
             reference=("nDCG@10",),
-            p_value=f"CVaR.{view}.nDCG_at_10.p_value",
+            p_value=f"CVaR.{view}.nDCG@10.p_value",
         )
         for view in ("optimistic", "pessimistic")
     ),

@@ -196,9 +196,9 @@ def test_findings_on_the_real_tiny_run_and_a_byte_identical_rewrite(finished, tm
     # Within a cell: RA against the mean ranking, p the largest of the seeds' paired tests.
     seeds = pd.read_csv(run_dir / "seeds.csv")
     ra = seeds[seeds.method == "mc_dropout"]
-    gain = ra["RA.R_at_1"] - ra["R@1"]
+    gain = ra["RA.R@1"] - ra["R@1"]
     assert f"d = {gain.mean():.3f} ± {gain.std(ddof=1):.3f}" in rows["000-ra-cross-ns-mc_dropout"][3]
-    assert f"p = {ra['RA.R_at_1.p_value'].max():.3g}" in rows["000-ra-cross-ns-mc_dropout"][3]
+    assert f"p = {ra['RA.R@1.p_value'].max():.3g}" in rows["000-ra-cross-ns-mc_dropout"][3]
     for claim_id in (
         "000-ra-mc_dropout",
         "000-ra-cross-ns-ensemble",
