@@ -150,7 +150,7 @@ def test_sigterm_is_handled_as_ctrl_c(tmp_path, capsys, monkeypatch):
         time.sleep(5)
         raise AssertionError("SIGTERM did not stop the command")
 
-    monkeypatch.setattr("rankuq.bench.evaluate.evaluate_file", terminated)
+    monkeypatch.setattr("rankuq.bench.evaluate.read_inputs", terminated)  # the CLI's first step
     before = signal.getsignal(signal.SIGTERM)
     assert main(["evaluate", "--predictions", str(tmp_path / "p.parquet")]) == cli.EXIT_TERMINATED == 143
     assert _one_line(capsys).startswith("rankuq: interrupted; finished work is kept, resume with: rankuq ")

@@ -48,8 +48,8 @@ def test_a_fitted_map_rescores_bert_and_an_unfitted_one_refuses(name, tmp_path):
 def test_each_scorer_holds_its_own_map_and_the_method_stays_stateless(tmp_path):
     """Two scorers of one method instance, built from different fitted temperatures, each keep
     theirs (the map lives in the scorer's closure, not on the method)."""
-    checkpoint = tmp_path / "model.pt"
-    torch.save(build_cross_encoder(TINY_MODEL, seed=0).state_dict(), checkpoint)
+    checkpoint = tmp_path / "member"
+    methods.create("bert").save_member(build_cross_encoder(TINY_MODEL, seed=0), TINY_MODEL, checkpoint)
     method = methods.create("temperature")
     state = vars(method).copy()
     cool = method.make_scorer(TINY_MODEL, [checkpoint], tmp_path, {"name": "temperature", "temperature": 0.5})
