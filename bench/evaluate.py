@@ -198,8 +198,6 @@ def evaluate_inputs(
     confidences: Sequence[str] | None = None,
 ) -> dict[str, float]:
     """Metric means (keys spelled as the metrics are, ``nDCG@10``) and the ``probes``' metrics."""
-    if dev is not None:
-        check_dev_is_read(dev.source, probes)
     if confidences and "abstention" not in probes:
         raise RankuqError(
             "--confidences choose the abstention probe's confidence functions; add --abstention"
@@ -303,15 +301,6 @@ def evaluate_file(
     return evaluate_inputs(evaluated, names, probes, reference, seed, confidences)
 
 
-def check_dev_is_read(source: str, probes: Sequence[str]) -> None:
-    """A dev split is only read by the probes that tune on it: refuse one given without them."""
-    if not set(probes) & set(DEV_PROBES):
-        raise RankuqError(
-            f"the dev split ({source}): only the {' and '.join(DEV_PROBES)} probes read one; "
-            f"add --{' or --'.join(DEV_PROBES)}, or drop the dev files"
-        )
-
-
 def read_dev(
     dev: Path | None,
     dev_run: Path | None,
@@ -325,7 +314,11 @@ def read_dev(
     given = [str(path) for path in (dev, dev_run, dev_qrels) if path is not None]
     if not given:
         return None
-    check_dev_is_read(", ".join(given), probes)
+    if not set(probes) & set(DEV_PROBES):  # only the probes that tune on a dev split read one
+        raise RankuqError(
+            f"the dev split ({', '.join(given)}): only the {' and '.join(DEV_PROBES)} probes read one; "
+            f"add --{' or --'.join(DEV_PROBES)}, or drop the dev files"
+        )
     return read_inputs(
         run=dev_run,
         qrels=dev_qrels,
