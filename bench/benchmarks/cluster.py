@@ -312,6 +312,13 @@ def finish(process: subprocess.Popen, log: Path, timeout: float = 900) -> float:
     return time.perf_counter() - start
 
 
+def alive(process: subprocess.Popen, log: Path) -> bool:
+    """True while a `rankuq` process runs; raise with its log's tail once it has exited."""
+    if process.poll() is not None:
+        raise RuntimeError(f"`rankuq` exited {process.returncode} early: {log.read_text()[-3000:]}")
+    return True
+
+
 def placements(run_dir: Path) -> pd.DataFrame:
     """Where each member trained, from its own Ray Train report (rankuq-training.json beside its weights)."""
     rows = []
@@ -430,11 +437,13 @@ def wait_for(condition, timeout: float, what: str, poll: float = 0.2) -> None:
 
 
 def train_workers_on(node: Node) -> int:
-    """Ray Train workers running their training loop on ``node`` (the process title names it)."""
+    """Ray Train worker actors alive on ``node`` (the process title names the actor). Ray Train 2.60 runs
+    the training loop in a thread of the actor, so the title does not name ``run_train_fn`` while it
+    trains; a worker actor lives only as long as its member's training."""
     count = 0
     for pid in node.refresh():
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-            if "RayTrainWorker.run_train_fn" in " ".join(psutil.Process(pid).cmdline()):
+            if "ray::RayTrainWorker" in " ".join(psutil.Process(pid).cmdline()):
                 count += 1
     return count
 
@@ -507,7 +516,7 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
             driver = rankuq(*command, log=log, env=cluster.env)
             victim = cluster.nodes["b"]
             wait_for(
-                lambda: train_workers_on(victim) >= 1 and checkpoints(lost) > 0,
+                lambda: alive(driver, log) and train_workers_on(victim) >= 1 and checkpoints(lost) > 0,
                 420,
                 "members training on node b",
             )
