@@ -262,16 +262,16 @@ def _boundaries() -> NextKill:
     return next_kill
 
 
-def _by_time(first_s: float) -> NextKill:
+def _by_time(first_s: float, floor_s: float) -> NextKill:
     """Each leg killed ``after`` seconds in: 40 % more after a leg that finished nothing new (to get
-    through a long stage), 40 % less (down to ``first_s``) after one that did (to kill inside the
-    next stage too)."""
+    through a long stage), half as long (down to ``floor_s``, the CLI's start) after one that did,
+    so that the short stages left near the end of a resumed run are killed too."""
     after = first_s
 
     def next_kill(last: Leg | None, _: set[str]) -> Callable[[Leg], bool]:
         nonlocal after
         if last is not None:
-            after = max(first_s, after / 1.4) if _kept(set(last.appeared)) else after * 1.4
+            after = max(floor_s, after / 2) if _kept(set(last.appeared)) else after * 1.4
         print(f"  next: {after:.1f} s in")
         return lambda leg: leg.elapsed >= after
 
@@ -297,7 +297,8 @@ def test_sigkills_at_20_points_then_a_rerun_give_the_undisturbed_leaderboard(ref
     _check(tmp_path / "at-stages", reference.run_dir, at_stages)
     # By time: the first kill about when the imports end; later legs reach further in.
     print("chain by time:")
-    by_time = _chain(reference.grid, tmp_path / "by-time", _by_time(max(8.0, reference.duration / 6)))
+    schedule = _by_time(max(8.0, reference.duration / 6), floor_s=8.0)
+    by_time = _chain(reference.grid, tmp_path / "by-time", schedule)
     _check(tmp_path / "by-time", reference.run_dir, by_time)
     kills = len(at_stages) - 1 + len(by_time) - 1
     print(f"{kills} kills in {time.monotonic() - started:.0f} s; load {os.getloadavg()}")
