@@ -118,8 +118,8 @@ def test_run_plan_prints_the_plan_and_starts_no_ray(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "members to train: 6 (0 cached)" in done.stdout  # the default grid: 2 seeds × (bert + 2 ensemble)
-    assert "mc_dropout" in done.stdout and "CPU-hours" in done.stdout and "GPU-hours" in done.stdout
+    assert "members to train: 2 (0 cached)" in done.stdout  # the default grid: bert and last_layer_mc, 1 seed
+    assert "last_layer_mc" in done.stdout and "CPU-hours" in done.stdout and "GPU-hours" in done.stdout
     assert not run_dir.exists()
 
 
