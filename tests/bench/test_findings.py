@@ -149,8 +149,8 @@ def test_the_verdict_over_conditions_is_the_majority_s():
 def test_the_kinds_of_the_paper_000_conditions():
     spec, _ = load_grid(GRIDS / "paper000.yaml")
     kinds = {shift.label(): condition_kind(spec, shift) for shift in spec.conditions()}
-    assert kinds["wikiqa"] == "in-domain" and kinds["semeval"] == "in-domain"
-    assert kinds["wikiqa-to-clariq"] == "cross-domain" and kinds["semeval-to-trecqa_clean"] == "cross-domain"
+    assert kinds["clariq"] == "in-domain"
+    assert kinds["wikiqa-to-clariq"] == "cross-domain" and kinds["wikiqa-to-trecqa_clean"] == "cross-domain"
     assert kinds["clariq-bm25-to-random"] == "cross-NS" and kinds["clariq-bm25-to-random-nota"] == "cross-NS"
     trecqa = parse_grid({"shifts": [{"train": {"task": "trecqa"}, "test": {"task": "trecqa_clean"}}],
                          "methods": {"bm25": {}}}, "test grid")[0]  # fmt: skip

@@ -32,10 +32,16 @@ def test_every_grid_validates_and_plans_without_writing(path, tmp_path):
         assert len(spec.seeds) >= 3 and spec.baseline in params
 
 
-def test_the_paper_000_and_gp_grids_keep_the_papers_sample_counts():
-    for name in ("paper000", "gp"):
-        _, params = load_grid(next(path for path in GRIDS if path.stem == name))
-        assert params["mc_dropout"].T == 10 and params["ensemble"].M == 5
+def test_the_paper_000_grid_keeps_the_papers_sample_counts():
+    _, params = load_grid(next(path for path in GRIDS if path.stem == "paper000"))
+    assert params["mc_dropout"].T == 10 and params["ensemble"].M == 5
+
+
+def test_the_model_fit_grid_trains_the_whole_model_on_every_task_with_a_training_split():
+    spec, params = load_grid(next(path for path in GRIDS if path.stem == "paper002"))
+    assert spec.model.layers == 6 and spec.model.max_length == 128 and spec.train.negatives == 4
+    assert set(spec.tasks) == {"wikiqa", "clariq", "semeval", "trecqa_clean"}
+    assert {"bm25", "bert"} <= set(params)
 
 
 def test_rankuq_run_plan_exits_0_on_a_paper_grid(capsys, tmp_path):
