@@ -45,11 +45,14 @@ ALL_KINDS: tuple[Kind, ...] = ("in-domain", "cross-domain", "cross-NS")
 class Claim:
     """One claim of a paper about one method, measured in the run of grid ``grid``.
 
-    ``reference``: None compares with the grid's baseline method (same metric, same seed); one column
-    compares with that value of the same cell; several, with their best (largest) per seed.
+    ``reference``: None compares with method ``against`` (default: the grid's baseline; same metric,
+    same seed); one column compares with that value of the same cell; several, with their best
+    (largest) per seed.
     ``expect``: the paper's direction of d = value − reference ("higher", "lower", or "within"
     ``margin``), or "present": the value exists in every seed where the reference (the probe's
-    evidence that it ran) does (the break-even size exists only where u_lin overtakes u_std).
+    evidence that it ran) does (the break-even size exists only where u_lin overtakes u_std), or
+    "at least": the value reaches the floor ``margin`` in every seed (refuted: in none).
+    ``condition``: measure the claim in this condition only (the model fit: one row per task).
     ``p_value``: the probe's per-seed p-value column of this comparison, if any.
     ``absent``: why the run directory cannot hold the claim (its row says so, not measured).
     """
@@ -61,16 +64,20 @@ class Claim:
     method: str
     metric: str
     reference: tuple[str, ...] | None = None
-    expect: Literal["higher", "lower", "within", "present"] = "higher"
+    expect: Literal["higher", "lower", "within", "present", "at least"] = "higher"
     kinds: tuple[Kind, ...] = ALL_KINDS
     variant: str | None = "standard"  # of the tested lists; None: any
     p_value: str | None = None
     margin: float = 0.0
     absent: str | None = None
+    against: str | None = None
+    condition: str | None = None
 
     def compared(self) -> str:
+        if self.expect == "at least":
+            return f"{self.margin:g}"
         if self.reference is None:
-            return "the baseline"
+            return self.against or "the baseline"
         return self.reference[0] if len(self.reference) == 1 else f"best of {', '.join(self.reference)}"
 
 
@@ -84,7 +91,42 @@ STOCHASTIC_000 = ("mc_dropout", "ensemble")
 GP = ("sngp", "gpf", "pg_gp")
 FREE_CONFIDENCES = ("nAUC.AP.u_max", "nAUC.AP.u_std", "nAUC.AP.u_1-2")
 
+FIT_TASKS = ("wikiqa", "clariq", "semeval", "trecqa_clean")
+
+# The model fit (issue 15): is the fine-tuned reranker strong enough for the papers' claims to mean
+# anything? On each task with a training split, `bert` against BM25 on its own lists (paper002).
+MODEL_FIT: tuple[Claim, ...] = (
+    Claim(
+        id="fit-wikiqa-ap-floor",
+        grid="paper002",
+        text="bert reaches AP 0.70 on WikiQA test (issue 15's floor)",
+        paper="Yang et al., 2015: 0.652 (CNN-Cnt, the dataset's paper); BERT-base about 0.81",
+        method="bert",
+        metric="AP",
+        expect="at least",
+        margin=0.70,
+        kinds=("in-domain",),
+        condition="wikiqa",
+    ),
+    *(
+        Claim(
+            id=f"fit-{task}-{metric}",
+            grid="paper002",
+            text=f"bert beats BM25 on {task} ({metric})",
+            paper="a fine-tuned cross-encoder above BM25 (every paper's premise)",
+            method="bert",
+            metric=metric,
+            against="bm25",
+            kinds=("in-domain",),
+            condition=task,
+        )
+        for task in FIT_TASKS
+        for metric in ("AP", "R@1")
+    ),
+)
+
 CLAIMS: tuple[Claim, ...] = (
+    *MODEL_FIT,
     *_per_method(
         STOCHASTIC_000,
         id="000-ece-in-domain",
@@ -324,11 +366,13 @@ def measure(claim: Claim, run: Run, condition: str) -> Measured | None:
     if rows.empty or claim.metric not in rows or rows[claim.metric].isna().all():
         return None
     rows = rows.sort_values("seed")
-    if claim.reference is None:
-        baseline = run.spec.baseline
-        base = run.seeds[(run.seeds.condition == condition) & (run.seeds.method == baseline)]
+    if claim.expect == "at least":
+        reference = np.full(len(rows), claim.margin)
+    elif claim.reference is None:
+        other = claim.against or run.spec.baseline
+        base = run.seeds[(run.seeds.condition == condition) & (run.seeds.method == other)]
         base = base.set_index("seed").reindex(rows.seed)
-        if baseline is None or claim.metric not in base or base[claim.metric].isna().any():
+        if other is None or claim.metric not in base or base[claim.metric].isna().any():
             return None
         reference = base[claim.metric].to_numpy(dtype=float)
     else:
@@ -339,8 +383,12 @@ def measure(claim: Claim, run: Run, condition: str) -> Measured | None:
     if np.isnan(values).any():
         return None
     delta = values - reference
-    p = _p_value(claim, run, condition, rows, values, reference)
     mean_reference = float(reference.mean())
+    if claim.expect == "at least":
+        outcome = REPRODUCED if (delta >= 0).all() else REFUTED if (delta < 0).all() else NOT_REPRODUCED
+        spread = _mean_std(delta)
+        return Measured(condition, _mean_std(values), spread, math.nan, math.nan, len(values), outcome)
+    p = _p_value(claim, run, condition, rows, values, reference)
     return Measured(
         condition,
         _mean_std(values),
@@ -370,8 +418,12 @@ def _p_value(
 ) -> float:
     board = run.board
     on_board = f"{claim.metric} p"
-    if claim.reference is None and on_board in board:
-        row = board[(board.condition == condition) & (board.method == claim.method)]
+    # The leaderboard tests every method against the baseline: the baseline against another method
+    # reads that method's row (the paired test is symmetric).
+    baseline, other = run.spec.baseline, claim.against or run.spec.baseline
+    tested = other if claim.method == baseline else claim.method if other == baseline else None
+    if claim.reference is None and tested not in (None, baseline) and on_board in board:
+        row = board[(board.condition == condition) & (board.method == tested)]
         if len(row) and not np.isnan(row[on_board].iloc[0]):
             return float(row[on_board].iloc[0])
     if claim.p_value is not None and claim.p_value in rows and rows[claim.p_value].notna().all():
@@ -410,7 +462,9 @@ def conditions_of(claim: Claim, run: Run) -> list[str]:
     return [
         condition
         for condition, (kind, variant) in run.kinds.items()
-        if kind in claim.kinds and (claim.variant is None or variant == claim.variant)
+        if kind in claim.kinds
+        and (claim.variant is None or variant == claim.variant)
+        and claim.condition in (None, condition)
     ]
 
 
@@ -437,6 +491,8 @@ def assess(claim: Claim, runs: Sequence[Run]) -> Row:
 
 
 def _scope(claim: Claim) -> str:
+    if claim.condition is not None:
+        return f"condition {claim.condition}"
     variant = f", {claim.variant} lists" if claim.variant else ""
     return f"{'/'.join(claim.kinds)} conditions{variant}"
 

@@ -138,6 +138,32 @@ def test_a_present_value_and_what_is_not_measured():
     assert assess(ECE_CLAIM, [cross]).verdict == REPRODUCED
 
 
+def test_the_baseline_against_another_method_reads_that_method_s_leaderboard_p():
+    # bert − ensemble per seed = 0.10, 0.12, 0.14: mean 0.12, relative 0.12 / 0.6 = +20 %
+    claim = Claim(
+        id="fit", grid="paper000", text="", paper="", method="bert", metric="AP", against="ensemble"
+    )
+    run = hand_made({"bert": {"AP": [0.70, 0.72, 0.74]}, "ensemble": {"AP": [0.6] * 3}}, {"AP": 0.001})
+    m = measure(claim, run, "c")
+    assert m.delta[0] == pytest.approx(0.12) and m.relative == pytest.approx(0.2)
+    assert m.p == 0.001 and m.verdict == REPRODUCED
+    assert claim.compared() == "ensemble"
+
+
+def test_a_floor_is_reached_in_every_seed_none_or_some():
+    claim = Claim(
+        id="floor", grid="paper000", text="", paper="", method="bert", metric="AP", expect="at least",
+        margin=0.70, condition="c",
+    )  # fmt: skip
+    every = measure(claim, hand_made({"bert": {"AP": [0.71, 0.72, 0.70]}}), "c")
+    assert every.verdict == REPRODUCED and every.delta[0] == pytest.approx(0.01) and np.isnan(every.p)
+    some = measure(claim, hand_made({"bert": {"AP": [0.69, 0.72, 0.71]}}), "c")
+    assert some.verdict == NOT_REPRODUCED
+    assert measure(claim, hand_made({"bert": {"AP": [0.6] * 3}}), "c").verdict == REFUTED
+    elsewhere = assess(replace(claim, condition="other"), [hand_made({"bert": {"AP": [0.8] * 3}})])
+    assert elsewhere.verdict == NOT_MEASURED and "condition other" in elsewhere.note
+
+
 def test_the_verdict_over_conditions_is_the_majority_s():
     assert overall([REPRODUCED, REPRODUCED, NOT_REPRODUCED]) == REPRODUCED
     assert overall([REFUTED, REFUTED, REPRODUCED]) == REFUTED
