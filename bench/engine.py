@@ -42,6 +42,7 @@ from rankuq.methods.base import BatchScorer, Fitted, NeuralMethod, PostHocMethod
 from rankuq.shards import read_shards, shard_files
 
 STATE_FILE = "train-state.pt"  # the rest of an epoch checkpoint: optimizer, schedule, epoch, losses, RNGs
+BEST_FOLDER = "best"  # with early stopping: the best dev epoch's member, inside each epoch checkpoint
 
 
 @contextmanager
@@ -108,18 +109,30 @@ def _stop_children_but(pids: set[int]) -> None:
 
 
 def save_checkpoint(
-    folder: Path, state: TrainState, method: NeuralMethod, model: nn.Module, config: ModelConfig
+    folder: Path,
+    state: TrainState,
+    method: NeuralMethod,
+    model: nn.Module,
+    config: ModelConfig,
+    best: dict[str, torch.Tensor] | None = None,
 ) -> None:
     """An epoch checkpoint: the member's folder as scoring loads it (``model`` holds the state's
-    weights), the rest of the state beside it."""
+    weights), the rest of the state beside it and, with early stopping, the ``best`` weights so far
+    as a member of their own in BEST_FOLDER."""
     method.save_member(model, config, folder)
     torch.save({name: value for name, value in state.items() if name != "model"}, folder / STATE_FILE)
+    if best is not None:
+        model.load_state_dict(best)  # lent for the save, then the state's weights again
+        method.save_member(model, config, folder / BEST_FOLDER)
+        model.load_state_dict(state["model"])
 
 
 def load_checkpoint(checkpoint: train.Checkpoint, method: NeuralMethod, model: nn.Module) -> TrainState:
     with checkpoint.as_directory() as folder:
         state = torch.load(Path(folder) / STATE_FILE, weights_only=True)
         state["model"] = method.member_state(model, Path(folder))
+        if (Path(folder) / BEST_FOLDER).is_dir():
+            state["best"] = method.member_state(model, Path(folder) / BEST_FOLDER)
     return state
 
 
@@ -140,7 +153,7 @@ def _fit(
     net: nn.Module,
     pairs: list,
     configs: tuple[ModelConfig, TrainConfig],
-    on_epoch_end: Callable[[TrainState], None],
+    on_epoch_end: Callable[[TrainState], bool | None],
     resume: TrainState | None = None,
     shard: tuple[int, int] = (0, 1),
 ) -> None:
@@ -182,8 +195,30 @@ def train_member(config: dict[str, Any]) -> None:
     resume = load_checkpoint(checkpoint, method, model) if checkpoint else None
     start = resume["epoch"] if resume else 0
     started = time.time()
+    stopping = train_config.early_stopping
+    on_dev = (
+        dev_metric(method, model_config, model, job.dev_shards, stopping.metric, job.dev_batch_size)
+        if stopping
+        else None
+    )
+    history: list[float] = list(resume.get("dev", [])) if resume else []  # the dev value of each epoch
+    kept = {"best": resume.get("best") if resume else None}  # the best epoch's weights
 
-    def report(state: TrainState) -> None:
+    def report(state: TrainState) -> bool:
+        stop, selection = False, {}
+        if on_dev is not None and stopping is not None:
+            history.append(on_dev())
+            best = int(np.argmax(history))  # the first best epoch wins a tie
+            patience_out = len(history) - 1 - best >= stopping.patience
+            stop = patience_out and state["epoch"] < train_config.epochs  # before the last epoch
+            if best == len(history) - 1:
+                kept["best"] = state["model"]  # a snapshot already (fit hands over a copy)
+            state["dev"] = list(history)
+            selection = {
+                f"dev_{stopping.metric}": list(history),
+                "best_epoch": best + 1,
+                "stopped_early": stop,
+            }
         losses = state["losses"]
         metrics = {
             "epoch": state["epoch"],
@@ -192,12 +227,14 @@ def train_member(config: dict[str, Any]) -> None:
             "epoch_losses": epoch_means(losses, state["epoch"]),  # MLflow's train_loss by step
             "steps": len(losses),
             "pairs": len(pairs),
+            **selection,
             **_placement(started),
         }
         with tempfile.TemporaryDirectory() as folder:
-            save_checkpoint(Path(folder), state, method, model, model_config)
+            save_checkpoint(Path(folder), state, method, model, model_config, kept["best"])
             # Every rank reports; the ranks' weights agree, so rank 0's checkpoint is kept.
             train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder) if rank == 0 else None)
+        return stop
 
     _fit(job, method, model, net, pairs, (model_config, train_config), report, resume, (rank, job.workers))
 
@@ -221,16 +258,32 @@ def search_trial(trial: SearchTrial) -> None:
     job = trial.job
     method, model, pairs, model_config, train_config = _member(job)
     net = model.to(inference_device())
-    lists = read_shards(Path(trial.dev_shards)).select(["qid", "context", "cid", "text", "label"]).to_pandas()
-    score = method.batch_scorer(model_config, [model])
+    on_dev = dev_metric(method, model_config, model, trial.dev_shards, trial.metric, trial.batch_size)
 
     def report(state: TrainState) -> None:
-        with torch.random.fork_rng():  # training goes on with the numbers it would draw without a search
-            table = score_frame(score, lists, trial.batch_size, method.probabilistic)
-        value = bench_metrics.compute(table, [trial.metric], drop_queries_without_relevant=True)[trial.metric]
-        tune.report({trial.metric: value, "epoch": state["epoch"]})
+        tune.report({trial.metric: on_dev(), "epoch": state["epoch"]})
 
     _fit(job, method, model, net, pairs, (model_config, train_config), report)
+
+
+def dev_metric(
+    method: NeuralMethod,
+    model_config: ModelConfig,
+    model: nn.Module,
+    dev_shards: str,
+    metric: str,
+    batch_size: int,
+) -> Callable[[], float]:
+    """``metric`` of ``model`` as it is now on the dev lists (queries with a relevant candidate)."""
+    lists = read_shards(Path(dev_shards)).select(["qid", "context", "cid", "text", "label"]).to_pandas()
+    score = method.batch_scorer(model_config, [model])
+
+    def measure() -> float:
+        with torch.random.fork_rng():  # training goes on with the numbers it would draw unmeasured
+            table = score_frame(score, lists, batch_size, method.probabilistic)
+        return bench_metrics.compute(table, [metric], drop_queries_without_relevant=True)[metric]
+
+    return measure
 
 
 def score_frame(score: BatchScorer, frame: pd.DataFrame, batch_size: int, probabilistic: bool) -> pa.Table:
@@ -276,11 +329,13 @@ class _MemberSaver(tune.Callback):
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         key = trial.config["job"]["key"]
         shutil.rmtree(self.models_dir / key, ignore_errors=True)  # an earlier version's folder
+        checkpoint = Path(trial.last_result["checkpoint_dir"])
+        best = checkpoint / BEST_FOLDER  # early stopping keeps the best dev epoch's member
         with staged_folder(self.models_dir / key) as staging:  # a killed copy is no model
             shutil.copytree(
-                trial.last_result["checkpoint_dir"],
+                best if best.is_dir() else checkpoint,
                 staging,
-                ignore=shutil.ignore_patterns(STATE_FILE, ".*"),
+                ignore=shutil.ignore_patterns(STATE_FILE, BEST_FOLDER, ".*"),
                 dirs_exist_ok=True,
             )
             (staging / TRAINING_FILE).write_text(json.dumps(trial.last_result["training"]))

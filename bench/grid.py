@@ -194,6 +194,8 @@ class GridSpec(BaseModel):
             raise ValueError(
                 "name at least one task (tasks: [wikiqa]) or shift (shifts: [{train: …, test: …}])"
             )
+        if self.train.early_stopping is not None and self.eval.dev_split is None:
+            raise ValueError("train.early_stopping scores the train side's dev split; set eval.dev_split")
         return self
 
     def conditions(self) -> list[Shift]:

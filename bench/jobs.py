@@ -42,6 +42,8 @@ class TrainJob(Spec):
     workers: int
     pairs_seed: int = 0  # draws the training pairs: the data seed, or the member's seed with bagging
     storage: str = ""  # Tune/Train storage (RUN_DIR/ray), set when the job is handed to Ray
+    dev_shards: str = ""  # the train side's dev lists, scored after every epoch for early stopping
+    dev_batch_size: int = 512
 
     def with_values(self, model: dict[str, Any], train: dict[str, Any], params: dict[str, Any]) -> "TrainJob":
         return replace(self, model=model, train=train, params=params)

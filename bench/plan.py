@@ -163,16 +163,20 @@ def train_job(
     model: dict,
     train: dict,
     pairs_seed: int = DATA_SEED,
+    dev: Path | None = None,
 ) -> TrainJob:
     """The training job of one member of ``name`` (its trainer's model, under ``seed``; its training
-    pairs drawn with ``pairs_seed``)."""
+    pairs drawn with ``pairs_seed``; with early stopping, selected on the ``dev`` lists)."""
     trainer = trainer_of(name, params)
     identity = methods.create(name, params).training_identity()
     resources = spec.resources
     # Data-parallel steps average several batches: another model (one worker keeps the old keys).
     workers = [resources.workers_per_trial] if resources.workers_per_trial > 1 else []
+    selected_on = [dev.name] if dev is not None and train.get("early_stopping") else []
     return TrainJob(
-        key=content_key("member", shards.name, seed, pairs_seed, model, train, identity, *workers),
+        key=content_key(
+            "member", shards.name, seed, pairs_seed, model, train, identity, *workers, *selected_on
+        ),
         method=str(trainer),
         params=params.model_dump() if trainer == name else {},
         shards=str(shards),
@@ -183,7 +187,14 @@ def train_job(
         gpus=resources.gpus_per_trial,
         workers=resources.workers_per_trial,
         pairs_seed=pairs_seed,
+        dev_shards=str(dev) if selected_on else "",
+        dev_batch_size=spec.eval.batch_size,
     )
+
+
+def stops(train: Mapping[str, Any]) -> bool:
+    """Whether members trained with these settings stop early on the dev split."""
+    return train.get("early_stopping") is not None
 
 
 def side_lists(spec: GridSpec, side: Side, split: str) -> Lists:
@@ -237,11 +248,23 @@ def plan(
             own, model, train = tuned(spec, params, name, values)
             # A post-hoc method fits on the dev split, so it cannot score it: its probes fit on test.
             fit_on = folder(side_lists(spec, condition.test, dev_split or "dev")) if method.posthoc else None
+            # Early stopping selects on the train side's dev lists, as a search does (never the target's).
+            selected_on = folder(side_lists(spec, condition.train, dev_split)) if stops(train) else None
             for seed in spec.seeds:
                 count = method.members() if method.trains else 0
                 bagging = getattr(own, "bagging", False)  # members 1… draw their own pairs
                 jobs = [
-                    train_job(spec, name, own, shards, s, model, train, s if bagging and m else DATA_SEED)
+                    train_job(
+                        spec,
+                        name,
+                        own,
+                        shards,
+                        s,
+                        model,
+                        train,
+                        s if bagging and m else DATA_SEED,
+                        selected_on,
+                    )
                     for m, s in enumerate(member_seed(seed, m) for m in range(count))
                 ]
                 members |= {job.key: job for job in jobs}
@@ -308,7 +331,7 @@ def _searches(
             if not keys or (shards.name, str(trainer)) in found:
                 continue
             model, train = spec.model.model_dump(), spec.train.model_dump()
-            job = train_job(spec, name, params[name], shards, spec.seeds[0], model, train)
+            job = train_job(spec, name, params[name], shards, spec.seeds[0], model, train, dev=dev)
             key = content_key("search", job.key, dev.name, search.identity(keys))
             # A trial trains in its Tune trial's own process (bench.search): one worker.
             trial = SearchTrial(

@@ -8,14 +8,41 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import numpy as np
 import pyarrow as pa
 import torch
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 from torch import nn
 
 from rankuq.backbone import ModelConfig, encode_pairs
+from rankuq.bench import metrics
 from rankuq.methods.losses import cross_entropy
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
+
+
+class EarlyStopping(BaseModel):
+    """Score the train side's dev lists after every epoch; stop after ``patience`` epochs without a
+    better ``metric`` and keep the best epoch's weights (``train.epochs`` is then the most it trains)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    patience: Annotated[int, Field(ge=1, le=10_000)] = Field(
+        description="epochs without a better dev value before training stops"
+    )
+    metric: str = Field("AP", description="the dev lists' ranking metric to maximise")
+
+    @field_validator("metric")
+    @classmethod
+    def _ranking_metric(cls, value: str) -> str:
+        if metrics.get(value).family.name.startswith("ECE"):
+            raise ValueError(f"early stopping maximises a ranking metric (AP, nDCG@10, R@1…), not {value}")
+        return value
 
 
 class TrainConfig(BaseModel):
@@ -36,6 +63,18 @@ class TrainConfig(BaseModel):
         description="negative sampling of the training lists where a shift's train side names none "
         "(Penha & Hauff, 2021: bm25); None: the task's own lists (native where it has them)",
     )
+    early_stopping: EarlyStopping | None = Field(
+        None, description="stop on the dev split ({patience: 2, metric: AP}); None: train every epoch"
+    )
+
+    @model_serializer(mode="wrap")
+    def _unset_early_stopping_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The settings are part of every member's content key: a grid without early stopping keeps
+        # the keys (and cached members) it had before the option existed.
+        data = handler(self)
+        if data.get("early_stopping") is None:
+            data.pop("early_stopping", None)
+        return data
 
 
 Pairs = list[tuple[list[str], str, int]]
@@ -148,17 +187,17 @@ def fit(
     on_epoch_start: Callable[[], None] = lambda: None,
     whole_queries: bool = False,
     resume: TrainState | None = None,
-    on_epoch_end: Callable[[TrainState], None] = lambda state: None,
+    on_epoch_end: Callable[[TrainState], bool | None] = lambda state: None,
     shard: tuple[int, int] = (0, 1),
 ) -> list[float]:
     """Train in place with AdamW and a linear warm-up schedule; return the loss of every step.
 
     ``whole_queries`` keeps a query's rows in one batch (pairwise losses need both candidates).
     ``on_epoch_end`` receives the state after every epoch (to checkpoint it, or score dev for a
-    search); passing one back as ``resume`` continues from it and ends with the same weights and
-    losses as an uninterrupted run. ``shard`` = (rank, world): a data-parallel worker takes every
-    world-th batch of the seeded order, every worker the same number (DDP averages their gradients
-    step by step).
+    search or early stopping) and returns True to stop there; passing one back as ``resume``
+    continues from it and ends with the same weights and losses as an uninterrupted run.
+    ``shard`` = (rank, world): a data-parallel worker takes every world-th batch of the seeded order,
+    every worker the same number (DDP averages their gradients step by step).
     """
     torch.manual_seed(seed)
     rng = random.Random(seed)
@@ -205,5 +244,6 @@ def fit(
             "losses": losses,
             "rng": rng_states(),
         }
-        on_epoch_end(copy.deepcopy(state))  # a snapshot: the live tensors change in the next epoch
+        if on_epoch_end(copy.deepcopy(state)):  # a snapshot: the live tensors change in the next epoch
+            break
     return losses

@@ -1,6 +1,7 @@
 """The Ray parts: members trained data-parallel (two Ray Train workers, gloo on CPU), and inference
 with Ray Data over real WikiQA shards (order, reuse of a worker's scorer, bfloat16 autocast)."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +13,11 @@ import torch
 
 from rankuq import methods, tasks
 from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
-from rankuq.bench.engine import ShardScorer, score_frame, score_shards
+from rankuq.bench.engine import ShardScorer, dev_metric, score_frame, score_shards
 from rankuq.bench.grid import parse_grid
 from rankuq.bench.jobs import ScorerSpec
-from rankuq.bench.plan import scoring_precision
+from rankuq.bench.layout import TRAINING_FILE, RunLayout
+from rankuq.bench.plan import plan, scoring_precision
 from rankuq.bench.runner import run_grid
 from rankuq.errors import RankuqError
 from rankuq.shards import read_shards
@@ -39,6 +41,34 @@ def test_a_member_trains_on_two_data_parallel_workers(ray_session, tmp_path):
     assert board.set_index("method").loc["bert", "R@1"] > 0
     (member,) = (tmp_path / "models").iterdir()
     assert (member / "model.safetensors").stat().st_size > 0  # rank 0's checkpoint
+
+
+EARLY_STOPPING = {
+    "tasks": ["wikiqa"],
+    "methods": {"bert": {}},
+    "model": {"backbone": "tiny", "max_length": 32},
+    "train": {"max_queries": 30, "epochs": 4, "lr": 1e-3, "early_stopping": {"patience": 1}},
+    "eval": {"probes": []},
+}
+
+
+def test_early_stopping_keeps_the_weights_of_the_best_dev_epoch(ray_session, tmp_path):
+    spec, params = parse_grid(EARLY_STOPPING, "test grid")
+    run_grid(spec, params, tmp_path)
+    (job,) = plan(spec, params, RunLayout(tmp_path)).members.values()
+    record = json.loads((tmp_path / "models" / job.key / TRAINING_FILE).read_text())
+    history, best = record["dev_AP"], record["best_epoch"]
+    assert history[best - 1] == max(history) and best == history.index(max(history)) + 1
+    trained = len(history)
+    assert record["stopped_early"] == (trained < 4) and record["epoch"] == trained
+    if record["stopped_early"]:
+        assert trained - best == 1  # patience 1: one epoch without a better value
+    # The member kept is the best epoch's: scored again on the same dev lists, the same AP.
+    method = methods.create("bert")
+    model = method.build_model(ModelConfig(**job.model), job.seed)
+    model.load_state_dict(method.member_state(model, tmp_path / "models" / job.key))
+    kept = dev_metric(method, ModelConfig(**job.model), model, job.dev_shards, "AP", 512)()
+    assert kept == pytest.approx(history[best - 1], abs=1e-9)
 
 
 @pytest.mark.parametrize("gpus", [0.5, 1, 3])
@@ -133,6 +163,7 @@ SCORE_ON_THREE_CPUS = """
 import json, sys, ray, pyarrow.parquet as pq
 from rankuq.bench.engine import score_shards
 from rankuq.bench.jobs import ScorerSpec
+from rankuq.bench.layout import TRAINING_FILE, RunLayout
 ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False)
 pq.write_table(score_shards(ScorerSpec.from_dict(json.loads(sys.argv[1])), 256), sys.argv[2])
 """

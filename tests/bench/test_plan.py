@@ -10,6 +10,7 @@ from rankuq.bench.grid import parse_grid
 from rankuq.bench.jobs import FitJob, SearchTrial, TrainJob
 from rankuq.bench.layout import RunLayout
 from rankuq.bench.plan import member_seed, plan
+from rankuq.errors import RankuqError
 
 GRID = {
     "name": "planned",
@@ -134,3 +135,32 @@ def test_training_follows_paper_000_by_default_and_bagging_is_opt_in(tmp_path):
     assert seeds == [(0, 0), (1, 0), (1000, 1000), (1001, 1001), (2000, 2000), (2001, 2001)]
     native = planned(tmp_path, {**GRID, "train": {**GRID["train"], "ns": None}})
     assert [lists.strategy for lists in native.lists if lists.split == "train"] == [None]
+
+
+def test_early_stopping_selects_on_the_train_side_s_dev_lists_and_is_out_of_the_key_when_unset(tmp_path):
+    plain = planned(tmp_path)
+    assert all("early_stopping" not in job.train and not job.dev_shards for job in plain.members.values())
+    shift = {"train": {"task": "clariq"}, "test": {"task": "wikiqa"}}
+    grid = {**GRID, "tasks": [], "shifts": [shift], "methods": {"bert": {}}, "seeds": [0]}
+    stopping = {**grid, "train": {**GRID["train"], "epochs": 3, "early_stopping": {"patience": 1}}}
+    (job,) = planned(tmp_path, stopping).members.values()
+    (plain_job,) = planned(tmp_path, grid).members.values()
+    assert job.key != plain_job.key and job.train["early_stopping"] == {"patience": 1, "metric": "AP"}
+    assert "clariq" in job.dev_shards and "dev" in job.dev_shards  # the source's dev, never the target's
+
+
+@pytest.mark.parametrize(
+    ("more", "match"),
+    [
+        (
+            {"eval": {"dev_split": None}},
+            "train.early_stopping scores the train side's dev split; set eval.dev_split",
+        ),
+        ({"train": {"early_stopping": {"patience": 1, "metric": "ECE"}}}, "maximises a ranking metric"),
+        ({"train": {"early_stopping": {"patience": 0}}}, "train.early_stopping.patience"),
+    ],
+)
+def test_bad_early_stopping_is_one_clear_error(more, match):
+    grid = {**GRID, "train": {"early_stopping": {"patience": 1}}, **more}
+    with pytest.raises(RankuqError, match=match):
+        parse_grid(grid, "test grid")

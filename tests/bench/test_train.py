@@ -79,6 +79,28 @@ def test_a_run_resumed_from_an_epoch_state_ends_with_the_same_weights_and_losses
     assert not torch.equal(states[0]["model"]["classifier.weight"], weights["classifier.weight"])
 
 
+def test_training_stops_after_the_epoch_whose_callback_says_so(fit_inputs):
+    model_config, tokenizer, pairs = fit_inputs
+    train = TrainConfig(epochs=3, batch_size=2)
+    whole = fit(build_cross_encoder(model_config, 3), tokenizer, pairs, model_config, train, seed=3)
+    epochs = []
+
+    def stop_after_two(state):
+        epochs.append(state["epoch"])
+        return state["epoch"] == 2
+
+    stopped = fit(
+        build_cross_encoder(model_config, 3),
+        tokenizer,
+        pairs,
+        model_config,
+        train,
+        3,
+        on_epoch_end=stop_after_two,
+    )
+    assert epochs == [1, 2] and stopped == whole[:6]  # 3 batches an epoch; the same steps until the stop
+
+
 def test_a_data_parallel_worker_takes_its_share_of_the_batches(fit_inputs):
     model_config, tokenizer, pairs = fit_inputs
     train = TrainConfig(epochs=2, batch_size=2)
