@@ -318,9 +318,10 @@ def _track_seed(
     notes = {"rankuq.notes": "\n".join(study.notes)[:5000]} if study.notes else {}
     predictions = plan.layout.predictions(cell.task, cell.method, cell.seed, cell.key)
     tracker.log(seed_run, metrics=values, params=params, tags=notes, artifacts=(*study.plots, predictions))
-    for member, key in enumerate(cell.members):  # each member's loss per epoch (step = epoch)
-        name = "train_loss" if member == 0 else f"train_loss_member_{member}"
-        tracker.log_history(seed_run, name, epoch_losses(plan.layout.training_file(key)))
+    for member, key in enumerate(cell.members):  # each member's loss (and dev value) per epoch, step = epoch
+        suffix = "" if member == 0 else f"_member_{member}"
+        for name, history in member_histories(plan.layout.training_file(key)).items():
+            tracker.log_history(seed_run, f"{name}{suffix}", history)
     tracker.finish(seed_run)
 
 
@@ -354,9 +355,16 @@ def provenance() -> dict[str, str]:
     return tags
 
 
-def epoch_losses(training_file: Path) -> list[tuple[int, float]]:
-    """(epoch, mean loss) of a trained member, from its training.json (empty for older members)."""
+def member_histories(training_file: Path) -> dict[str, list[tuple[int, float]]]:
+    """A trained member's values per epoch, from its training.json: ``train_loss`` (the mean step
+    loss) and, with early stopping, its dev metric (``dev_AP``…); empty for older members."""
     if not training_file.is_file():
-        return []
-    losses = json.loads(training_file.read_text()).get("epoch_losses", [])
-    return [(epoch, float(loss)) for epoch, loss in enumerate(losses, start=1)]
+        return {}
+    record = json.loads(training_file.read_text())
+    series = {"train_loss": record.get("epoch_losses", [])}
+    series |= {name: values for name, values in record.items() if name.startswith("dev_")}
+    return {
+        name: [(epoch, float(value)) for epoch, value in enumerate(values, start=1)]
+        for name, values in series.items()
+        if values
+    }

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import torch
+from mlflow.tracking import MlflowClient
 
 from rankuq import methods, tasks
 from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
@@ -19,6 +20,7 @@ from rankuq.bench.jobs import ScorerSpec
 from rankuq.bench.layout import TRAINING_FILE, RunLayout
 from rankuq.bench.plan import plan, scoring_precision
 from rankuq.bench.runner import run_grid
+from rankuq.bench.tracking import EXPERIMENT, default_tracking_uri
 from rankuq.errors import RankuqError
 from rankuq.shards import read_shards
 from rankuq.tasks.shards import build_shards
@@ -69,6 +71,12 @@ def test_early_stopping_keeps_the_weights_of_the_best_dev_epoch(ray_session, tmp
     model.load_state_dict(method.member_state(model, tmp_path / "models" / job.key))
     kept = dev_metric(method, ModelConfig(**job.model), model, job.dev_shards, "AP", 512)()
     assert kept == pytest.approx(history[best - 1], abs=1e-9)
+    # MLflow's seed run has the dev value of every epoch (step = epoch).
+    client = MlflowClient(default_tracking_uri(tmp_path))
+    experiment = client.get_experiment_by_name(EXPERIMENT).experiment_id
+    (seed_run,) = client.search_runs([experiment], filter_string="tags.`rankuq.level` = 'seed'")
+    logged = client.get_metric_history(seed_run.info.run_id, "dev_AP")
+    assert sorted((m.step, m.value) for m in logged) == list(enumerate(history, start=1))
 
 
 @pytest.mark.parametrize("gpus", [0.5, 1, 3])
