@@ -183,6 +183,13 @@ def test_the_kinds_of_the_paper_000_conditions():
     assert condition_kind(trecqa, trecqa.conditions()[0]) == "cross-NS"  # native test lists, BM25 training
 
 
+def test_the_model_fit_claims_name_conditions_of_their_grid():
+    spec, _ = load_grid(GRIDS / "paper002.yaml")
+    labels = {shift.label() for shift in spec.conditions()}
+    named = {claim.condition for claim in CLAIMS if claim.condition is not None}
+    assert named == labels == {"wikiqa", "clariq", "semeval", "trecqa_clean"}
+
+
 def test_every_claim_of_the_issue_is_declared_once():
     ids = [claim.id for claim in CLAIMS]
     assert len(ids) == len(set(ids))
