@@ -232,6 +232,10 @@ def counts(plan: "Plan") -> dict["Path", tuple[int, int]]:
     return found
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def describe(plan: "Plan") -> str:
     """The plan in a few lines: what runs, what is cached, and the estimated work left."""
     from pathlib import Path
@@ -245,8 +249,9 @@ def describe(plan: "Plan") -> str:
     )
     sizes = counts(plan)
     lines = [
-        f"grid {spec.name}: {len(plan.cells)} cells ({len(spec.conditions())} conditions × "
-        f"{len(spec.methods)} methods × {len(spec.seeds)} seeds), run directory {layout.root}",
+        f"grid {spec.name}: {len(plan.cells)} cells ({_count(len(spec.conditions()), 'condition')} × "
+        f"{_count(len(spec.methods), 'method')} × {_count(len(spec.seeds), 'seed')}), "
+        f"run directory {layout.root}",
         f"candidate lists: {len(plan.lists)} folders ({sum(f.is_dir() for f in plan.lists.values())} built)",
     ]
     lines += [
