@@ -10,12 +10,16 @@ Conv-KNRM rows only read the backbone's word embeddings; their last-layer MC is 
 deterministic Conv-KNRM.
 
     python -m rankuq.bench.benchmarks.method_cost [--pairs 512] [--batch-size 64] [--repeats 3] [--threads 1]
-        [--only bert,mc_dropout] [--layers 2,6]
+        [--only bert,mc_dropout] [--layers 2,6] [--precision bf16]
+
+``--precision bf16`` scores every method under bfloat16 autocast (as a grid's ``eval.precision: bf16``),
+worth it on CPUs with AVX512-BF16 or AMX; the flags the CPU has are printed with the tables.
 """
 
 import argparse
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from tabulate import tabulate
@@ -73,12 +77,16 @@ def count(models: list[torch.nn.Module]) -> tuple[int, int]:
 
 
 def measure(
-    config: ModelConfig, batches: list[dict[str, torch.Tensor]], repeats: int, cases: list[Case]
+    config: ModelConfig,
+    batches: list[dict[str, torch.Tensor]],
+    repeats: int,
+    cases: list[Case],
+    bf16: bool = False,
 ) -> dict[str, tuple]:
     """Per case label: (fastest seconds over all batches, trainable params, stored numbers)."""
     built = {case.label: build(case, config) for case in cases}
     best = dict.fromkeys(built, float("inf"))
-    with torch.inference_mode():
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
         for repeat in range(repeats + 1):  # the first pass warms up and is not counted
             for label, (method, _, models) in built.items():
                 start = time.perf_counter()
@@ -113,6 +121,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: steadier on a shared CPU)")
     parser.add_argument("--only", help="comma-separated methods to time (their baselines come along)")
     parser.add_argument("--layers", default="2,6", help="comma-separated MiniLM depths (6: the whole model)")
+    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="bf16: autocast")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     cases = chosen(args.only.split(",") if args.only else None)
@@ -120,9 +129,21 @@ def main() -> None:
         config = ModelConfig(layers=None if layers == 6 else layers)
         batches = wikiqa_batches(config, args.pairs, args.batch_size)
         pairs = sum(len(b["input_ids"]) for b in batches)
-        setup = f"batches of {args.batch_size}, {args.threads} threads"
+        setup = f"batches of {args.batch_size}, {args.threads} threads, {args.precision}, CPU: {cpu_flags()}"
         print(f"\nMiniLM-L{layers}: {pairs} WikiQA test pairs, {setup}\n")
-        print(report(measure(config, batches, args.repeats, cases), pairs, cases))
+        results = measure(config, batches, args.repeats, cases, args.precision == "bf16")
+        print(report(results, pairs, cases))
+
+
+def cpu_flags() -> str:
+    """The CPU's bf16 and vector flags (Linux /proc/cpuinfo), which decide fp32 and bf16 speed."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "flags unknown"
+    flags = next((line.split() for line in text.splitlines() if line.startswith("flags")), [])
+    wanted = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
+    return ", ".join(flag for flag in wanted if flag in flags) or "no AVX2"
 
 
 def chosen(names: list[str] | None) -> list[Case]:
