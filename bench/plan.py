@@ -271,6 +271,7 @@ def plan(
                 keys = tuple(job.key for job in jobs)
                 identity = (name, own.model_dump(), model, list(keys), seed, fit_on and fit_on.name)
                 identity += (scoring_precision(spec),)
+                identity += (f"draws {method.draws}",) if method.draws else ()  # 0 left out: keys stand
                 fit = content_key("fit", FIT_VERSION, *identity) if fit_on else None
                 identity += (fit,) if fit else ()  # a refit map scores anew
                 scored_dev = None if fit_on else dev.get(label)

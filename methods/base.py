@@ -83,6 +83,9 @@ class Method(ABC):
     trains: ClassVar[bool] = True  # fine-tunes cross-encoders (False for lexical baselines)
     probabilistic: ClassVar[bool] = True  # outputs relevance probabilities (ECE applies)
     posthoc: ClassVar[bool] = False  # fitted on the dev lists after training (see PostHocMethod)
+    # The version of the random draws behind its scores, part of its predictions' cache key (0: none):
+    # bumped, a seed's cached predictions are drawn anew.
+    draws: ClassVar[int] = 0
 
     def __init__(self, params: MethodParams | None = None) -> None:
         if params is not None and not isinstance(params, self.Params):

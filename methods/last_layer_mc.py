@@ -10,14 +10,14 @@ score (what ERCE and risk-aware ranking use), not a pointwise relevance probabil
 """
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import torch
 from pydantic import Field
 from torch import nn
 
 from rankuq.methods.base import REGISTRY
-from rankuq.methods.dropout import FastDropout
+from rankuq.methods.dropout import MASKS, FastDropout
 from rankuq.methods.losses import LossName
 from rankuq.methods.ranker import HeadMethod, HeadParams
 
@@ -49,6 +49,10 @@ class LastLayerMC(HeadMethod):
     )
     Params = LastLayerMCParams
     inference_only = frozenset({"T"})
+    draws = MASKS
+
+    def training_identity(self) -> dict[str, Any]:
+        return {**super().training_identity(), "masks": self.draws}  # training draws them too
 
     def build_head(self, dim: int) -> DropoutHead:
         return DropoutHead(dim, self.params.p)

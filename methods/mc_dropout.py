@@ -8,7 +8,7 @@ from pydantic import Field
 from torch import nn
 
 from rankuq.methods.base import REGISTRY, MethodParams, NeuralMethod, relevance_probability
-from rankuq.methods.dropout import use_fast_dropout
+from rankuq.methods.dropout import MASKS, use_fast_dropout
 
 
 class MCDropoutParams(MethodParams):
@@ -20,6 +20,7 @@ class MCDropout(NeuralMethod):
     name = "mc_dropout"
     description = "MC Dropout: dropout on at test time, T stochastic passes (T = 10) [Penha & Hauff, 2021]"
     Params = MCDropoutParams
+    draws = MASKS
 
     def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         (model,) = models

@@ -11,6 +11,8 @@ from rankuq.bench.jobs import FitJob, SearchTrial, TrainJob
 from rankuq.bench.layout import RunLayout
 from rankuq.bench.plan import member_seed, plan
 from rankuq.errors import RankuqError
+from rankuq.methods.last_layer_mc import LastLayerMC
+from rankuq.methods.mc_dropout import MCDropout
 
 GRID = {
     "name": "planned",
@@ -65,6 +67,21 @@ def test_keys_are_stable_and_follow_what_they_hash(tmp_path, no_ray):
         same = key[cell.method, cell.seed] == cell.key
         assert same == (cell.method == "bm25")  # a training setting changes every trained cell only
     assert set(changed.members).isdisjoint(first.members)
+
+
+def test_other_dropout_masks_redraw_only_what_they_draw(tmp_path, no_ray, monkeypatch):
+    """Method.draws is in the keys of mc_dropout's predictions and last_layer_mc's members (its training
+    draws masks too); every other key stands."""
+    grid = {**GRID, "methods": {**GRID["methods"], "last_layer_mc": {"T": 5}}}
+    before = planned(tmp_path, grid)
+    monkeypatch.setattr(MCDropout, "draws", MCDropout.draws + 1)
+    monkeypatch.setattr(LastLayerMC, "draws", LastLayerMC.draws + 1)
+    after = planned(tmp_path, grid)
+    key = {(c.method, c.seed): c.key for c in before.cells}
+    redrawn = {c.method for c in after.cells if key[c.method, c.seed] != c.key}
+    assert redrawn == {"mc_dropout", "last_layer_mc"}
+    new_members = {job.method for k, job in after.members.items() if k not in before.members}
+    assert new_members == {"last_layer_mc"}
 
 
 def test_a_post_hoc_method_is_fitted_on_dev_and_probed_on_test(tmp_path, no_ray):

@@ -4,7 +4,7 @@ from torch import nn
 
 from rankuq import methods
 from rankuq.backbone import ModelConfig, encode_pairs, load_tokenizer
-from rankuq.methods.dropout import FastDropout, use_fast_dropout
+from rankuq.methods.dropout import FastDropout, _attention, keep_mask, use_fast_dropout
 from rankuq.tasks import data_root, get
 
 L2 = ModelConfig(layers=2, max_length=64)
@@ -70,3 +70,29 @@ def test_attention_dropout_draws_inverted_masks(model_pair, wikiqa_inputs):
             module.p = 0.1
     assert torch.equal(first, again)
     assert not torch.allclose(first, deterministic, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_keep_masks_drop_p_rounded_to_16_bits_in_the_input_s_dtype(dtype):
+    torch.manual_seed(0)
+    mask = keep_mask(torch.empty(1_000, 1_000, dtype=dtype), 0.1)
+    assert mask.dtype == dtype and mask.shape == (1_000, 1_000)
+    assert set(mask.unique().tolist()) == {0.0, 1.0}
+    dropped = 1 - mask.float().mean().item()  # 1e6 draws: standard error 3e-4
+    assert dropped == pytest.approx(round(0.1 * 2**16) / 2**16, abs=1.5e-3)
+
+
+def test_attention_dropout_is_the_softmax_times_an_inverted_mask_times_the_values():
+    """Worked out by hand from the same seeded mask: softmax(QKᵀ/√d, masked keys −∞) ⊙ m / (1 − p) · V."""
+    torch.manual_seed(0)
+    query, key, value = (torch.randn(2, 3, 5, 4) for _ in range(3))
+    attending = torch.ones(2, 1, 5, 5, dtype=torch.bool)
+    attending[1, ..., 3:] = False  # the second pair's last two tokens are padding
+    torch.manual_seed(1)
+    attended, _ = _attention(nn.Module(), query, key, value, attending, dropout=0.3)
+    torch.manual_seed(1)
+    kept = keep_mask(torch.empty(2, 3, 5, 5), 0.3)
+    weights = (query @ key.transpose(-1, -2) / 2).masked_fill(~attending, float("-inf")).softmax(-1)
+    expected = ((weights * kept / 0.7) @ value).transpose(1, 2)
+    assert torch.allclose(attended, expected, atol=1e-6)
+    assert 0 < kept.mean() < 1  # some weights were dropped
