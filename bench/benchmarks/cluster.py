@@ -14,7 +14,9 @@ finds it):
    train on it, then the driver is SIGKILLed mid-scoring and the same command is run again; its
    predictions are compared with the reference's, its MLflow runs counted;
 3. ``rankuq leaderboard --tracking-uri`` from another process against the run directory's tables;
-4. scaling: a heavier grid (one member per node at a time) on one worker node, then on two.
+4. scaling: a heavier grid (one member per node at a time) on one worker node, then on two, and the
+   most two cores can give: the same training steps in one process alone, then in two at once, one
+   per core (``core_ceiling``; 2.0 where the cores do not slow each other down).
 
     python -m rankuq.bench.benchmarks.cluster [--skip-scaling] [--keep]
 
@@ -560,6 +562,7 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
         # 4. Scaling: one worker node (a), then two (a and a fresh b).
         if scaling:
             result |= scale(cluster, scaling_grid, root, common)
+            result |= core_ceiling()
         else:
             result["speedup_two_nodes"] = None
     finally:
@@ -583,6 +586,65 @@ def same_board(run_dir: Path, out: Path) -> bool:
     return bool(images[0]) and images[0] == images[1]
 
 
+# Run pinned to one core (argv[1]): 30 training steps of MiniLM-L2 on real WikiQA pairs, as a member
+# trains; prints the seconds they took (after 3 steps of warm-up).
+_STEPS = """
+import os, sys, time, torch
+os.sched_setaffinity(0, {int(sys.argv[1])})
+torch.set_num_threads(1)
+from rankuq import methods
+from rankuq.backbone import ModelConfig
+from rankuq.bench.benchmarks.method_cost import wikiqa_batches
+config = ModelConfig(layers=2)
+batches = wikiqa_batches(config, 16 * 33, 16)
+model = methods.create("bert", {}).build_model(config, 0).train()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+for step, inputs in enumerate(batches):
+    if step == 3:
+        start = time.perf_counter()
+    model(**inputs).logits.sum().backward()
+    optimizer.step()
+    optimizer.zero_grad()
+print(time.perf_counter() - start)
+"""
+
+
+def core_ceiling() -> dict[str, Any]:
+    """The speedup two one-core nodes could reach at most here: the same training steps in one process
+    alone, then in two at once, one per core: 2 × alone / the slower of the two."""
+
+    def steps(*cores: int) -> list[float]:
+        started = [
+            subprocess.Popen([sys.executable, "-c", _STEPS, str(core)], stdout=subprocess.PIPE, text=True)
+            for core in cores
+        ]
+        return [float(process.communicate(timeout=600)[0].split()[-1]) for process in started]
+
+    start_load = load()
+    (alone,) = steps(0)
+    both = steps(0, 1)
+    return {
+        "core_ceiling": round(2 * alone / max(both), 2),
+        "core_ceiling_seconds": {"alone": round(alone, 1), "two_at_once": [round(t, 1) for t in both]},
+        "core_ceiling_load_average": start_load,
+    }
+
+
+def member_times(run_dir: Path) -> dict[str, float]:
+    """Mean seconds a member trained (Ray Train's start to its report) and mean seconds between one
+    member's report and the next start on the same node (the trial's start-up and wind-down)."""
+    table = placements(run_dir).sort_values("start")
+    gaps = [
+        (group.start.iloc[1:].to_numpy() - group.end.iloc[:-1].to_numpy()).tolist()
+        for _, group in table.groupby("node_id")
+    ]
+    flat = [gap for node in gaps for gap in node]
+    return {
+        "train": round(float((table.end - table.start).mean()), 1),
+        "between": round(float(np.mean(flat)), 1) if flat else 0.0,
+    }
+
+
 def scale(cluster: LocalCluster, grid: Path, root: Path, common: list[str]) -> dict[str, Any]:
     """Wall time of the same grid on one worker node and on two; the shard cache is shared, so both
     runs time training, scoring, probes and tracking only."""
@@ -600,12 +662,14 @@ def scale(cluster: LocalCluster, grid: Path, root: Path, common: list[str]) -> d
             rankuq("run", str(grid), "--run-dir", str(run_dir), *common, log=log, env=cluster.env), log
         )
         times[f"load_{nodes}"] = start_load
+        times[f"members_{nodes}"] = member_times(run_dir)
         progress({f"scaling_seconds_{nodes}_node(s)": round(times[nodes], 1), "load_average": start_load})
     return {
         "scaling_seconds_one_node": round(times[1], 1),
         "scaling_seconds_two_nodes": round(times[2], 1),
         "speedup_two_nodes": round(times[1] / times[2], 2),
         "scaling_load_average": {"one_node": times["load_1"], "two_nodes": times["load_2"]},
+        "scaling_member_seconds": {"one_node": times["members_1"], "two_nodes": times["members_2"]},
         "scaling_command": f"rankuq run {grid.name} --address <head> (grid: SCALING_GRID)",
     }
 
