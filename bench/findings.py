@@ -114,11 +114,12 @@ def _beats_bm25(grid: str, task: str, id: str, who: str) -> tuple[Claim, ...]:
 
 # The model fit (issue 15): is the fine-tuned reranker strong enough for the papers' claims to mean
 # anything? On each task with a training split, `bert` against BM25 on its own lists (paper002).
-MODEL_FIT: tuple[Claim, ...] = (
-    Claim(
-        id="fit-wikiqa-ap-floor",
-        grid="paper002",
-        text="bert reaches AP 0.70 on WikiQA test (issue 15's floor)",
+def _wikiqa_floor(grid: str, id: str, who: str) -> Claim:
+    """``who`` reaches issue 15's floor, AP 0.70 on WikiQA test, in every seed of ``grid``."""
+    return Claim(
+        id=id,
+        grid=grid,
+        text=f"{who} reaches AP 0.70 on WikiQA test (issue 15's floor)",
         paper="Yang et al., 2015: 0.652 (CNN-Cnt, the dataset's paper); BERT-base about 0.81",
         method="bert",
         metric="AP",
@@ -126,15 +127,18 @@ MODEL_FIT: tuple[Claim, ...] = (
         margin=0.70,
         kinds=("in-domain",),
         condition="wikiqa",
-    ),
+    )
+
+
+LONGER = "bert, up to {} epochs with early stopping on dev,"
+MODEL_FIT: tuple[Claim, ...] = (
+    _wikiqa_floor("paper002", "fit-wikiqa-ap-floor", "bert"),
     *(claim for task in FIT_TASKS for claim in _beats_bm25("paper002", task, f"fit-{task}", "bert")),
-    # TrecQA trains on 94 questions (one epoch: 102 steps): the same condition, trained longer.
-    *_beats_bm25(
-        "fit_trecqa",
-        "trecqa_clean",
-        "fit-trecqa_clean-longer",
-        "bert, up to 6 epochs with early stopping on dev,",
-    ),
+    # paper002 trains one epoch; the fit grids train the same conditions to convergence on dev.
+    _wikiqa_floor("fit_wikiqa", "fit-wikiqa-longer-ap-floor", LONGER.format(3)),
+    *_beats_bm25("fit_wikiqa", "wikiqa", "fit-wikiqa-longer", LONGER.format(3)),
+    # TrecQA trains on 94 questions (one epoch: 102 steps).
+    *_beats_bm25("fit_trecqa", "trecqa_clean", "fit-trecqa_clean-longer", LONGER.format(6)),
 )
 
 CLAIMS: tuple[Claim, ...] = (
