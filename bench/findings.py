@@ -141,6 +141,55 @@ MODEL_FIT: tuple[Claim, ...] = (
     *_beats_bm25("fit_trecqa", "trecqa_clean", "fit-trecqa_clean-longer", LONGER.format(6)),
 )
 
+
+def _paper001(grid: str, id: str, model: str) -> tuple[Claim, ...]:
+    """Paper 001's claims about last-layer MC dropout against the deterministic ``model``, in ``grid``."""
+    return (
+        Claim(
+            id=f"{id}-keeps-effectiveness",
+            grid=grid,
+            text=f"last-layer MC dropout keeps the deterministic {model}'s effectiveness",
+            paper="nDCG within −1.3 % to +0.8 % of the deterministic model (Table 2)",
+            method="last_layer_mc",
+            metric="nDCG@10",
+            expect="within",
+            margin=0.01,
+        ),
+        Claim(
+            id=f"{id}-erce",
+            grid=grid,
+            text=f"the Bayesian {model} has a lower ERCE",
+            paper="about 30 % lower ERCE (Table 4)",
+            method="last_layer_mc",
+            metric="ERCE",
+            expect="lower",
+        ),
+        *(
+            Claim(
+                id=f"{id}-cvar-{view}",
+                grid=grid,
+                text=f"CVaR reranking ({view}) of {model} raises nDCG@10 over the mean ranking",
+                paper="+3 to 5 % nDCG (Table 3)",
+                method="last_layer_mc",
+                metric=f"CVaR.{view}.nDCG@10",
+                reference=("nDCG@10",),
+                p_value=f"CVaR.{view}.nDCG@10.p_value",
+            )
+            for view in ("optimistic", "pessimistic")
+        ),
+        Claim(
+            id=f"{id}-cutoff",
+            grid=grid,
+            text=f"{model}'s uncertainty features improve cutoff prediction (F1 over the oracle's)",
+            paper="e.g. 80.6 % against 77.3 % of the oracle, TREC DL, BERT-L2 (Table 5)",
+            method="last_layer_mc",
+            metric="cutoff.F1_ratio.uncertainty",
+            reference=("cutoff.F1_ratio.scores",),
+            p_value="cutoff.p_value",
+        ),
+    )
+
+
 CLAIMS: tuple[Claim, ...] = (
     *MODEL_FIT,
     *_per_method(
@@ -216,48 +265,8 @@ CLAIMS: tuple[Claim, ...] = (
         method="ensemble",
         metric="R@1",
     ),
-    Claim(
-        id="001-keeps-effectiveness",
-        grid="paper001",
-        text="last-layer MC dropout keeps the deterministic model's effectiveness",
-        paper="nDCG within −1.3 % to +0.8 % of the deterministic model (Table 2)",
-        method="last_layer_mc",
-        metric="nDCG@10",
-        expect="within",
-        margin=0.01,
-    ),
-    Claim(
-        id="001-erce",
-        grid="paper001",
-        text="the Bayesian model has a lower ERCE",
-        paper="about 30 % lower ERCE (Table 4)",
-        method="last_layer_mc",
-        metric="ERCE",
-        expect="lower",
-    ),
-    *(
-        Claim(
-            id=f"001-cvar-{view}",
-            grid="paper001",
-            text=f"CVaR reranking ({view}) raises nDCG@10 over the mean ranking",
-            paper="+3 to 5 % nDCG (Table 3)",
-            method="last_layer_mc",
-            metric=f"CVaR.{view}.nDCG@10",
-            reference=("nDCG@10",),
-            p_value=f"CVaR.{view}.nDCG@10.p_value",
-        )
-        for view in ("optimistic", "pessimistic")
-    ),
-    Claim(
-        id="001-cutoff",
-        grid="paper001",
-        text="uncertainty features improve cutoff prediction (F1 over the oracle's)",
-        paper="e.g. 80.6 % against 77.3 % of the oracle, TREC DL, BERT-L2 (Table 5)",
-        method="last_layer_mc",
-        metric="cutoff.F1_ratio.uncertainty",
-        reference=("cutoff.F1_ratio.scores",),
-        p_value="cutoff.p_value",
-    ),
+    *_paper001("paper001", "001", "BERT-L2"),
+    *_paper001("paper001_l4", "001-L4", "BERT-L4"),
     Claim(
         id="002-u-lin",
         grid="paper002",

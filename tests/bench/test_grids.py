@@ -13,7 +13,8 @@ from rankuq.bench.layout import RunLayout
 from rankuq.bench.plan import plan
 
 GRIDS = sorted(Path(str(resources.files("rankuq.bench.grids"))).glob("*.yaml"))
-PAPER_GRIDS = ("paper000", "paper001", "paper002", "gp")
+GRIDS_BY_NAME = {path.stem: path for path in GRIDS}
+PAPER_GRIDS = ("paper000", "paper001", "paper001_l4", "paper002", "gp", "fit_wikiqa", "fit_trecqa")
 
 
 def test_the_paper_grids_are_shipped():
@@ -49,3 +50,11 @@ def test_rankuq_run_plan_exits_0_on_a_paper_grid(capsys, tmp_path):
     assert main(["run", str(path), "--plan", "--run-dir", str(tmp_path / "run")]) == 0
     assert "grid paper001: 36 cells" in capsys.readouterr().out
     assert not (tmp_path / "run").exists()
+
+
+def test_the_bert_l4_grid_is_paper001_on_four_layers():
+    l2, l2_params = load_grid(GRIDS_BY_NAME["paper001"])
+    l4, l4_params = load_grid(GRIDS_BY_NAME["paper001_l4"])
+    assert (l2.model.layers, l4.model.layers) == (2, 4)
+    assert l4.conditions() == l2.conditions() and l4.train == l2.train and l4.eval == l2.eval
+    assert set(l4_params) == set(l2_params) - {"conv_knrm"} and l4_params["last_layer_mc"].T == 100
