@@ -61,10 +61,10 @@ def _attention(
     # In place where the tensor is (batch, heads, length, length); scaled where it is smaller.
     scores = (query * (scaling if scaling is not None else query.shape[-1] ** -0.5)) @ key.transpose(-1, -2)
     if attention_mask is not None:  # SDPA's mask: True where attending, or an additive float mask
-        if attention_mask.dtype == torch.bool:
-            scores.masked_fill_(~attention_mask, float("-inf"))
-        else:
-            scores += attention_mask
+        if attention_mask.dtype == torch.bool:  # made additive once for all heads (masked_fill_ is slower)
+            additive = torch.zeros(attention_mask.shape, dtype=scores.dtype, device=scores.device)
+            attention_mask = additive.masked_fill_(~attention_mask, float("-inf"))
+        scores += attention_mask
     probabilities = scores.softmax(dim=-1)
     attended = (probabilities.mul_(keep_mask(probabilities, dropout)) @ value).mul_(1 / (1 - dropout))
     return attended.transpose(1, 2).contiguous(), None
