@@ -194,11 +194,11 @@ COST |= {
     },
 }
 # On a CPU a draw of mc_dropout costs more than a pass (its masks, attention without SDPA's fused
-# kernel): docs/benchmarks.md, "MC dropout's cost", L2: 12.36× bert at T = 10 (L6: 11.76×); the
-# ensemble 5.26× at M = 5 ("Method cost").
+# kernel): docs/benchmarks.md, "MC dropout's cost", 16-bit masks, L2: 11.62× bert at T = 10 (L6:
+# 11.32×; 2026-11-25, --repeats 4); the ensemble 5.26× at M = 5 ("Method cost").
 CPU_FORWARD_PASSES: dict[str, PerMethod] = {
     **FORWARD_PASSES,
-    "mc_dropout": lambda p: 1.236 * p.get("T", 10),
+    "mc_dropout": lambda p: 1.162 * p.get("T", 10),
     "ensemble": lambda p: 1.052 * p.get("M", 5),
     "last_layer_mc": 1.13,
     "conv_knrm": 0.41,

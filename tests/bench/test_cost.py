@@ -9,7 +9,7 @@ def test_scoring_cost_is_pairs_times_passes_times_the_cost_of_a_pass():
     assert scoring_cost("bert", {}, 1000, 2.0) == 2000.0
     assert scoring_cost("mc_dropout", {"T": 4}, 1000, 2.0) == 8000.0  # T passes
     assert scoring_cost("mc_dropout", {"T": 4}, 1000, 2.0, CPU_FORWARD_PASSES) == pytest.approx(
-        1000 * 1.236 * 4 * 2
+        1000 * 1.162 * 4 * 2
     )
     assert scoring_cost("bm25", {}, 1000, 2.0) == 0.0
     assert scoring_cost("someone's plugin", {}, 1000, 2.0) == 2000.0  # counted as bert
