@@ -9,11 +9,12 @@ grid.yaml (the conditions' kinds), seeds.csv and leaderboard.csv, and writes doc
 Per condition, d = value − reference per seed; ours is the method's value and d as mean ± std over seeds.
 p: against the baseline on a leaderboard metric, the leaderboard's paired test over queries; where the
 probe tests each seed (RA, CVaR, NOTA, cutoff), the largest p over seeds (significant in every seed);
-otherwise a paired t-test over seeds. Verdict (α = 0.05): *reproduced* when d goes the paper's way with
-p < α (for "within": |d| ≤ the margin), *refuted* when it goes significantly the other way (for
-"within": |d| > the margin with p < α), *not reproduced* otherwise, *not measured* when no run directory
-holds it. A claim over several conditions takes the verdict most of its measured conditions share
-(reproduced or refuted), else not reproduced; each condition is listed below the summary table.
+otherwise a paired t-test over seeds (the exact sign test where d is the same in every seed).
+Verdict (α = 0.05): *reproduced* when d goes the paper's way with p < α (for "within": |d| ≤ the
+margin), *refuted* when it goes significantly the other way (for "within": |d| > the margin with
+p < α), *not reproduced* otherwise, *not measured* when no run directory holds it. A claim over
+several conditions takes the verdict most of its measured conditions share (reproduced or refuted),
+else not reproduced; each condition is listed below the summary table.
 """
 
 import math
@@ -456,6 +457,11 @@ def _p_value(
         return float(rows[claim.p_value].max())
     if len(values) < 2 or np.allclose(values, reference):
         return math.nan if len(values) < 2 else 1.0
+    delta = values - reference
+    if np.allclose(delta, delta[0], rtol=0, atol=1e-12):
+        # Every seed moved by the same amount (a count over few queries): the t statistic is infinite,
+        # not evidence; the exact sign test over the seeds (3 seeds alike: p = 0.25).
+        return float(stats.binomtest(int((delta > 0).sum()), len(delta)).pvalue)
     return float(stats.ttest_rel(values, reference).pvalue)
 
 

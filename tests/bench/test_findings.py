@@ -95,6 +95,16 @@ def test_against_the_best_of_several_values_with_a_t_test_over_seeds():
     assert m.p == pytest.approx(0.0052, abs=1e-4) and m.verdict == REPRODUCED
 
 
+def test_the_same_difference_in_every_seed_takes_the_sign_test_not_an_infinite_t():
+    # d = 1/61 in all three seeds (one ClariQ query of 61): t = ∞ would give p = 0; the exact sign
+    # test gives 2 · (1/2)³ = 0.25, not significant
+    claim = Claim(id="t", grid="paper000", text="", paper="", method="bert", metric="a", reference=("b",))
+    b = [0.01803279, 0.05081967, 0.06721311]
+    run = hand_made({"bert": {"a": [x + 1 / 61 for x in b], "b": b}})
+    m = measure(claim, run, "c")
+    assert m.p == pytest.approx(0.25) and m.verdict == NOT_REPRODUCED
+
+
 def test_a_probe_p_value_counts_only_when_every_seed_is_significant():
     claim = Claim(
         id="ra", grid="paper000", text="", paper="", method="ensemble", metric="RA", reference=("R@1",),
