@@ -41,6 +41,7 @@ from rankuq.errors import RankuqError
 from rankuq.methods.base import BatchScorer, Fitted, NeuralMethod, PostHocMethod, inference_device
 from rankuq.shards import read_shards, shard_files
 
+EPOCH_PREFIX = "epoch-"  # a member trained in its Tune trial: its epoch checkpoints, epoch-1, epoch-2, …
 STATE_FILE = "train-state.pt"  # the rest of an epoch checkpoint: optimizer, schedule, epoch, losses, RNGs
 BEST_FOLDER = "best"  # with early stopping: the best dev epoch's member, inside each epoch checkpoint
 
@@ -127,12 +128,12 @@ def save_checkpoint(
         model.load_state_dict(state["model"])
 
 
-def load_checkpoint(checkpoint: train.Checkpoint, method: NeuralMethod, model: nn.Module) -> TrainState:
-    with checkpoint.as_directory() as folder:
-        state = torch.load(Path(folder) / STATE_FILE, weights_only=True)
-        state["model"] = method.member_state(model, Path(folder))
-        if (Path(folder) / BEST_FOLDER).is_dir():
-            state["best"] = method.member_state(model, Path(folder) / BEST_FOLDER)
+def load_checkpoint(folder: Path, method: NeuralMethod, model: nn.Module) -> TrainState:
+    """The training state an epoch checkpoint in ``folder`` holds (``save_checkpoint``'s)."""
+    state = torch.load(folder / STATE_FILE, weights_only=True)
+    state["model"] = method.member_state(model, folder)
+    if (folder / BEST_FOLDER).is_dir():
+        state["best"] = method.member_state(model, folder / BEST_FOLDER)
     return state
 
 
@@ -181,18 +182,61 @@ def epoch_means(losses: list[float], epochs: int) -> list[float]:
     return [float(np.mean(losses[e * steps : (e + 1) * steps])) for e in range(epochs)] if steps else []
 
 
+# Hands an epoch's metrics on and stores its checkpoint, written by the callable it is given into a folder.
+Publish = Callable[[dict[str, Any], Callable[[Path], None]], None]
+
+
 def train_member(config: dict[str, Any]) -> None:
-    """Ray Train worker loop, the entry point of a ``TrainJob``: fine-tune one member, reporting a
-    checkpoint after every epoch. A restarted worker (FailureConfig), a retried trial or a rerun of
-    the grid (same run name, so Ray Train restores its checkpoints) resumes from the latest one."""
+    """Ray Train worker loop, the entry point of a ``TrainJob`` with trainer "train": fine-tune one
+    member, reporting a checkpoint after every epoch. A restarted worker (FailureConfig), a retried
+    trial or a rerun of the grid (same run name, so Ray Train restores its checkpoints) resumes from
+    the latest one."""
     job = TrainJob.from_dict(config)
+    rank = train.get_context().get_world_rank() if job.workers > 1 else 0
+    checkpoint = train.get_checkpoint()
+
+    def publish(metrics: dict[str, Any], save: Callable[[Path], None]) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            save(Path(folder))
+            # Every rank reports; the ranks' weights agree, so rank 0's checkpoint is kept.
+            train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder) if rank == 0 else None)
+
+    with checkpoint.as_directory() if checkpoint else contextlib.nullcontext() as folder:
+        _train(job, publish, Path(folder) if folder else None, rank)
+
+
+def train_in_trial(config: dict[str, Any]) -> None:
+    """The Tune trial of a ``TrainJob`` with trainer "trial": the member trains in this process. Its
+    epoch checkpoints go to RUN_DIR/ray/<key>/epoch-N (the storage every node sees); a retried trial
+    or a rerun of the grid resumes from the latest, as from Ray Train's run folder of the same name."""
+    job = TrainJob.from_dict(config["job"])
+    folder = Path(job.storage) / job.key
+
+    def publish(metrics: dict[str, Any], save: Callable[[Path], None]) -> None:
+        target = folder / f"{EPOCH_PREFIX}{metrics['epoch']}"
+        with staged_folder(target) as staging:  # a trial killed mid-save keeps the epochs before
+            save(staging)
+        for older in epoch_checkpoints(folder)[:-1]:
+            shutil.rmtree(older)
+        tune.report({"training": metrics, "checkpoint_dir": str(target)})
+
+    _train(job, publish, next(reversed(epoch_checkpoints(folder)), None))
+
+
+def epoch_checkpoints(folder: Path) -> list[Path]:
+    """The complete epoch checkpoints of a member trained in its trial, the latest last."""
+    found = folder.glob(f"{EPOCH_PREFIX}*") if folder.is_dir() else []
+    return sorted(found, key=lambda path: int(path.name.removeprefix(EPOCH_PREFIX)))
+
+
+def _train(job: TrainJob, publish: Publish, resume_from: Path | None, rank: int = 0) -> None:
+    """Fine-tune ``job``'s member, resuming from the epoch checkpoint in ``resume_from`` if any, and
+    ``publish`` every epoch's metrics and checkpoint (with early stopping, the best epoch's weights too)."""
     method, model, pairs, model_config, train_config = _member(job)
     # Data parallel: DDP on each worker's device, each worker a shard of the batches; one worker
     # trains on the GPU its trial was given, if any.
     net = ray.train.torch.prepare_model(model) if job.workers > 1 else model.to(inference_device())
-    rank = train.get_context().get_world_rank() if job.workers > 1 else 0
-    checkpoint = train.get_checkpoint()
-    resume = load_checkpoint(checkpoint, method, model) if checkpoint else None
+    resume = load_checkpoint(resume_from, method, model) if resume_from else None
     start = resume["epoch"] if resume else 0
     started = time.time()
     stopping = train_config.early_stopping
@@ -230,10 +274,8 @@ def train_member(config: dict[str, Any]) -> None:
             **selection,
             **_placement(started),
         }
-        with tempfile.TemporaryDirectory() as folder:
-            save_checkpoint(Path(folder), state, method, model, model_config, kept["best"])
-            # Every rank reports; the ranks' weights agree, so rank 0's checkpoint is kept.
-            train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder) if rank == 0 else None)
+        weights = kept["best"]
+        publish(metrics, lambda folder: save_checkpoint(folder, state, method, model, model_config, weights))
         return stop
 
     _fit(job, method, model, net, pairs, (model_config, train_config), report, resume, (rank, job.workers))
@@ -402,6 +444,20 @@ def _trial_name(trial: Any) -> str:
     return f"member-{trial.config['job']['key']}"
 
 
+def member_trial(config: dict[str, Any]) -> None:
+    """One Tune trial = one member, trained where its job says (``ResourcesConfig.trainer``)."""
+    (train_in_trial if config["job"]["trainer"] == "trial" else train_trial)(config)
+
+
+def _trial_resources(config: dict[str, Any]) -> tune.PlacementGroupFactory:
+    """What a member's trial holds: its CPUs and GPU share where it trains itself; where a Train
+    worker trains, nothing (the worker holds them; a bundle cannot be empty)."""
+    job = config["job"]
+    if job["trainer"] == "trial":
+        return tune.PlacementGroupFactory([{"CPU": job["cpus"], "GPU": job["gpus"]}])
+    return tune.PlacementGroupFactory([{"CPU": 0, "memory": 1 << 20}])
+
+
 def train_members(
     jobs: Sequence[TrainJob],
     models_dir: Path,
@@ -417,8 +473,7 @@ def train_members(
     # resumes from the members' checkpoints, not from Tune's experiment state.
     os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
     tuner = tune.Tuner(
-        # The trial only drives its Train worker, which holds the CPUs; a bundle cannot be empty.
-        tune.with_resources(train_trial, {"CPU": 0, "memory": 1 << 20}),
+        tune.with_resources(member_trial, _trial_resources),
         param_space={"job": tune.grid_search([replace(job, storage=str(storage)).to_dict() for job in jobs])},
         tune_config=tune.TuneConfig(
             max_concurrent_trials=max_concurrent,

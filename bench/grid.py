@@ -89,6 +89,22 @@ class ResourcesConfig(BaseModel):
     workers_per_trial: Annotated[
         int, Field(ge=1, le=1024, description="data-parallel Train workers per member")
     ] = 1
+    # Where a member trains. "train": a Ray Train TorchTrainer (its controller, worker group and
+    # helper actors: DDP and Train's worker restarts). "trial": a one-worker member in its Tune trial's
+    # own process, one process instead of about six (each importing torch), which is what members of
+    # seconds or minutes want; a retried trial resumes from its last epoch either way.
+    trainer: Annotated[
+        Literal["train", "trial"], Field(description="train: a Ray Train TorchTrainer; trial: the Tune trial")
+    ] = "train"
+
+    @model_validator(mode="after")
+    def _one_worker_in_a_trial(self) -> "ResourcesConfig":
+        if self.trainer == "trial" and self.workers_per_trial > 1:
+            raise ValueError(
+                f"trainer 'trial' trains a member in one process, but workers_per_trial is "
+                f"{self.workers_per_trial}; use trainer 'train' for data-parallel members"
+            )
+        return self
 
     @model_validator(mode="after")
     def _whole_gpus_per_worker(self) -> "ResourcesConfig":

@@ -40,6 +40,7 @@ class TrainJob(Spec):
     cpus: float
     gpus: float
     workers: int
+    trainer: str = "train"  # ResourcesConfig.trainer: a Ray Train TorchTrainer, or the Tune trial itself
     pairs_seed: int = 0  # draws the training pairs: the data seed, or the member's seed with bagging
     storage: str = ""  # Tune/Train storage (RUN_DIR/ray), set when the job is handed to Ray
     dev_shards: str = ""  # the train side's dev lists, scored after every epoch for early stopping

@@ -186,6 +186,7 @@ def train_job(
         cpus=resources.cpus_per_trial,
         gpus=resources.gpus_per_trial,
         workers=resources.workers_per_trial,
+        trainer=resources.trainer,
         pairs_seed=pairs_seed,
         dev_shards=str(dev) if selected_on else "",
         dev_batch_size=spec.eval.batch_size,

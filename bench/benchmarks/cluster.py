@@ -14,9 +14,11 @@ finds it):
    train on it, then the driver is SIGKILLed mid-scoring and the same command is run again; its
    predictions are compared with the reference's, its MLflow runs counted;
 3. ``rankuq leaderboard --tracking-uri`` from another process against the run directory's tables;
-4. scaling: a heavier grid (one member per node at a time) on one worker node, then on two, and the
-   most two cores can give: the same training steps in one process alone, then in two at once, one
-   per core (``core_ceiling``; 2.0 where the cores do not slow each other down).
+4. scaling: a heavier grid (one member per node at a time) on one worker node, then on two, with its
+   members trained in their own Tune trials (``resources.trainer: trial``: ``speedup_two_nodes``) and
+   as Ray Train TorchTrainers (the default: ``speedup_two_nodes_ray_train``), and the most two cores
+   can give: the same training steps in one process alone, then in two at once, one per core
+   (``core_ceiling``; 2.0 where the cores do not slow each other down).
 
     python -m rankuq.bench.benchmarks.cluster [--skip-scaling] [--keep]
 
@@ -472,10 +474,13 @@ def load() -> list[float]:
 
 
 def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
-    grid, lost_grid, scaling_grid = root / "grid.yaml", root / "lost-node.yaml", root / "scaling.yaml"
+    grid, lost_grid = root / "grid.yaml", root / "lost-node.yaml"
     grid.write_text(yaml.safe_dump(GRID))
     lost_grid.write_text(yaml.safe_dump(LOST_NODE_GRID))
-    scaling_grid.write_text(yaml.safe_dump(SCALING_GRID))
+    scaling_grids = {trainer: root / f"scaling-{trainer}.yaml" for trainer in ("trial", "train")}
+    for trainer, path in scaling_grids.items():
+        resources = {**SCALING_GRID["resources"], "trainer": trainer}
+        path.write_text(yaml.safe_dump({**SCALING_GRID, "resources": resources}))
     result: dict[str, Any] = {"load_average_start": load(), "cores": os.cpu_count()}
     cluster = LocalCluster(root)
     try:
@@ -561,7 +566,7 @@ def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
 
         # 4. Scaling: one worker node (a), then two (a and a fresh b).
         if scaling:
-            result |= scale(cluster, scaling_grid, root, common)
+            result |= scale(cluster, scaling_grids, root, common)
             result |= core_ceiling()
         else:
             result["speedup_two_nodes"] = None
@@ -645,32 +650,34 @@ def member_times(run_dir: Path) -> dict[str, float]:
     }
 
 
-def scale(cluster: LocalCluster, grid: Path, root: Path, common: list[str]) -> dict[str, Any]:
-    """Wall time of the same grid on one worker node and on two; the shard cache is shared, so both
-    runs time training, scoring, probes and tracking only."""
-    times = {}
-    for nodes in (1, 2):
+def scale(cluster: LocalCluster, grids: dict[str, Path], root: Path, common: list[str]) -> dict[str, Any]:
+    """Wall time of the same grid on one worker node and on two, for each trainer in ``grids`` (members
+    trained in their own Tune trials, and as Ray Train TorchTrainers); the shard cache is shared, so
+    every run times training, scoring, probes and tracking only."""
+    seconds: dict[str, dict[str, float]] = {trainer: {} for trainer in grids}
+    loads: dict[str, dict[str, list[float]]] = {trainer: {} for trainer in grids}
+    members: dict[str, dict[str, dict[str, float]]] = {trainer: {} for trainer in grids}
+    for nodes, label in ((1, "one_node"), (2, "two_nodes")):  # node b, killed before, comes back for two
         if nodes == 2 and "b" not in cluster.nodes:
             cluster.add_worker("b", core=1)
-        run_dir = root / "shared" / f"scaling-{nodes}"
-        run_dir.mkdir(parents=True)
-        cache = root / "shared" / "reference" / "cache"
-        shutil.copytree(cache, run_dir / "cache")
-        log = root / f"run-scaling-{nodes}.log"
-        start_load = load()
-        times[nodes] = finish(
-            rankuq("run", str(grid), "--run-dir", str(run_dir), *common, log=log, env=cluster.env), log
-        )
-        times[f"load_{nodes}"] = start_load
-        times[f"members_{nodes}"] = member_times(run_dir)
-        progress({f"scaling_seconds_{nodes}_node(s)": round(times[nodes], 1), "load_average": start_load})
+        for trainer, grid in grids.items():
+            run_dir = root / "shared" / f"scaling-{trainer}-{nodes}"
+            run_dir.mkdir(parents=True)
+            shutil.copytree(root / "shared" / "reference" / "cache", run_dir / "cache")
+            log = root / f"run-scaling-{trainer}-{nodes}.log"
+            loads[trainer][label] = load()
+            driver = rankuq("run", str(grid), "--run-dir", str(run_dir), *common, log=log, env=cluster.env)
+            seconds[trainer][label] = round(finish(driver, log), 1)
+            members[trainer][label] = member_times(run_dir)
+            progress({f"scaling_{trainer}_{label}": seconds[trainer][label], "load": loads[trainer][label]})
+    speedup = {trainer: round(took["one_node"] / took["two_nodes"], 2) for trainer, took in seconds.items()}
     return {
-        "scaling_seconds_one_node": round(times[1], 1),
-        "scaling_seconds_two_nodes": round(times[2], 1),
-        "speedup_two_nodes": round(times[1] / times[2], 2),
-        "scaling_load_average": {"one_node": times["load_1"], "two_nodes": times["load_2"]},
-        "scaling_member_seconds": {"one_node": times["members_1"], "two_nodes": times["members_2"]},
-        "scaling_command": f"rankuq run {grid.name} --address <head> (grid: SCALING_GRID)",
+        "speedup_two_nodes": speedup["trial"],  # members in their own trials (resources.trainer: trial)
+        "speedup_two_nodes_ray_train": speedup["train"],  # each member a TorchTrainer (the default)
+        "scaling_seconds": seconds,
+        "scaling_load_average": loads,
+        "scaling_member_seconds": members,
+        "scaling_command": "rankuq run scaling-TRAINER.yaml --address HEAD (SCALING_GRID, resources.trainer)",
     }
 
 

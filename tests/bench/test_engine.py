@@ -79,6 +79,26 @@ def test_early_stopping_keeps_the_weights_of_the_best_dev_epoch(ray_session, tmp
     assert sorted((m.step, m.value) for m in logged) == list(enumerate(history, start=1))
 
 
+def test_a_member_trained_in_its_tune_trial_has_the_train_worker_s_weights(ray_session, tmp_path):
+    grid = {**DATA_PARALLEL, "train": {"max_queries": 30, "epochs": 2}}
+    records = {}
+    for trainer in ("train", "trial"):
+        resources = {"trainer": trainer, "cpus_per_trial": 1}
+        run_grid(*parse_grid({**grid, "resources": resources}, "test grid"), tmp_path / trainer)
+        (member,) = (tmp_path / trainer / "models").iterdir()
+        records[trainer] = (member.name, (member / "model.safetensors").read_bytes())
+        record = json.loads((member / TRAINING_FILE).read_text())
+        assert (record["epoch"], record["start_epoch"]) == (2, 0)
+        assert not (tmp_path / trainer / "ray" / member.name).exists()  # its checkpoints go once saved
+    assert records["train"] == records["trial"]  # the same key and the same bytes
+
+
+def test_a_member_trained_in_its_tune_trial_takes_one_worker():
+    grid = {**DATA_PARALLEL, "resources": {"workers_per_trial": 2, "trainer": "trial"}}
+    with pytest.raises(RankuqError, match="trainer 'trial' trains a member in one process, but workers_per"):
+        parse_grid(grid, "test grid")
+
+
 @pytest.mark.parametrize("gpus", [0.5, 1, 3])
 def test_data_parallel_workers_need_whole_gpus_each(gpus):
     grid = {**DATA_PARALLEL, "resources": {"workers_per_trial": 2, "gpus_per_trial": gpus}}

@@ -1,6 +1,8 @@
-"""Resume and fault tolerance through real Ray and MLflow: a Train worker killed mid-training, a driver
-stopped by Ctrl-C, and a rerun of a finished grid, each against an undisturbed run of the same grid."""
+"""Resume and fault tolerance through real Ray and MLflow: a Train worker or a member's own Tune trial
+killed mid-training, a driver stopped by Ctrl-C, and a rerun of a finished grid, each against an
+undisturbed run of the same grid."""
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -116,6 +118,43 @@ def test_a_killed_train_worker_resumes_from_its_checkpoint_with_the_same_numbers
     starts = sorted(record["start_epoch"] for record in training_records(tmp_path).values())
     assert starts[0] == 0 and starts[1] >= 1  # the restarted worker went on from a checkpoint
     assert_same_numbers(tmp_path, reference)
+    keys = mlflow_keys(tmp_path)
+    assert len(keys) == len(set(keys)) == MLFLOW_RUNS
+
+
+def trial_processes() -> list[psutil.Process]:
+    """Tune trial processes of this test's own Ray session (a function trainable's actor)."""
+    found = []
+    for process in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            title = process.cmdline()
+            if title and title[0].startswith("ray::ImplicitFunc"):
+                found.append(process)
+    return found
+
+
+@pytest.mark.slow  # real Ray grids killed and rerun (~6 min): pytest -m slow
+def test_a_killed_trial_that_trains_its_member_resumes_from_its_epoch_checkpoint(undisturbed, tmp_path):
+    reference, _ = undisturbed
+    killed: list[int] = []
+
+    def kill_after_first_checkpoint() -> None:
+        deadline = time.monotonic() + 300
+        while not any((tmp_path / "ray").glob("*/epoch-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (trial,) = trial_processes()  # one trial at a time: the one training that member
+        trial.send_signal(signal.SIGKILL)
+        killed.append(trial.pid)
+
+    killer = threading.Thread(target=kill_after_first_checkpoint, daemon=True)
+    killer.start()
+    grid = {**GRID, "resources": {**GRID["resources"], "trainer": "trial"}}
+    run_grid(*parse_grid(grid, "resume grid"), tmp_path)
+    killer.join(timeout=1)
+    assert len(killed) == 1 and not psutil.pid_exists(killed[0])
+    starts = sorted(record["start_epoch"] for record in training_records(tmp_path).values())
+    assert starts[0] == 0 and starts[1] >= 1  # the retried trial went on from its checkpoint
+    assert_same_numbers(tmp_path, reference)  # and trained what a Ray Train worker trains
     keys = mlflow_keys(tmp_path)
     assert len(keys) == len(set(keys)) == MLFLOW_RUNS
 
