@@ -111,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     found.add_argument("run_dirs", nargs="+", type=Path, help="run directories of the paper grids")
     found.add_argument("--out", type=Path, default=Path("docs/findings.md"), help="default: docs/findings.md")
+    found.add_argument(
+        "--cost", type=Path, help="method_cost's CSV of timed repeats (its --out): the inference-cost claims"
+    )
     return parser
 
 
@@ -274,7 +277,7 @@ def _leaderboard(args: argparse.Namespace) -> None:
 def _findings(args: argparse.Namespace) -> None:
     from rankuq.bench.findings import findings
 
-    print(f"written: {findings(args.run_dirs, args.out)}")
+    print(f"written: {findings(args.run_dirs, args.out, cost=args.cost)}")
 
 
 def _list_tasks() -> None:

@@ -184,6 +184,8 @@ def epoch_means(losses: list[float], epochs: int) -> list[float]:
 
 # Hands an epoch's metrics on and stores its checkpoint, written by the callable it is given into a folder.
 Publish = Callable[[dict[str, Any], Callable[[Path], None]], None]
+# The training state to resume a member from (its method and fresh model given), if any.
+Resume = Callable[[NeuralMethod, nn.Module], TrainState | None]
 
 
 def train_member(config: dict[str, Any]) -> None:
@@ -193,7 +195,13 @@ def train_member(config: dict[str, Any]) -> None:
     the latest one."""
     job = TrainJob.from_dict(config)
     rank = train.get_context().get_world_rank() if job.workers > 1 else 0
-    checkpoint = train.get_checkpoint()
+
+    def resume(method: NeuralMethod, model: nn.Module) -> TrainState | None:
+        checkpoint = train.get_checkpoint()
+        if checkpoint is None:
+            return None
+        with checkpoint.as_directory() as folder:  # a remote one is downloaded for the block only
+            return load_checkpoint(Path(folder), method, model)
 
     def publish(metrics: dict[str, Any], save: Callable[[Path], None]) -> None:
         with tempfile.TemporaryDirectory() as folder:
@@ -201,8 +209,7 @@ def train_member(config: dict[str, Any]) -> None:
             # Every rank reports; the ranks' weights agree, so rank 0's checkpoint is kept.
             train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder) if rank == 0 else None)
 
-    with checkpoint.as_directory() if checkpoint else contextlib.nullcontext() as folder:
-        _train(job, publish, Path(folder) if folder else None, rank)
+    _train(job, publish, resume, rank)
 
 
 def train_in_trial(config: dict[str, Any]) -> None:
@@ -211,16 +218,26 @@ def train_in_trial(config: dict[str, Any]) -> None:
     or a rerun of the grid resumes from the latest, as from Ray Train's run folder of the same name."""
     job = TrainJob.from_dict(config["job"])
     folder = Path(job.storage) / job.key
+    latest = next(reversed(epoch_checkpoints(folder)), None)
+    if latest is not None:  # killed after its last epoch, before Tune saw the trial end: report it again
+        metrics = json.loads((latest / TRAINING_FILE).read_text())
+        if metrics.get("stopped_early") or metrics["epoch"] >= TrainConfig(**job.train).epochs:
+            tune.report({"training": metrics, "checkpoint_dir": str(latest)})
+            return
 
     def publish(metrics: dict[str, Any], save: Callable[[Path], None]) -> None:
         target = folder / f"{EPOCH_PREFIX}{metrics['epoch']}"
         with staged_folder(target) as staging:  # a trial killed mid-save keeps the epochs before
             save(staging)
+            (staging / TRAINING_FILE).write_text(json.dumps(metrics))
         for older in epoch_checkpoints(folder)[:-1]:
             shutil.rmtree(older)
         tune.report({"training": metrics, "checkpoint_dir": str(target)})
 
-    _train(job, publish, next(reversed(epoch_checkpoints(folder)), None))
+    def resume(method: NeuralMethod, model: nn.Module) -> TrainState | None:
+        return load_checkpoint(latest, method, model) if latest else None
+
+    _train(job, publish, resume)
 
 
 def epoch_checkpoints(folder: Path) -> list[Path]:
@@ -229,14 +246,14 @@ def epoch_checkpoints(folder: Path) -> list[Path]:
     return sorted(found, key=lambda path: int(path.name.removeprefix(EPOCH_PREFIX)))
 
 
-def _train(job: TrainJob, publish: Publish, resume_from: Path | None, rank: int = 0) -> None:
-    """Fine-tune ``job``'s member, resuming from the epoch checkpoint in ``resume_from`` if any, and
+def _train(job: TrainJob, publish: Publish, resume_from: Resume, rank: int = 0) -> None:
+    """Fine-tune ``job``'s member, resuming from the state ``resume_from`` gives if any, and
     ``publish`` every epoch's metrics and checkpoint (with early stopping, the best epoch's weights too)."""
     method, model, pairs, model_config, train_config = _member(job)
     # Data parallel: DDP on each worker's device, each worker a shard of the batches; one worker
     # trains on the GPU its trial was given, if any.
     net = ray.train.torch.prepare_model(model) if job.workers > 1 else model.to(inference_device())
-    resume = load_checkpoint(resume_from, method, model) if resume_from else None
+    resume = resume_from(method, model)
     start = resume["epoch"] if resume else 0
     started = time.time()
     stopping = train_config.early_stopping

@@ -93,6 +93,10 @@ GP = ("sngp", "gpf", "pg_gp")
 FREE_CONFIDENCES = ("nAUC.AP.u_max", "nAUC.AP.u_std", "nAUC.AP.u_1-2")
 
 FIT_TASKS = ("wikiqa", "clariq", "semeval", "trecqa_clean")
+# Inference cost is no grid's: a run directory holds no scoring times (cached predictions would carry
+# stale ones). Its claims read method_cost's CSV of timed repeats (rankuq findings --cost FILE).
+COST, COST_METRIC = "method_cost", "inference time (× bert)"
+COST_COLUMNS = ("layers", "pairs", "precision", "method", "label", "repeat", "seconds", "command")
 
 
 def _beats_bm25(grid: str, task: str, id: str, who: str) -> tuple[Claim, ...]:
@@ -188,6 +192,31 @@ def _paper001(grid: str, id: str, model: str) -> tuple[Claim, ...]:
             metric="cutoff.F1_ratio.uncertainty",
             reference=("cutoff.F1_ratio.scores",),
             p_value="cutoff.p_value",
+        ),
+    )
+
+
+def _gp(grid: str, id: str, how: str) -> tuple[Claim, ...]:
+    """Papers 003/004's claims about the GP heads against BERT (trained ``how``), in ``grid``."""
+    return (
+        *_per_method(
+            GP,
+            id=f"{id}-ece",
+            grid=grid,
+            text=f"a GP output layer lowers ECE against BERT{how}",
+            paper="lower ECE than BERT, MC dropout and ensembles (PG-DRR Table 2, GPF-BERT Table 1)",
+            metric="ECE",
+            expect="lower",
+        ),
+        *_per_method(
+            GP,
+            id=f"{id}-effectiveness",
+            grid=grid,
+            text=f"a GP output layer keeps R@1 within 2 points of BERT{how}",
+            paper="R@1 within about 2 points of BERT (PG-DRR Table 2, GPF-BERT Table 1)",
+            metric="R@1",
+            expect="within",
+            margin=0.02,
         ),
     )
 
@@ -301,34 +330,21 @@ CLAIMS: tuple[Claim, ...] = (
         )
         for rate in (10, 50, 90)
     ),
-    *_per_method(
-        GP,
-        id="gp-ece",
-        grid="gp",
-        text="a GP output layer lowers ECE against BERT",
-        paper="lower ECE than BERT, MC dropout and ensembles (PG-DRR Table 2, GPF-BERT Table 1)",
-        metric="ECE",
-        expect="lower",
-    ),
-    *_per_method(
-        GP,
-        id="gp-effectiveness",
-        grid="gp",
-        text="a GP output layer keeps R@1 within 2 points of BERT",
-        paper="R@1 within about 2 points of BERT (PG-DRR Table 2, GPF-BERT Table 1)",
-        metric="R@1",
-        expect="within",
-        margin=0.02,
-    ),
-    *_per_method(
-        GP,
-        id="gp-cost",
-        grid="gp",
-        text="a GP output layer costs far less at inference than MC dropout and ensembles",
-        paper="GPF-BERT 1.0×, MC dropout 9.6×, ensemble 5× BERT's inference time (004 Table 2)",
-        metric="inference seconds",
-        absent="a run directory holds no scoring times (cached predictions would carry stale ones); "
-        "see `python -m rankuq.bench.benchmarks.method_cost` (docs/benchmarks.md)",
+    *_gp("gp", "gp", ""),
+    *_gp("gp_fit", "gp-fit", ", trained to convergence on dev"),
+    *(
+        Claim(
+            id=f"gp-cost-{method}-vs-{other}",
+            grid=COST,
+            text=f"a GP output layer costs less at inference than {other}",
+            paper="GPF-BERT 1.0×, MC dropout 9.6×, ensemble 5× BERT's inference time (004 Table 2)",
+            method=method,
+            metric=COST_METRIC,
+            against=other,
+            expect="lower",
+        )
+        for method in GP
+        for other in STOCHASTIC_000
     ),
 )
 
@@ -384,6 +400,7 @@ class Measured:
     p: float
     seeds: int
     verdict: str
+    unit: str = "seeds"  # what the samples are: seeds of a grid, or timed repeats
 
 
 def measure(claim: Claim, run: Run, condition: str) -> Measured | None:
@@ -456,6 +473,11 @@ def _p_value(
             return float(row[on_board].iloc[0])
     if claim.p_value is not None and claim.p_value in rows and rows[claim.p_value].notna().all():
         return float(rows[claim.p_value].max())
+    return paired_p(values, reference)
+
+
+def paired_p(values: np.ndarray, reference: np.ndarray) -> float:
+    """Paired t-test of ``values`` against ``reference`` over their samples (seeds, repeats)."""
     if len(values) < 2 or np.allclose(values, reference):
         return math.nan if len(values) < 2 else 1.0
     delta = values - reference
@@ -508,12 +530,15 @@ class Row:
     measured: tuple[Measured, ...]
     verdict: str
     note: str
+    command: str = ""  # what produced the measurements, where no run directory did
 
 
-def assess(claim: Claim, runs: Sequence[Run]) -> Row:
+def assess(claim: Claim, runs: Sequence[Run], cost: pd.DataFrame | None = None) -> Row:
     found = [run for run in runs if run.spec.name == claim.grid]
     if claim.absent is not None:
         return Row(claim, found[0] if found else None, (), NOT_MEASURED, claim.absent)
+    if claim.grid == COST:
+        return _assess_cost(claim, cost)
     if not found:
         return Row(claim, None, (), NOT_MEASURED, f"no run directory of grid {claim.grid} given")
     run = found[0]
@@ -521,6 +546,55 @@ def assess(claim: Claim, runs: Sequence[Run]) -> Row:
     measured = tuple(m for c in conditions if (m := measure(claim, run, c)) is not None)
     note = "" if measured else f"{run.folder.name} has no {claim.metric} of {claim.method} in {_scope(claim)}"
     return Row(claim, run, measured, overall([m.verdict for m in measured]), note)
+
+
+def read_cost(path: Path) -> pd.DataFrame:
+    """method_cost's CSV (``--out``): every timed repeat of every method."""
+    fix = f"write it with `python -m rankuq.bench.benchmarks.method_cost --out {path}`"
+    if not path.is_file():
+        raise RankuqError(f"{path} not found; {fix}")
+    table = pd.read_csv(path)
+    missing = [column for column in COST_COLUMNS if column not in table]
+    if missing:
+        raise RankuqError(f"{path}: missing columns {missing}; {fix}")
+    return table
+
+
+def _assess_cost(claim: Claim, cost: pd.DataFrame | None) -> Row:
+    if cost is None:
+        note = "no cost file given: `rankuq findings RUN_DIR… --cost FILE`, FILE from method_cost --out"
+        return Row(claim, None, (), NOT_MEASURED, note)
+    measured = tuple(m for _, rows in cost.groupby("layers") if (m := _measure_cost(claim, rows)) is not None)
+    note = "" if measured else f"the cost file has no timings of {claim.method} and {claim.against}"
+    return Row(claim, None, measured, overall([m.verdict for m in measured]), note, str(cost.command.iloc[0]))
+
+
+def _measure_cost(claim: Claim, rows: pd.DataFrame) -> Measured | None:
+    """The claim at one MiniLM depth: per repeat, each method's time over bert's time of the same
+    repeat (the methods take turns within a repeat), d = the claim's method's − ``against``'s."""
+
+    def ratios(method: str) -> np.ndarray | None:
+        timed = rows[rows.method == method]
+        if timed.label.nunique() != 1:  # absent, or several settings of it (last_layer_mc's T)
+            return None
+        return timed.sort_values("repeat").seconds.to_numpy(dtype=float)
+
+    bert, values, other = ratios("bert"), ratios(claim.method), ratios(str(claim.against))
+    if bert is None or values is None or other is None or not len(bert) == len(values) == len(other):
+        return None
+    values, reference = values / bert, other / bert
+    delta, p = values - reference, paired_p(values, reference)
+    first, against = rows.iloc[0], rows[rows.method == claim.against].label.iloc[0]
+    return Measured(
+        f"MiniLM-L{first.layers}, {first.pairs} WikiQA test pairs, {first.precision}; vs {against}",
+        _mean_std(values),
+        _mean_std(delta),
+        float(delta.mean() / reference.mean()),
+        p,
+        len(values),
+        verdict(claim, float(delta.mean()), p),
+        "repeats",
+    )
 
 
 def _scope(claim: Claim) -> str:
@@ -550,7 +624,7 @@ def _ours(row: Row) -> str:
         d = "" if math.isnan(m.delta[0]) else f"; d = {_number(m.delta[0])} ± {_number(m.delta[1])}{relative}"
         return (
             f"{_number(m.value[0])} ± {_number(m.value[1])}{d}; p = {_p(m.p)}; "
-            f"{markdown_text(m.condition)}, {m.seeds} seeds"
+            f"{markdown_text(m.condition)}, {m.seeds} {m.unit}"
         )
     counts = {v: sum(m.verdict == v for m in row.measured) for v in (REPRODUCED, REFUTED)}
     deltas = np.array([m.delta[0] for m in row.measured])
@@ -596,7 +670,7 @@ def render(rows: Sequence[Row], command: str) -> str:
         claim = row.claim
         measured = f"{claim.method}: {claim.metric} vs {claim.compared()} ({claim.expect})"
         ours = _ours(row) if row.measured else text(row.note)
-        run = _run_command(row.run) if row.run is not None else "—"
+        run = _run_command(row.run) if row.run is not None else f"`{row.command}`" if row.command else "—"
         lines.append(
             f"| {claim.id}: {_cell(claim.text)} | {_cell(claim.paper)} | {_cell(measured)} | {ours} | "
             f"**{row.verdict}** | {run} |"
@@ -616,8 +690,11 @@ def render(rows: Sequence[Row], command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def findings(run_dirs: Sequence[Path], out: Path, claims: Sequence[Claim] = CLAIMS) -> Path:
-    """Measure every claim in the run directories and write ``out``; returns ``out``."""
+def findings(
+    run_dirs: Sequence[Path], out: Path, claims: Sequence[Claim] = CLAIMS, cost: Path | None = None
+) -> Path:
+    """Measure every claim in the run directories (the cost claims in method_cost's CSV ``cost``) and
+    write ``out``; returns ``out``."""
     if not run_dirs:
         raise RankuqError("rankuq findings: name at least one run directory of `rankuq run`")
     runs = [read_run(Path(folder)) for folder in run_dirs]
@@ -625,8 +702,10 @@ def findings(run_dirs: Sequence[Path], out: Path, claims: Sequence[Claim] = CLAI
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise RankuqError(f"rankuq findings: grid {twice[0]} is named by two run directories; give one")
-    command = shlex.join(["rankuq", "findings", *map(str, run_dirs), "--out", str(out)])
-    text = render([assess(claim, runs) for claim in claims], command)
+    costs = read_cost(cost) if cost is not None else None
+    given = ["--cost", str(cost)] if cost is not None else []
+    command = shlex.join(["rankuq", "findings", *map(str, run_dirs), *given, "--out", str(out)])
+    text = render([assess(claim, runs, costs) for claim in claims], command)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, text)
     return out

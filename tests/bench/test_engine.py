@@ -2,6 +2,7 @@
 with Ray Data over real WikiQA shards (order, reuse of a worker's scorer, bfloat16 autocast)."""
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,16 @@ def test_a_member_trained_in_its_tune_trial_has_the_train_worker_s_weights(ray_s
         assert (record["epoch"], record["start_epoch"]) == (2, 0)
         assert not (tmp_path / trainer / "ray" / member.name).exists()  # its checkpoints go once saved
     assert records["train"] == records["trial"]  # the same key and the same bytes
+    # A trial killed after its last epoch's checkpoint, before Tune saw it end: a rerun reports that
+    # checkpoint again and trains nothing (the same training record, its times included).
+    key, weights = records["trial"]
+    finished = tmp_path / "trial" / "models" / key
+    shutil.copytree(finished, tmp_path / "again" / "ray" / key / "epoch-2")
+    grid_again = {**grid, "resources": {"trainer": "trial", "cpus_per_trial": 1}}
+    run_grid(*parse_grid(grid_again, "test grid"), tmp_path / "again")
+    again = tmp_path / "again" / "models" / key
+    assert (again / "model.safetensors").read_bytes() == weights
+    assert (again / TRAINING_FILE).read_text() == (finished / TRAINING_FILE).read_text()
 
 
 def test_a_member_trained_in_its_tune_trial_takes_one_worker():

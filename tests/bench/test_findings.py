@@ -211,8 +211,55 @@ def test_the_model_fit_claims_name_conditions_of_their_grid(grid, tasks):
 def test_every_claim_of_the_issue_is_declared_once():
     ids = [claim.id for claim in CLAIMS]
     assert len(ids) == len(set(ids))
-    grids = {"paper000", "paper001", "paper001_l4", "paper002", "gp", "fit_wikiqa", "fit_trecqa"}
+    grids = {
+        "paper000",
+        "paper001",
+        "paper001_l4",
+        "paper002",
+        "gp",
+        "fit_wikiqa",
+        "fit_trecqa",
+        "gp_fit",
+        "method_cost",
+    }
     assert {claim.grid for claim in CLAIMS} == grids
+
+
+def cost_table(seconds: dict[str, list[float]]) -> pd.DataFrame:
+    """method_cost's CSV: per method, its seconds in repeats 0, 1, 2 at MiniLM-L6."""
+    labels = {"mc_dropout": "mc_dropout (T=10)", "ensemble": "ensemble (M=5)"}
+    command = "python -m rankuq.bench.benchmarks.method_cost --out c.csv"
+    setting = {"layers": 6, "pairs": 256, "precision": "fp32", "command": command}
+    return pd.DataFrame(
+        {**setting, "method": method, "label": labels.get(method, method), "repeat": repeat, "seconds": value}
+        for method, values in seconds.items()
+        for repeat, value in enumerate(values)
+    )
+
+
+def test_the_cost_claims_compare_each_repeat_s_time_over_bert_s():
+    claim = next(c for c in CLAIMS if c.id == "gp-cost-sngp-vs-mc_dropout")
+    bert, sngp, mc = [1.0, 1.1, 0.9], [1.1, 1.2, 1.0], [11.0, 12.0, 10.0]
+    row = assess(claim, [], cost_table({"bert": bert, "sngp": sngp, "mc_dropout": mc, "ensemble": [5] * 3}))
+    (m,) = row.measured
+    ratios, reference = (
+        np.divide(sngp, bert),
+        np.divide(mc, bert),
+    )  # 1.1, 1.0909, 1.1111 and 11, 10.909, 11.111
+    assert m.value[0] == pytest.approx(ratios.mean()) and m.delta[0] == pytest.approx(
+        (ratios - reference).mean()
+    )
+    assert m.p == pytest.approx(stats.ttest_rel(ratios, reference).pvalue) and m.p < 0.05
+    assert (m.verdict, m.seeds, m.unit, row.verdict) == (REPRODUCED, 3, "repeats", REPRODUCED)
+    assert m.condition == "MiniLM-L6, 256 WikiQA test pairs, fp32; vs mc_dropout (T=10)"
+    assert row.command.endswith("method_cost --out c.csv")
+    # Dearer than the ensemble in every repeat: refuted; no file, or no timing of it: not measured.
+    dear = replace(claim, id="vs-ensemble", against="ensemble")
+    table = cost_table({"bert": bert, "sngp": [6.0, 6.7, 5.2], "ensemble": [5.0, 5.6, 4.4]})
+    assert assess(dear, [], table).verdict == REFUTED
+    assert assess(claim, [], None).verdict == NOT_MEASURED
+    missing = assess(claim, [], cost_table({"bert": bert, "sngp": sngp}))
+    assert missing.verdict == NOT_MEASURED and "no timings of sngp and mc_dropout" in missing.note
 
 
 def summary(text: str) -> dict[str, list[str]]:
@@ -271,3 +318,10 @@ def test_the_cli_writes_findings_and_refuses_a_folder_that_is_not_a_run(finished
     assert main(["findings", str(tmp_path), "--out", str(out)]) == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and "grid.yaml not found" in error[0] and out.read_text() == text
+    cost = tmp_path / "cost.csv"
+    assert main(["findings", str(run_dir), "--cost", str(cost), "--out", str(out)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and f"{cost} not found; write it with" in error[0] and out.read_text() == text
+    cost_table({"bert": [1.0] * 3}).drop(columns="seconds").to_csv(cost, index=False)
+    assert main(["findings", str(run_dir), "--cost", str(cost), "--out", str(out)]) == 2
+    assert "missing columns ['seconds']" in capsys.readouterr().err

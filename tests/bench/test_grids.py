@@ -14,7 +14,7 @@ from rankuq.bench.plan import plan
 
 GRIDS = sorted(Path(str(resources.files("rankuq.bench.grids"))).glob("*.yaml"))
 GRIDS_BY_NAME = {path.stem: path for path in GRIDS}
-PAPER_GRIDS = ("paper000", "paper001", "paper001_l4", "paper002", "gp", "fit_wikiqa", "fit_trecqa")
+PAPER_GRIDS = ("paper000", "paper001", "paper001_l4", "paper002", "gp", "gp_fit", "fit_wikiqa", "fit_trecqa")
 
 
 def test_the_paper_grids_are_shipped():
