@@ -305,6 +305,7 @@ def _placement(started: float) -> dict[str, Any]:
         "node_id": ray.get_runtime_context().get_node_id(),
         "gpu_ids": ",".join(str(i) for i in ray.get_gpu_ids()),  # a string: Tune logs scalars
         "device": str(inference_device()),
+        "pid": os.getpid(),  # the process that trained it (a reused trial's is its predecessor's)
         "started": started,
         "reported": time.time(),
     }
@@ -494,6 +495,8 @@ def train_members(
         param_space={"job": tune.grid_search([replace(job, storage=str(storage)).to_dict() for job in jobs])},
         tune_config=tune.TuneConfig(
             max_concurrent_trials=max_concurrent,
+            # A member that trains in its trial hands the process (torch imported) to the next one.
+            reuse_actors=all(job.trainer == "trial" for job in jobs),
             trial_name_creator=_trial_name,
             trial_dirname_creator=_trial_name,
         ),

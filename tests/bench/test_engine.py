@@ -80,27 +80,31 @@ def test_early_stopping_keeps_the_weights_of_the_best_dev_epoch(ray_session, tmp
     assert sorted((m.step, m.value) for m in logged) == list(enumerate(history, start=1))
 
 
-def test_a_member_trained_in_its_tune_trial_has_the_train_worker_s_weights(ray_session, tmp_path):
-    grid = {**DATA_PARALLEL, "train": {"max_queries": 30, "epochs": 2}}
-    records = {}
+def test_members_trained_in_their_tune_trials_have_the_train_workers_weights(ray_session, tmp_path):
+    # Two members one after the other: with trainer "trial" the second reuses the first's process.
+    grid = {**DATA_PARALLEL, "methods": {"ensemble": {"M": 2}}, "train": {"max_queries": 30, "epochs": 2}}
+    weights, processes = {}, {}
     for trainer in ("train", "trial"):
-        resources = {"trainer": trainer, "cpus_per_trial": 1}
+        resources = {"trainer": trainer, "cpus_per_trial": 1, "max_concurrent_trials": 1}
         run_grid(*parse_grid({**grid, "resources": resources}, "test grid"), tmp_path / trainer)
-        (member,) = (tmp_path / trainer / "models").iterdir()
-        records[trainer] = (member.name, (member / "model.safetensors").read_bytes())
-        record = json.loads((member / TRAINING_FILE).read_text())
-        assert (record["epoch"], record["start_epoch"]) == (2, 0)
-        assert not (tmp_path / trainer / "ray" / member.name).exists()  # its checkpoints go once saved
-    assert records["train"] == records["trial"]  # the same key and the same bytes
+        members = sorted((tmp_path / trainer / "models").iterdir())
+        weights[trainer] = {member.name: (member / "model.safetensors").read_bytes() for member in members}
+        for member in members:
+            record = json.loads((member / TRAINING_FILE).read_text())
+            assert (record["epoch"], record["start_epoch"]) == (2, 0)
+            processes.setdefault(trainer, set()).add(record["pid"])
+            assert not (tmp_path / trainer / "ray" / member.name).exists()  # its checkpoints go once saved
+    assert len(weights["trial"]) == 2 and weights["train"] == weights["trial"]  # same keys, same bytes
+    assert len(processes["train"]) == 2 and len(processes["trial"]) == 1  # a Train worker each; one trial
     # A trial killed after its last epoch's checkpoint, before Tune saw it end: a rerun reports that
     # checkpoint again and trains nothing (the same training record, its times included).
-    key, weights = records["trial"]
+    key = min(weights["trial"])
     finished = tmp_path / "trial" / "models" / key
     shutil.copytree(finished, tmp_path / "again" / "ray" / key / "epoch-2")
-    grid_again = {**grid, "resources": {"trainer": "trial", "cpus_per_trial": 1}}
-    run_grid(*parse_grid(grid_again, "test grid"), tmp_path / "again")
+    resources = {"trainer": "trial", "cpus_per_trial": 1}
+    run_grid(*parse_grid({**grid, "resources": resources}, "test grid"), tmp_path / "again")
     again = tmp_path / "again" / "models" / key
-    assert (again / "model.safetensors").read_bytes() == weights
+    assert (again / "model.safetensors").read_bytes() == weights["trial"][key]
     assert (again / TRAINING_FILE).read_text() == (finished / TRAINING_FILE).read_text()
 
 
