@@ -9,7 +9,9 @@ grid.yaml (the conditions' kinds), seeds.csv and leaderboard.csv, and writes doc
 Per condition, d = value − reference per seed; ours is the method's value and d as mean ± std over seeds.
 p: against the baseline on a leaderboard metric, the leaderboard's paired test over queries; where the
 probe tests each seed (RA, CVaR, NOTA, cutoff), the largest p over seeds (significant in every seed);
-otherwise a paired t-test over seeds (the exact sign test where d is the same in every seed).
+otherwise a paired t-test over seeds (the exact sign test where d is the same in every seed). The
+inference-cost claims read method_cost's CSV (``--cost``): per timed repeat, each method's time over
+bert's of the same repeat, a paired t-test over the repeats, one condition per MiniLM depth.
 Verdict (α = 0.05): *reproduced* when d goes the paper's way with p < α (for "within": |d| ≤ the
 margin), *refuted* when it goes significantly the other way (for "within": |d| > the margin with
 p < α), *not reproduced* otherwise, *not measured* when no run directory holds it. A claim over
@@ -661,7 +663,8 @@ def render(rows: Sequence[Row], command: str) -> str:
         "d = value − reference per seed (the reference: the grid's baseline method, or the named value "
         "of the same cell), mean ± std over seeds; p: the leaderboard's paired test over queries "
         "against the baseline, the probe's per-seed test (largest p over seeds), or a paired t-test "
-        f"over seeds; α = {ALPHA}. The verdicts are defined in `rankuq.bench.findings`.",
+        f"over seeds (the inference-cost claims: over timed repeats of method_cost, each method's time "
+        f"over bert's in the same repeat); α = {ALPHA}. The verdicts are defined in `rankuq.bench.findings`.",
         "",
         "| claim | the paper | measured | ours | verdict | produced by |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -677,7 +680,7 @@ def render(rows: Sequence[Row], command: str) -> str:
         )
     lines += ["", "## Per condition", ""]
     lines += [
-        "| claim | condition | seeds | value | d | relative | p | verdict |",
+        "| claim | condition | seeds (or repeats) | value | d | relative | p | verdict |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for row in rows:
