@@ -57,7 +57,6 @@ class Claim:
     "at least": the value reaches the floor ``margin`` in every seed (refuted: in none).
     ``condition``: measure the claim in this condition only (the model fit: one row per task).
     ``p_value``: the probe's per-seed p-value column of this comparison, if any.
-    ``absent``: why the run directory cannot hold the claim (its row says so, not measured).
     """
 
     id: str
@@ -72,7 +71,6 @@ class Claim:
     variant: str | None = "standard"  # of the tested lists; None: any
     p_value: str | None = None
     margin: float = 0.0
-    absent: str | None = None
     against: str | None = None
     condition: str | None = None
 
@@ -537,8 +535,6 @@ class Row:
 
 def assess(claim: Claim, runs: Sequence[Run], cost: pd.DataFrame | None = None) -> Row:
     found = [run for run in runs if run.spec.name == claim.grid]
-    if claim.absent is not None:
-        return Row(claim, found[0] if found else None, (), NOT_MEASURED, claim.absent)
     if claim.grid == COST:
         return _assess_cost(claim, cost)
     if not found:
@@ -575,13 +571,13 @@ def _measure_cost(claim: Claim, rows: pd.DataFrame) -> Measured | None:
     """The claim at one MiniLM depth: per repeat, each method's time over bert's time of the same
     repeat (the methods take turns within a repeat), d = the claim's method's − ``against``'s."""
 
-    def ratios(method: str) -> np.ndarray | None:
+    def times(method: str) -> np.ndarray | None:
         timed = rows[rows.method == method]
         if timed.label.nunique() != 1:  # absent, or several settings of it (last_layer_mc's T)
             return None
         return timed.sort_values("repeat").seconds.to_numpy(dtype=float)
 
-    bert, values, other = ratios("bert"), ratios(claim.method), ratios(str(claim.against))
+    bert, values, other = times("bert"), times(claim.method), times(str(claim.against))
     if bert is None or values is None or other is None or not len(bert) == len(values) == len(other):
         return None
     values, reference = values / bert, other / bert

@@ -134,12 +134,13 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     cases = chosen(args.only.split(",") if args.only else None)
     command = shlex.join(["python", "-m", "rankuq.bench.benchmarks.method_cost", *sys.argv[1:]])
+    cpu = cpu_flags()
     rows = []
     for layers in map(int, args.layers.split(",")):
         config = ModelConfig(layers=None if layers == 6 else layers)
         batches = wikiqa_batches(config, args.pairs, args.batch_size)
         pairs = sum(len(b["input_ids"]) for b in batches)
-        setup = f"batches of {args.batch_size}, {args.threads} threads, {args.precision}, CPU: {cpu_flags()}"
+        setup = f"batches of {args.batch_size}, {args.threads} threads, {args.precision}, CPU: {cpu}"
         print(f"\nMiniLM-L{layers}: {pairs} WikiQA test pairs, {setup}\n")
         load = os.getloadavg()[0]
         results = measure(config, batches, args.repeats, cases, args.precision == "bf16")
@@ -154,7 +155,7 @@ def main() -> None:
                         "label": case.label,
                         "repeat": repeat,
                         "seconds": seconds,
-                        "cpu": cpu_flags(),
+                        "cpu": cpu,
                         "load_average": load,
                         "command": command,
                     }

@@ -242,13 +242,10 @@ def test_the_cost_claims_compare_each_repeat_s_time_over_bert_s():
     bert, sngp, mc = [1.0, 1.1, 0.9], [1.1, 1.2, 1.0], [11.0, 12.0, 10.0]
     row = assess(claim, [], cost_table({"bert": bert, "sngp": sngp, "mc_dropout": mc, "ensemble": [5] * 3}))
     (m,) = row.measured
-    ratios, reference = (
-        np.divide(sngp, bert),
-        np.divide(mc, bert),
-    )  # 1.1, 1.0909, 1.1111 and 11, 10.909, 11.111
-    assert m.value[0] == pytest.approx(ratios.mean()) and m.delta[0] == pytest.approx(
-        (ratios - reference).mean()
-    )
+    ratios = np.divide(sngp, bert)  # 1.1, 1.0909, 1.1111
+    reference = np.divide(mc, bert)  # 11, 10.909, 11.111
+    assert m.value[0] == pytest.approx(ratios.mean())
+    assert m.delta[0] == pytest.approx((ratios - reference).mean())
     assert m.p == pytest.approx(stats.ttest_rel(ratios, reference).pvalue) and m.p < 0.05
     assert (m.verdict, m.seeds, m.unit, row.verdict) == (REPRODUCED, 3, "repeats", REPRODUCED)
     assert m.condition == "MiniLM-L6, 256 WikiQA test pairs, fp32; vs mc_dropout (T=10)"

@@ -81,17 +81,16 @@ def first_checkpoint(storage: Path, after: Collection[Path] = (), timeout: float
     raise TimeoutError(f"no Train checkpoint under {storage} in {timeout} s")
 
 
-def train_workers() -> list[psutil.Process]:
-    """Ray Train worker processes of this test's own Ray session (its processes descend from ours)."""
-    workers = []
+def ray_processes(actor: str) -> list[psutil.Process]:
+    """Processes of this test's own Ray session (they descend from ours) that run ``actor``: Ray titles
+    a worker "ray::<actor class>.<method>" (RayTrainWorker; a Tune function trainable's ImplicitFunc)."""
+    found = []
     for process in psutil.Process().children(recursive=True):
-        try:
-            title = process.cmdline()  # Ray titles a worker "ray::<actor class>.<method>"
-        except psutil.NoSuchProcess:
-            continue
-        if title and title[0].startswith("ray::RayTrainWorker"):
-            workers.append(process)
-    return workers
+        with contextlib.suppress(psutil.NoSuchProcess):
+            title = process.cmdline()
+            if title and title[0].startswith(f"ray::{actor}"):
+                found.append(process)
+    return found
 
 
 def training_records(run_dir: Path) -> dict[str, dict]:
@@ -106,7 +105,7 @@ def test_a_killed_train_worker_resumes_from_its_checkpoint_with_the_same_numbers
 
     def kill_after_first_checkpoint() -> None:
         first_checkpoint(tmp_path / "ray")
-        (worker,) = train_workers()  # one trial at a time: the worker of that member
+        (worker,) = ray_processes("RayTrainWorker")  # one trial at a time: the worker of that member
         worker.send_signal(signal.SIGKILL)
         killed.append(worker.pid)
 
@@ -122,17 +121,6 @@ def test_a_killed_train_worker_resumes_from_its_checkpoint_with_the_same_numbers
     assert len(keys) == len(set(keys)) == MLFLOW_RUNS
 
 
-def trial_processes() -> list[psutil.Process]:
-    """Tune trial processes of this test's own Ray session (a function trainable's actor)."""
-    found = []
-    for process in psutil.Process().children(recursive=True):
-        with contextlib.suppress(psutil.NoSuchProcess):
-            title = process.cmdline()
-            if title and title[0].startswith("ray::ImplicitFunc"):
-                found.append(process)
-    return found
-
-
 @pytest.mark.slow  # real Ray grids killed and rerun (~6 min): pytest -m slow
 def test_a_killed_trial_that_trains_its_member_resumes_from_its_epoch_checkpoint(undisturbed, tmp_path):
     reference, _ = undisturbed
@@ -142,7 +130,7 @@ def test_a_killed_trial_that_trains_its_member_resumes_from_its_epoch_checkpoint
         deadline = time.monotonic() + 300
         while not any((tmp_path / "ray").glob("*/epoch-*")) and time.monotonic() < deadline:
             time.sleep(0.05)
-        (trial,) = trial_processes()  # one trial at a time: the one training that member
+        (trial,) = ray_processes("ImplicitFunc")  # one trial at a time: the one training that member
         trial.send_signal(signal.SIGKILL)
         killed.append(trial.pid)
 
