@@ -562,11 +562,17 @@ def score_batch(batch: pd.DataFrame, spec: str, stamps: str) -> pd.DataFrame:
 
 
 def score_shards(
-    spec: ScorerSpec, batch_size: int, gpus: float = 0.0, on_rows: Callable[[int], None] | None = None
+    spec: ScorerSpec,
+    batch_size: int,
+    gpus: float = 0.0,
+    on_rows: Callable[[int], None] | None = None,
+    scorers: int = 1,
 ) -> pa.Table:
     """Predictions (contract 2) for every candidate row of ``spec.shards``, in shard order.
 
-    With ``gpus`` a scoring actor holds that share of a GPU. On CPUs the batches run as Ray tasks
+    With ``gpus`` up to ``scorers`` scoring actors, one per shard part at most, each hold that share
+    of a GPU and ``spec.threads`` CPUs, and take the parts in turn (the parts, and so the batches,
+    are the same for any number of them: so are the numbers). On CPUs the batches run as Ray tasks
     instead: Ray reuses a CPU worker process from task to task, and the scorer it keeps (imports,
     weights) spares each call the fresh actor's start-up, which cost 4 s, a third of a WikiQA test
     split's scoring. Ray does not reuse GPU workers (CUDA memory), so there an actor is the way.
@@ -590,9 +596,9 @@ def score_shards(
         scored = dataset.map_batches(
             ShardScorer,
             fn_constructor_kwargs={"spec": spec.to_dict()},
-            compute=ray.data.ActorPoolStrategy(size=1),
+            compute=ray.data.ActorPoolStrategy(size=max(1, min(scorers, len(files)))),
             num_gpus=gpus,
-            **common,
+            **common | {"num_cpus": spec.threads},
         )
     else:
         stamps = json.dumps([_stamp(Path(folder)) for folder in spec.checkpoints])

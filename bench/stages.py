@@ -80,7 +80,20 @@ class Cluster:
         return resources.max_concurrent_trials or max(1, int(cpus // resources.cpus_per_trial))
 
     def scoring_threads(self) -> int:
+        """A CPU scorer's threads: the driver machine's cores, as far as Ray has them free."""
         return max(1, min(os.cpu_count() or 1, int(ray.available_resources().get("CPU", 1))))
+
+    def scorers_at_once(self, gpus: float, cpus: int) -> int:
+        """GPU scorers the live nodes hold at once, each with a ``gpus`` share and ``cpus`` CPUs."""
+        fits = [
+            min(
+                int(node["Resources"].get("GPU", 0) / gpus + 1e-9),
+                int(node["Resources"].get("CPU", 0) / cpus),
+            )
+            for node in ray.nodes()
+            if node["Alive"]
+        ]
+        return max(1, sum(fits))
 
 
 @contextmanager
@@ -183,10 +196,15 @@ def _predictions(
         return cached
     cluster.start()
     shards = (plan.dev if on_dev else plan.tested)[cell.condition]
-    scorer = plan.scorer(cell, shards, fitted, cluster.scoring_threads())
     resources = plan.spec.resources
     gpus = min(1.0, resources.gpus_per_trial)
-    table = score_shards(scorer, plan.spec.eval.batch_size, gpus=gpus, on_rows=on_rows)
+    if gpus > 0:  # a scorer holds what a trial holds, on every node that has room for one
+        threads = max(1, int(resources.cpus_per_trial))
+        scorers = cluster.scorers_at_once(gpus, threads)
+    else:  # one scorer with the driver machine's free cores
+        threads, scorers = cluster.scoring_threads(), 1
+    scorer = plan.scorer(cell, shards, fitted, threads)
+    table = score_shards(scorer, plan.spec.eval.batch_size, gpus=gpus, on_rows=on_rows, scorers=scorers)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.with_name(f".{path.name}.tmp")
     pq.write_table(table, staging)

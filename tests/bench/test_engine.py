@@ -23,7 +23,7 @@ from rankuq.bench.plan import plan, scoring_precision
 from rankuq.bench.runner import run_grid
 from rankuq.bench.tracking import EXPERIMENT, default_tracking_uri
 from rankuq.errors import RankuqError
-from rankuq.shards import read_shards
+from rankuq.shards import read_shards, shard_files
 from rankuq.tasks.shards import build_shards
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
@@ -202,14 +202,25 @@ def test_dropout_draws_do_not_depend_on_what_the_process_ran_before(dev_shards, 
     assert not np.array_equal(other, first[1:])  # other rows, other draws
 
 
-SCORE_ON_THREE_CPUS = """
+SCORE_ON_ANOTHER_CLUSTER = """
 import json, sys, ray, pyarrow.parquet as pq
+from ray._private.state import actors  # the GCS's actor table (the public state API needs a dashboard)
 from rankuq.bench.engine import score_shards
 from rankuq.bench.jobs import ScorerSpec
-from rankuq.bench.layout import TRAINING_FILE, RunLayout
-ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False)
-pq.write_table(score_shards(ScorerSpec.from_dict(json.loads(sys.argv[1])), 256), sys.argv[2])
+cpus, gpus, scorers = json.loads(sys.argv[3])
+ray.init(num_cpus=cpus, num_gpus=gpus, include_dashboard=False, log_to_driver=False)
+spec = ScorerSpec.from_dict(json.loads(sys.argv[1]))
+pq.write_table(score_shards(spec, 256, gpus=1.0 if gpus else 0.0, scorers=scorers), sys.argv[2])
+print(sum("ShardScorer" in actor["ActorClassName"] for actor in actors().values()))
 """
+
+
+def scored_on_another_cluster(scorer: ScorerSpec, out: Path, cpus: int, gpus: int = 0, scorers: int = 1):
+    """``scorer``'s predictions from a fresh Ray of ``cpus`` and ``gpus``, and its scoring actors."""
+    shape = json.dumps([cpus, gpus, scorers])
+    command = [sys.executable, "-c", SCORE_ON_ANOTHER_CLUSTER, scorer.to_json(), str(out), shape]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    return pq.read_table(out), int(done.stdout.split()[-1])
 
 
 def test_draws_do_not_depend_on_the_cluster_s_free_cpus(ray_session, dev_shards, tmp_path):
@@ -218,9 +229,20 @@ def test_draws_do_not_depend_on_the_cluster_s_free_cpus(ray_session, dev_shards,
     checkpoint = tiny_checkpoint(tmp_path / "member", seed=0)
     scorer = spec("mc_dropout", {"T": 3}, checkpoint, dev_shards)
     here = score_shards(scorer, 256)
-    out = tmp_path / "three-cpus.parquet"
-    subprocess.run([sys.executable, "-c", SCORE_ON_THREE_CPUS, scorer.to_json(), str(out)], check=True)
-    assert pq.read_table(out).equals(here)
+    there, _ = scored_on_another_cluster(scorer, tmp_path / "three-cpus.parquet", cpus=3)
+    assert there.equals(here)
+
+
+def test_gpu_scorers_share_a_cell_s_parts_with_the_same_draws(ray_session, dev_shards, tmp_path):
+    """Two GPU scoring actors (logical GPUs, CPU torch) take the parts in turn: the same table, in
+    shard order, as one CPU task, dropout draws included."""
+    checkpoint = tiny_checkpoint(tmp_path / "member", seed=0)
+    scorer = spec("mc_dropout", {"T": 3}, checkpoint, dev_shards)
+    assert len(shard_files(dev_shards)) >= 2
+    here = score_shards(scorer, 256)
+    there, actors = scored_on_another_cluster(scorer, tmp_path / "two.parquet", cpus=3, gpus=2, scorers=2)
+    assert actors == 2
+    assert there.equals(here)
 
 
 @pytest.mark.parametrize("name", ["sngp", "pg_gp"])
