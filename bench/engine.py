@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import psutil
 import pyarrow as pa
+import pyarrow.parquet as pq
 import ray
 import ray.train.torch
 import torch
@@ -544,6 +545,14 @@ class ShardScorer:
         return pd.DataFrame(columns if mean is None else columns | {"prob_mean": mean})
 
 
+class PartScorer(ShardScorer):
+    """Ray Data's scoring actor: each row it is handed names one batch's segments of the shard
+    parts (``batch_segments``), which it reads and scores."""
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        return super().__call__(read_segments(batch))
+
+
 @functools.lru_cache(maxsize=1)
 def _pooled_scorer(spec: str, stamps: str) -> ShardScorer:
     """The scorer a CPU worker process keeps for its next task on the same models (``spec``: the
@@ -557,8 +566,58 @@ def _stamp(folder: Path) -> list[list[int]]:
 
 
 def score_batch(batch: pd.DataFrame, spec: str, stamps: str) -> pd.DataFrame:
-    """Ray Data task, the entry point of a ``ScorerSpec``: score ``batch`` with the worker's kept scorer."""
-    return _pooled_scorer(spec, stamps)(batch)
+    """Ray Data task, the entry point of a ``ScorerSpec``: score the batch ``batch`` names with the
+    worker's kept scorer."""
+    return _pooled_scorer(spec, stamps)(read_segments(batch))
+
+
+SCORED_COLUMNS = ["qid", "context", "cid", "text", "label"]
+Segment = tuple[str, int, int]  # a shard part's path, first row, end row
+
+
+def batch_segments(files: Sequence[Path], batch_size: int) -> list[list[Segment]]:
+    """The scoring batches of a shard folder's ``files``, each as segments of parts.
+
+    They are the batches Ray Data's ``map_batches`` cut from one block per part: parts gathered, in
+    order, until they hold ``batch_size`` rows (its bundler), then cut in ``batch_size`` rows, the
+    last of a bundle shorter. Handing out batches, not parts, lets any number of scorers share a cell
+    while its batches, their padding and dropout seeds, and so its numbers, stay the same."""
+    batches: list[list[Segment]] = []
+    bundle: list[tuple[str, int]] = []
+    for index, path in enumerate(files):
+        bundle.append((str(path), pq.ParquetFile(path).metadata.num_rows))
+        if sum(rows for _, rows in bundle) >= batch_size or index == len(files) - 1:
+            batches += _cut(bundle, batch_size)
+            bundle = []
+    return batches
+
+
+def _cut(bundle: list[tuple[str, int]], batch_size: int) -> list[list[Segment]]:
+    total = sum(rows for _, rows in bundle)
+    batches = []
+    for start in range(0, total, batch_size):
+        stop, offset, segments = min(start + batch_size, total), 0, []
+        for path, rows in bundle:
+            first, end = max(start, offset), min(stop, offset + rows)
+            if first < end:
+                segments.append((path, first - offset, end - offset))
+            offset += rows
+        batches.append(segments)
+    return batches
+
+
+@functools.lru_cache(maxsize=2)
+def _part(path: str) -> pd.DataFrame:
+    """A shard part's scored columns (a batch reads from one or two parts; parts never change in
+    place: a folder's name is its content key)."""
+    return pq.read_table(path, columns=SCORED_COLUMNS).to_pandas()
+
+
+def read_segments(batch: pd.DataFrame) -> pd.DataFrame:
+    """The candidate rows of the batch described by ``batch``'s one row (its JSON ``segments``)."""
+    (segments,) = batch["segments"]
+    pieces = [_part(path).iloc[first:end] for path, first, end in json.loads(segments)]
+    return pd.concat(pieces, ignore_index=True)
 
 
 def score_shards(
@@ -570,52 +629,48 @@ def score_shards(
 ) -> pa.Table:
     """Predictions (contract 2) for every candidate row of ``spec.shards``, in shard order.
 
-    With ``gpus`` up to ``scorers`` scoring actors, one per shard part at most, each hold that share
-    of a GPU and ``spec.threads`` CPUs, and take the parts in turn (the parts, and so the batches,
-    are the same for any number of them: so are the numbers). On CPUs the batches run as Ray tasks
-    instead: Ray reuses a CPU worker process from task to task, and the scorer it keeps (imports,
-    weights) spares each call the fresh actor's start-up, which cost 4 s, a third of a WikiQA test
-    split's scoring. Ray does not reuse GPU workers (CUDA memory), so there an actor is the way.
-    ``on_rows`` hears of every scored batch (its row count), in order, for a progress bar.
+    The dataset is the list of batches (``batch_segments``); its scorers read their rows from the
+    shards, which every node sees. With ``gpus`` up to ``scorers`` scoring actors, each holding that
+    share of a GPU and ``spec.threads`` CPUs, take the batches in turn. On CPUs the batches run as
+    Ray tasks instead: Ray reuses a CPU worker process from task to task, and the scorer it keeps
+    (imports, weights) spares each call the fresh actor's start-up, which cost 4 s, a third of a
+    WikiQA test split's scoring. Ray does not reuse GPU workers (CUDA memory), so there an actor is
+    the way. ``on_rows`` hears of every scored batch (its row count), in order, for a progress bar.
     """
-    context = ray.data.DataContext.get_current()
-    context.execution_options.preserve_order = True
-    # Ray 2.60's DataSourceV2 Parquet read adds a ListFiles stage that cost about 1 s a call here
-    # (read and an identity map of the WikiQA test shards: 1.2-1.8 s; V1's single ReadParquet: 0.35 s).
-    context.use_datasource_v2 = False
+    ray.data.DataContext.get_current().execution_options.preserve_order = True
     shards = Path(spec.shards)
-    files = [str(part) for part in shard_files(shards)]
-    # One block per part, whatever the cluster's free CPUs: Ray Data would otherwise cut a part into
-    # as many read blocks as CPUs are free, the batches (and so each length bucket's padding, the
-    # float rounding and the dropout seeds) would follow, and a rerun on other nodes would differ.
-    dataset = ray.data.read_parquet(files, override_num_blocks=len(files)).select_columns(
-        ["qid", "context", "cid", "text", "label"]
+    batches = batch_segments(shard_files(shards), batch_size)
+    # One batch per block, so that each task or actor call gets exactly one.
+    dataset = ray.data.from_items(
+        [{"segments": json.dumps(segments)} for segments in batches], override_num_blocks=len(batches)
     )
-    common: dict[str, Any] = {"batch_size": batch_size, "batch_format": "pandas", "num_cpus": 1}
+    common: dict[str, Any] = {"batch_size": 1, "batch_format": "pandas"}
     if gpus > 0:
         scored = dataset.map_batches(
-            ShardScorer,
+            PartScorer,
             fn_constructor_kwargs={"spec": spec.to_dict()},
-            compute=ray.data.ActorPoolStrategy(size=max(1, min(scorers, len(files)))),
+            compute=ray.data.ActorPoolStrategy(size=max(1, min(scorers, len(batches)))),
             num_gpus=gpus,
-            **common | {"num_cpus": spec.threads},
+            num_cpus=spec.threads,
+            **common,
         )
     else:
         stamps = json.dumps([_stamp(Path(folder)) for folder in spec.checkpoints])
-        # One task at a time, on one CPU: leaves the others to the read tasks on a small machine.
+        # One task at a time, on one CPU: its threads use the driver machine's free cores.
         scored = dataset.map_batches(
             score_batch,
             fn_kwargs={"spec": spec.to_json(), "stamps": stamps},
             compute=ray.data.TaskPoolStrategy(size=1),
+            num_cpus=1,
             **common,
         )
     try:
-        batches = []
-        for batch in scored.iter_batches(batch_size=None, batch_format="pandas"):
-            batches.append(batch)
+        frames = []
+        for frame in scored.iter_batches(batch_size=None, batch_format="pandas"):
+            frames.append(frame)
             if on_rows:
-                on_rows(len(batch))
-        scored = pd.concat(batches, ignore_index=True)
+                on_rows(len(frame))
+        scored = pd.concat(frames, ignore_index=True)
     except ray.exceptions.RayError as error:  # the scorer's own message is the last line of Ray's
         cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
         raise RankuqError(f"scoring {spec.method} on {shards.name} failed: {cause}") from error

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import torch
@@ -15,7 +16,14 @@ from mlflow.tracking import MlflowClient
 
 from rankuq import methods, tasks
 from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
-from rankuq.bench.engine import ShardScorer, dev_metric, score_frame, score_shards
+from rankuq.bench.engine import (
+    ShardScorer,
+    batch_segments,
+    dev_metric,
+    read_segments,
+    score_frame,
+    score_shards,
+)
 from rankuq.bench.grid import parse_grid
 from rankuq.bench.jobs import ScorerSpec
 from rankuq.bench.layout import TRAINING_FILE, RunLayout
@@ -211,7 +219,7 @@ cpus, gpus, scorers = json.loads(sys.argv[3])
 ray.init(num_cpus=cpus, num_gpus=gpus, include_dashboard=False, log_to_driver=False)
 spec = ScorerSpec.from_dict(json.loads(sys.argv[1]))
 pq.write_table(score_shards(spec, 256, gpus=1.0 if gpus else 0.0, scorers=scorers), sys.argv[2])
-print(sum("ShardScorer" in actor["ActorClassName"] for actor in actors().values()))
+print(sum("PartScorer" in actor["ActorClassName"] for actor in actors().values()))
 """
 
 
@@ -231,6 +239,26 @@ def test_draws_do_not_depend_on_the_cluster_s_free_cpus(ray_session, dev_shards,
     here = score_shards(scorer, 256)
     there, _ = scored_on_another_cluster(scorer, tmp_path / "three-cpus.parquet", cpus=3)
     assert there.equals(here)
+
+
+def test_batches_are_ray_data_s_cut_of_one_block_per_part(dev_shards, tmp_path):
+    """Parts gathered until they hold a batch, then cut in batches (worked out for 300, 100, 100 and
+    60 rows in batches of 256): what map_batches made of one block per part."""
+    rows = read_shards(dev_shards)
+    sizes, parts, start = [300, 100, 100, 60], [], 0
+    for index, size in enumerate(sizes):
+        parts.append(tmp_path / f"part-{index:05d}.parquet")
+        pq.write_table(rows.slice(start, size), parts[-1])
+        start += size
+    a, b, c, d = map(str, parts)
+    assert batch_segments(parts, 256) == [
+        [(a, 0, 256)],
+        [(a, 256, 300)],
+        [(b, 0, 100), (c, 0, 100), (d, 0, 56)],
+        [(d, 56, 60)],
+    ]
+    batch = pd.DataFrame({"segments": [json.dumps([(b, 90, 100), (c, 0, 5)])]})
+    np.testing.assert_array_equal(read_segments(batch)["cid"], rows.slice(390, 15)["cid"].to_numpy())
 
 
 def test_gpu_scorers_share_a_cell_s_parts_with_the_same_draws(ray_session, dev_shards, tmp_path):
