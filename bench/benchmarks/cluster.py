@@ -15,12 +15,13 @@ finds it):
    predictions are compared with the reference's, its MLflow runs counted;
 3. ``rankuq leaderboard --tracking-uri`` from another process against the run directory's tables;
 4. scaling: a heavier grid (one member per node at a time) on one worker node, then on two, with its
-   members trained in their own Tune trials (``resources.trainer: trial``: ``speedup_two_nodes``) and
-   as Ray Train TorchTrainers (the default: ``speedup_two_nodes_ray_train``), and the most two cores
-   can give: the same training steps in one process alone, then in two at once, one per core
-   (``core_ceiling``; 2.0 where the cores do not slow each other down).
+   members trained in their own Tune trials (``resources.trainer: trial``: ``speedup_two_nodes``) and,
+   with ``--trainers trial,train``, as Ray Train TorchTrainers (the default:
+   ``speedup_two_nodes_ray_train``; 6 more minutes), and the most two cores can give: the same
+   training steps in one process alone, then in two at once, one per core (``core_ceiling``; 2.0
+   where the cores do not slow each other down).
 
-    python -m rankuq.bench.benchmarks.cluster [--skip-scaling] [--keep]
+    python -m rankuq.bench.benchmarks.cluster [--skip-scaling] [--keep] [--trainers trial,train]
 
 Prints one JSON object. Take the scaling figure on a quiet machine: the load average is in the JSON.
 """
@@ -39,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,13 +79,15 @@ LOST_NODE_GRID: dict[str, Any] = {
     "resources": {"gpus_per_trial": 0.5, "cpus_per_trial": 0.2},
 }
 # Scaling: one member per worker node at a time (a whole logical GPU and CPU each), more compute per
-# member so that training, which the nodes share, dominates the serial driver work.
+# member so that training, which the nodes share, dominates the serial driver work (about 25 s here:
+# the driver's start, scoring a cell's two splits, probes, MLflow; 8 epochs gave 1.34-1.62, 16 more).
+SCALING_EPOCHS = 16
 SCALING_GRID: dict[str, Any] = {
     **GRID,
     "name": "cluster-scaling",
     "methods": {"ensemble": {"M": 6}},
     "seeds": [0],
-    "train": {"max_queries": None, "batch_size": 16, "epochs": 8},
+    "train": {"max_queries": None, "batch_size": 16, "epochs": SCALING_EPOCHS},
     "resources": {"gpus_per_trial": 1, "cpus_per_trial": 1},
 }
 
@@ -473,11 +476,14 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def measure(root: Path, data_dir: str, scaling: bool = True) -> dict[str, Any]:
+def measure(
+    root: Path, data_dir: str, scaling: bool = True, trainers: Sequence[str] = ("trial",)
+) -> dict[str, Any]:
+    """The benchmark's JSON; the scaling runs for each of ``trainers`` (resources.trainer)."""
     grid, lost_grid = root / "grid.yaml", root / "lost-node.yaml"
     grid.write_text(yaml.safe_dump(GRID))
     lost_grid.write_text(yaml.safe_dump(LOST_NODE_GRID))
-    scaling_grids = {trainer: root / f"scaling-{trainer}.yaml" for trainer in ("trial", "train")}
+    scaling_grids = {trainer: root / f"scaling-{trainer}.yaml" for trainer in trainers}
     for trainer, path in scaling_grids.items():
         resources = {**SCALING_GRID["resources"], "trainer": trainer}
         path.write_text(yaml.safe_dump({**SCALING_GRID, "resources": resources}))
@@ -673,7 +679,8 @@ def scale(cluster: LocalCluster, grids: dict[str, Path], root: Path, common: lis
     speedup = {trainer: round(took["one_node"] / took["two_nodes"], 2) for trainer, took in seconds.items()}
     return {
         "speedup_two_nodes": speedup["trial"],  # members in their own trials (resources.trainer: trial)
-        "speedup_two_nodes_ray_train": speedup["train"],  # each member a TorchTrainer (the default)
+        "speedup_two_nodes_ray_train": speedup.get("train"),  # each a TorchTrainer (the default), if run
+        "scaling_epochs": SCALING_EPOCHS,
         "scaling_seconds": seconds,
         "scaling_load_average": loads,
         "scaling_member_seconds": members,
@@ -685,7 +692,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--skip-scaling", action="store_true", help="leave out the timed scaling runs")
     parser.add_argument("--keep", action="store_true", help="keep the cluster's folder (logs, runs)")
+    parser.add_argument(
+        "--trainers",
+        default="trial",
+        help="comma-separated resources.trainer values to scale, trial first (trial,train adds Ray Train's)",
+    )
     args = parser.parse_args()
+    trainers = args.trainers.split(",")
+    if trainers[0] != "trial" or not set(trainers) <= {"trial", "train"}:
+        parser.error(f"--trainers {args.trainers}: give trial, or trial,train")
     from rankuq.tasks.base import data_root
 
     # A SIGTERM (a CI timeout, `kill`) unwinds like an exception: the cluster and the server are stopped.
@@ -694,7 +709,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix=f"rankuq-cluster-{os.getpid()}-", dir="/tmp"))
     start = time.perf_counter()
     try:
-        result = measure(root, str(data_root()), scaling=not args.skip_scaling)
+        result = measure(root, str(data_root()), scaling=not args.skip_scaling, trainers=trainers)
         result["seconds"] = round(time.perf_counter() - start, 1)
         print(json.dumps(result))
     finally:
