@@ -45,6 +45,8 @@ from rankuq.shards import read_shards, shard_files
 EPOCH_PREFIX = "epoch-"  # a member trained in its Tune trial: its epoch checkpoints, epoch-1, epoch-2, …
 STATE_FILE = "train-state.pt"  # the rest of an epoch checkpoint: optimizer, schedule, epoch, losses, RNGs
 BEST_FOLDER = "best"  # with early stopping: the best dev epoch's member, inside each epoch checkpoint
+# The candidate columns a scorer reads (contract 1 without task, split, ns and nota).
+SCORED_COLUMNS = ["qid", "context", "cid", "text", "label"]
 
 
 @contextmanager
@@ -336,7 +338,7 @@ def dev_metric(
     batch_size: int,
 ) -> Callable[[], float]:
     """``metric`` of ``model`` as it is now on the dev lists (queries with a relevant candidate)."""
-    lists = read_shards(Path(dev_shards)).select(["qid", "context", "cid", "text", "label"]).to_pandas()
+    lists = read_shards(Path(dev_shards)).select(SCORED_COLUMNS).to_pandas()
     score = method.batch_scorer(model_config, [model])
 
     def measure() -> float:
@@ -571,7 +573,6 @@ def score_batch(batch: pd.DataFrame, spec: str, stamps: str) -> pd.DataFrame:
     return _pooled_scorer(spec, stamps)(read_segments(batch))
 
 
-SCORED_COLUMNS = ["qid", "context", "cid", "text", "label"]
 Segment = tuple[str, int, int]  # a shard part's path, first row, end row
 
 
@@ -608,8 +609,8 @@ def _cut(bundle: list[tuple[str, int]], batch_size: int) -> list[list[Segment]]:
 
 @functools.lru_cache(maxsize=2)
 def _part(path: str) -> pd.DataFrame:
-    """A shard part's scored columns (a batch reads from one or two parts; parts never change in
-    place: a folder's name is its content key)."""
+    """A shard part's scored columns, kept for the next batch, which mostly reads the same part (parts
+    never change in place: a folder's name is its content key)."""
     return pq.read_table(path, columns=SCORED_COLUMNS).to_pandas()
 
 

@@ -25,11 +25,10 @@ from scipy.stats import ttest_rel
 from rankuq import methods, tasks
 from rankuq.backbone import ModelConfig, load_tokenizer
 from rankuq.bench import metrics
-from rankuq.bench.engine import score_frame
+from rankuq.bench.engine import SCORED_COLUMNS, score_frame
 from rankuq.bench.train import TrainConfig, balanced_pairs, fit
 
 MEASURES = ["AP", "R@1", "nDCG@10"]
-COLUMNS = ["qid", "context", "cid", "text", "label"]
 
 
 def per_query(table) -> dict[str, object]:
@@ -41,7 +40,7 @@ def bm25_table(test) -> object:
     with tempfile.TemporaryDirectory() as folder:
         pq.write_table(test, Path(folder) / "part-00000.parquet")
         score = methods.create("bm25", {}).make_scorer(ModelConfig(), [], Path(folder))
-        return score_frame(score, test.select(COLUMNS).to_pandas(), 4096, False)
+        return score_frame(score, test.select(SCORED_COLUMNS).to_pandas(), 4096, False)
 
 
 def main() -> None:
@@ -72,7 +71,7 @@ def main() -> None:
     def report(state: dict) -> None:
         scored = time.time()
         with torch.random.fork_rng():
-            ours = per_query(score_frame(score, test.select(COLUMNS).to_pandas(), 256, True))
+            ours = per_query(score_frame(score, test.select(SCORED_COLUMNS).to_pandas(), 256, True))
         line = {"method": "bert", "epoch": state["epoch"], "train_s": round(scored - start)}
         line["score_s"] = round(time.time() - scored)
         for name, values in ours.items():

@@ -261,8 +261,8 @@ def test_batches_are_ray_data_s_cut_of_one_block_per_part(dev_shards, tmp_path):
     np.testing.assert_array_equal(read_segments(batch)["cid"], rows.slice(390, 15)["cid"].to_numpy())
 
 
-def test_gpu_scorers_share_a_cell_s_parts_with_the_same_draws(ray_session, dev_shards, tmp_path):
-    """Two GPU scoring actors (logical GPUs, CPU torch) take the parts in turn: the same table, in
+def test_gpu_scorers_share_a_cell_s_batches_with_the_same_draws(ray_session, dev_shards, tmp_path):
+    """Two GPU scoring actors (logical GPUs, CPU torch) take the batches in turn: the same table, in
     shard order, as one CPU task, dropout draws included."""
     checkpoint = tiny_checkpoint(tmp_path / "member", seed=0)
     scorer = spec("mc_dropout", {"T": 3}, checkpoint, dev_shards)
