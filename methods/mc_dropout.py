@@ -26,7 +26,7 @@ class MCDropout(NeuralMethod):
         (model,) = models
         use_fast_dropout(model).train()  # dropout on; no gradients are taken (inference mode)
         # T passes over the batch, not one over T stacked copies whose activations outgrow the CPU's
-        # caches; with the 16-bit masks 10.8-11.7x bert's cost at T = 10, was 19.5x (docs/benchmarks.md).
+        # caches; with the 16-bit masks 10.7-10.9x bert's cost at T = 10, was 19.5x (docs/benchmarks.md).
         return torch.stack(
             [relevance_probability(model(**inputs).logits) for _ in range(self.params.T)], dim=1
         )
