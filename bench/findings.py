@@ -34,7 +34,7 @@ from rankuq import tasks
 from rankuq.bench.files import atomic_write
 from rankuq.bench.grid import GridSpec, Shift, load_grid
 from rankuq.bench.layout import RunLayout
-from rankuq.bench.leaderboard import markdown_text, read_run_dir
+from rankuq.bench.leaderboard import markdown_text, read_leaderboard
 from rankuq.bench.plan import side_lists
 from rankuq.errors import RankuqError
 
@@ -366,7 +366,7 @@ def read_run(folder: Path) -> Run:
     if not layout.grid_file.is_file():
         raise RankuqError(f"{layout.grid_file} not found: not a finished run directory; {fix}")
     spec, _ = load_grid(layout.grid_file)
-    board = read_run_dir(folder).table
+    board = read_leaderboard(folder)
     if not layout.seeds_csv.is_file():
         raise RankuqError(f"{layout.seeds_csv} not found (written by rankuq run since issue 15); {fix}")
     seeds = pd.read_csv(layout.seeds_csv, keep_default_na=False, na_values=[""])

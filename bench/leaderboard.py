@@ -123,18 +123,24 @@ class Board:
 
 def read_run_dir(run_dir: Path) -> Board:
     """The board of ``RUN_DIR/leaderboard.csv`` and the plots of ``RUN_DIR/plots/index.json``."""
-    layout = RunLayout(run_dir)
-    csv = layout.leaderboard_csv
-    if not csv.is_file():
-        raise RankuqError(f"{csv} not found: run `rankuq run [GRID.yaml] --run-dir {run_dir}` first")
-    table = _read_csv(csv)
-    _check(table, str(csv))
-    index = layout.plot_index
+    table = read_leaderboard(run_dir)
+    index = RunLayout(run_dir).plot_index
     plots = _read_index(index)
     absent = [str(plot.path) for plot in plots if not plot.path.is_file()]
     if absent:
         raise RankuqError(f"{index} names missing plot files ({', '.join(absent)}): rerun `rankuq run`")
     return Board(run_dir.resolve().name, table, plots)
+
+
+def read_leaderboard(run_dir: Path) -> pd.DataFrame:
+    """``RUN_DIR/leaderboard.csv``, checked, without the plots (``rankuq findings`` reads the committed
+    ``results/`` folders, which keep a grid's grid.yaml, seeds.csv and leaderboard.csv only)."""
+    csv = RunLayout(run_dir).leaderboard_csv
+    if not csv.is_file():
+        raise RankuqError(f"{csv} not found: run `rankuq run [GRID.yaml] --run-dir {run_dir}` first")
+    table = _read_csv(csv)
+    _check(table, str(csv))
+    return table
 
 
 def _read_csv(csv: Path) -> pd.DataFrame:

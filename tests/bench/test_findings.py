@@ -2,6 +2,7 @@
 of condition of the paper grids, and the claims measured in the real tiny WikiQA grid run (the session
 fixture ``finished``), rewritten byte for byte."""
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from rankuq.bench.findings import (
     overall,
 )
 from rankuq.bench.grid import load_grid, parse_grid
+from rankuq.errors import RankuqError
 
 GRIDS = Path(__file__).parents[2] / "bench" / "grids"
 SPEC, _ = parse_grid(
@@ -303,6 +305,25 @@ def test_findings_on_the_real_tiny_run_and_a_byte_identical_rewrite(finished, tm
     ):
         assert rows[claim_id][4].strip("*") in (REPRODUCED, NOT_REPRODUCED, REFUTED)
     assert "| 000-ensemble-effective | wikiqa | 2 |" in first.decode()  # the per-condition table
+
+
+def test_a_results_folder_of_three_files_gives_the_same_findings(finished, tmp_path):
+    """What results/ commits of a grid (grid.yaml, seeds.csv, leaderboard.csv: no plots, models or
+    predictions) is all findings reads: the same rows as the whole run directory."""
+    run_dir, _ = finished
+    kept = tmp_path / "results" / run_dir.name  # a run is named after its folder
+    kept.mkdir(parents=True)
+    for name in ("grid.yaml", "seeds.csv", "leaderboard.csv"):
+        shutil.copy(run_dir / name, kept / name)
+    claims = [replace(claim, grid="tiny") for claim in CLAIMS if claim.grid == "paper000"]
+    out = tmp_path / "findings.md"
+    findings([run_dir], out, claims)
+    whole = out.read_text()
+    findings([kept], out, claims)
+    assert out.read_text().replace(str(kept), "RUN") == whole.replace(str(run_dir), "RUN")
+    (kept / "leaderboard.csv").unlink()
+    with pytest.raises(RankuqError, match=r"leaderboard\.csv not found"):
+        findings([kept], out, claims)
 
 
 def test_the_cli_writes_findings_and_refuses_a_folder_that_is_not_a_run(finished, tmp_path, capsys):
