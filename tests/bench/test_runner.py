@@ -172,8 +172,22 @@ GOLDEN = Path(__file__).parent / "golden" / "tiny_grid.json"
 # the bits may differ between machines (docs/benchmarks.md "The golden tiny grid across machines"): the
 # predictions agree to ATOL (3e-8 measured between this machine's AVX2 and AVX-512 kernels). The board is
 # looser: the tiny model's scores nearly tie, so a 1e-9 change moves ERCE's bins (2e-4) and its
-# permutation p-value by a few permutations (6e-3). A real change (a content key, a protocol) moves more.
-ATOL = {"samples": 1e-4, "values": 2e-2}
+# permutation p-value by a few permutations (6e-3; 0.028 for mc_dropout's ERCE p on an AMD AVX-512 host
+# without AMX, its predictions within 3e-8 of the recording's, every other number within 1.3e-3).
+# A real change (a content key, a protocol) moves more.
+ATOL = {"samples": 1e-4, "values": 2e-2, "p-values": 5e-2}
+
+
+def assert_close(got: dict, expected: dict, name: str) -> None:
+    """A fingerprint entry's numbers within ATOL: a predictions file's samples, or the leaderboard's
+    values with its p-value columns (" p") looser."""
+    if "samples" in expected:
+        np.testing.assert_allclose(got["samples"], expected["samples"], atol=ATOL["samples"], err_msg=name)
+        return
+    found, recorded = np.array(got["values"], dtype=float), np.array(expected["values"], dtype=float)
+    p_values = np.array([column.endswith(" p") for column in expected["columns"]])
+    for columns, atol in ((p_values, ATOL["p-values"]), (~p_values, ATOL["values"])):
+        np.testing.assert_allclose(found[:, columns], recorded[:, columns], atol=atol, err_msg=name)
 
 
 def test_the_grid_gives_the_recorded_predictions_and_leaderboard(finished):
@@ -193,13 +207,7 @@ def test_the_grid_gives_the_recorded_predictions_and_leaderboard(finished):
         got = found[name]
         assert got["ids"] == expected["ids"], name
         assert got.get("columns") == expected.get("columns"), name
-        numbers = "samples" if "samples" in expected else "values"
-        np.testing.assert_allclose(
-            np.array(got[numbers], dtype=float),
-            np.array(expected[numbers], dtype=float),
-            atol=ATOL[numbers],
-            err_msg=name,
-        )
+        assert_close(got, expected, name)
 
 
 def test_a_rerun_is_a_cache_hit_with_no_new_mlflow_runs(finished, tiny_grid):
