@@ -114,6 +114,11 @@ def _parser() -> argparse.ArgumentParser:
     found.add_argument(
         "--cost", type=Path, help="method_cost's CSV of timed repeats (its --out): the inference-cost claims"
     )
+    found.add_argument(
+        "--allow-stale",
+        action="store_true",
+        help="write the findings even where a run's cells are not what this checkout makes (marked stale)",
+    )
     return parser
 
 
@@ -277,7 +282,7 @@ def _leaderboard(args: argparse.Namespace) -> None:
 def _findings(args: argparse.Namespace) -> None:
     from rankuq.bench.findings import findings
 
-    print(f"written: {findings(args.run_dirs, args.out, cost=args.cost)}")
+    print(f"written: {findings(args.run_dirs, args.out, cost=args.cost, allow_stale=args.allow_stale)}")
 
 
 def _list_tasks() -> None:

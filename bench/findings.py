@@ -36,6 +36,7 @@ from rankuq.bench.grid import GridSpec, Shift, load_grid
 from rankuq.bench.layout import RunLayout
 from rankuq.bench.leaderboard import markdown_text, read_leaderboard
 from rankuq.bench.plan import side_lists
+from rankuq.bench.provenance import PREDICTIONS_KEY, STALE, Provenance, check
 from rankuq.errors import RankuqError
 
 ALPHA = 0.05
@@ -358,6 +359,7 @@ class Run:
     seeds: pd.DataFrame  # seeds.csv
     board: pd.DataFrame  # leaderboard.csv
     kinds: dict[str, tuple[Kind, str]]  # condition → (kind, variant of its tested lists)
+    provenance: Provenance | None = None  # whether its cells are this checkout's (None: not checked)
 
 
 def read_run(folder: Path) -> Run:
@@ -365,16 +367,17 @@ def read_run(folder: Path) -> Run:
     fix = f"rerun `rankuq run {folder}/grid.yaml --run-dir {folder}` (cached: it trains nothing)"
     if not layout.grid_file.is_file():
         raise RankuqError(f"{layout.grid_file} not found: not a finished run directory; {fix}")
-    spec, _ = load_grid(layout.grid_file)
+    spec, params = load_grid(layout.grid_file)
     board = read_leaderboard(folder)
     if not layout.seeds_csv.is_file():
         raise RankuqError(f"{layout.seeds_csv} not found (written by rankuq run since issue 15); {fix}")
-    seeds = pd.read_csv(layout.seeds_csv, keep_default_na=False, na_values=[""])
+    # A key is hex: read as text, or one like "12e4…" turns into a number.
+    seeds = pd.read_csv(layout.seeds_csv, keep_default_na=False, na_values=[""], dtype={PREDICTIONS_KEY: str})
     missing = [c for c in ("condition", "method", "seed") if c not in seeds]
     if missing:
         raise RankuqError(f"{layout.seeds_csv}: missing columns {missing}; {fix}")
     kinds = {shift.label(): (condition_kind(spec, shift), shift.test.variant) for shift in spec.conditions()}
-    return Run(folder, spec, seeds, board, kinds)
+    return Run(folder, spec, seeds, board, kinds, check(folder, spec, params, seeds))
 
 
 def condition_kind(spec: GridSpec, shift: Shift) -> Kind:
@@ -648,8 +651,9 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render(rows: Sequence[Row], command: str) -> str:
-    """docs/findings.md: a summary row per claim, then each claim's conditions."""
+def render(rows: Sequence[Row], command: str, runs: Sequence[Run] = ()) -> str:
+    """docs/findings.md: a summary row per claim, each claim's conditions, then whether each run
+    directory's cells are this checkout's."""
     text = markdown_text
     lines = [
         "# Findings: the papers' claims measured with rankuq",
@@ -670,6 +674,8 @@ def render(rows: Sequence[Row], command: str) -> str:
         measured = f"{claim.method}: {claim.metric} vs {claim.compared()} ({claim.expect})"
         ours = _ours(row) if row.measured else text(row.note)
         run = _run_command(row.run) if row.run is not None else f"`{row.command}`" if row.command else "—"
+        if row.run is not None and _stale(row.run):
+            run += " (a stale run: see the run directories below)"
         lines.append(
             f"| {claim.id}: {_cell(claim.text)} | {_cell(claim.paper)} | {_cell(measured)} | {ours} | "
             f"**{row.verdict}** | {run} |"
@@ -686,14 +692,42 @@ def render(rows: Sequence[Row], command: str) -> str:
                 f"{_number(m.value[1])} | {_number(m.delta[0])} ± {_number(m.delta[1])} | "
                 f"{'—' if math.isnan(m.relative) else f'{m.relative:+.1%}'} | {_p(m.p)} | {m.verdict} |"
             )
+    checked = [run for run in runs if run.provenance is not None]
+    if checked:
+        lines += [
+            "",
+            "## Run directories",
+            "",
+            "Whether each run's cells are what this checkout makes of its grid.yaml "
+            "(`rankuq.bench.provenance`: the predictions key and probes version seeds.csv records per "
+            "cell against the grid's plan now).",
+            "",
+            "| run directory | grid | cells | made by this checkout |",
+            "| --- | --- | --- | --- |",
+        ]
+        lines += [
+            f"| {text(str(run.folder))} | {run.spec.name} | {run.provenance.cells} | "
+            f"{_cell(run.provenance.describe())} |"
+            for run in checked
+            if run.provenance is not None
+        ]
     return "\n".join(lines) + "\n"
 
 
+def _stale(run: Run) -> bool:
+    return run.provenance is not None and run.provenance.status == STALE
+
+
 def findings(
-    run_dirs: Sequence[Path], out: Path, claims: Sequence[Claim] = CLAIMS, cost: Path | None = None
+    run_dirs: Sequence[Path],
+    out: Path,
+    claims: Sequence[Claim] = CLAIMS,
+    cost: Path | None = None,
+    allow_stale: bool = False,
 ) -> Path:
     """Measure every claim in the run directories (the cost claims in method_cost's CSV ``cost``) and
-    write ``out``; returns ``out``."""
+    write ``out``; returns ``out``. A run whose cells this checkout would make otherwise (stale) is
+    refused unless ``allow_stale``, which writes it marked."""
     if not run_dirs:
         raise RankuqError("rankuq findings: name at least one run directory of `rankuq run`")
     runs = [read_run(Path(folder)) for folder in run_dirs]
@@ -701,10 +735,19 @@ def findings(
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise RankuqError(f"rankuq findings: grid {twice[0]} is named by two run directories; give one")
+    stale = [run for run in runs if _stale(run)]
+    if stale and not allow_stale:
+        run = stale[0]
+        assert run.provenance is not None
+        raise RankuqError(
+            f"{run.folder}: {run.provenance.describe()}; rerun {_run_command(run)} (it redoes what changed), "
+            "or pass --allow-stale to write the findings with the run marked stale"
+        )
     costs = read_cost(cost) if cost is not None else None
     given = ["--cost", str(cost)] if cost is not None else []
+    given += ["--allow-stale"] if allow_stale else []
     command = shlex.join(["rankuq", "findings", *map(str, run_dirs), *given, "--out", str(out)])
-    text = render([assess(claim, runs, costs) for claim in claims], command)
+    text = render([assess(claim, runs, costs) for claim in claims], command, runs)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, text)
     return out

@@ -12,7 +12,8 @@ else joins folder names, so the layout of a run directory is read in one place:
       probes/<task>/<method>/seed-<seed>-<key>/                   a seed's probe metrics and plots
       plots/ (index.json)         each (condition, method)'s plots, as the report shows them
       leaderboard.csv, leaderboard.md, report.html
-      seeds.csv                   one row per (condition, method, seed): every metric and probe value
+      seeds.csv                   one row per (condition, method, seed): its keys (bench.provenance),
+                                  every metric and probe value
       mlflow.db, mlartifacts/     the default (local) MLflow store
 """
 

@@ -236,7 +236,7 @@ def plan(
     dev = {c.label(): folder(side_lists(spec, c.test, dev_split)) for c in conditions} if dev_split else {}
     searches = _searches(spec, params, layout, conditions, trained, folder)
     if chosen is None:
-        chosen = {job.choice: _finished(layout, job) for job in searches}
+        chosen = {job.choice: search_choice(layout, job) for job in searches}
         chosen = {choice: values for choice, values in chosen.items() if values is not None}
     members: dict[str, TrainJob] = {}
     fits: dict[str, FitJob] = {}
@@ -346,7 +346,7 @@ def _searches(
     return list(found.values())
 
 
-def _finished(layout: RunLayout, job: SearchJob) -> dict[str, Any] | None:
+def search_choice(layout: RunLayout, job: SearchJob) -> dict[str, Any] | None:
     """The values a finished search chose, read from its folder (None: not run yet)."""
     from rankuq.bench.search import BEST_FILE
 

@@ -40,6 +40,7 @@ from rankuq.bench.leaderboard import RANKING_METRICS, leaderboard, read_run_dir,
 from rankuq.bench.plan import Cell, Plan, content_key
 from rankuq.bench.predictions import is_probabilistic, read_cached_predictions
 from rankuq.bench.probes import scored_lists
+from rankuq.bench.provenance import recorded_keys
 from rankuq.bench.report import write_report
 from rankuq.bench.search import SearchResult, search_risk_b, search_training
 from rankuq.methods.base import Fitted
@@ -271,10 +272,13 @@ def evaluate(plan: Plan, tested: Tables, studies: dict[Cell, Study]) -> Evaluati
 
 
 def _write_seeds(plan: Plan, results: pd.DataFrame, studies: dict[Cell, Study]) -> None:
-    """seeds.csv: the leaderboard's per-seed values beside every probe metric (sorted columns)."""
+    """seeds.csv: the leaderboard's per-seed values beside every probe metric (sorted columns), and
+    each cell's keys (bench.provenance)."""
     probes = pd.DataFrame([studies[cell].metrics for cell in plan.cells], index=results.index)
     extra = sorted(set(probes.columns) - set(results.columns))
     table = pd.concat([results, probes[extra]], axis=1)
+    for position, (column, values) in enumerate(recorded_keys(plan).items(), start=3):
+        table.insert(position, column, values)  # after condition, method, seed: what findings checks
     atomic_write(plan.layout.seeds_csv, table.to_csv(index=False))
 
 
