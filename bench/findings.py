@@ -692,7 +692,7 @@ def render(rows: Sequence[Row], command: str, runs: Sequence[Run] = ()) -> str:
                 f"{_number(m.value[1])} | {_number(m.delta[0])} ± {_number(m.delta[1])} | "
                 f"{'—' if math.isnan(m.relative) else f'{m.relative:+.1%}'} | {_p(m.p)} | {m.verdict} |"
             )
-    checked = [run for run in runs if run.provenance is not None]
+    checked = [(run, run.provenance) for run in runs if run.provenance is not None]
     if checked:
         lines += [
             "",
@@ -706,10 +706,8 @@ def render(rows: Sequence[Row], command: str, runs: Sequence[Run] = ()) -> str:
             "| --- | --- | --- | --- |",
         ]
         lines += [
-            f"| {text(str(run.folder))} | {run.spec.name} | {run.provenance.cells} | "
-            f"{_cell(run.provenance.describe())} |"
-            for run in checked
-            if run.provenance is not None
+            f"| {text(str(run.folder))} | {run.spec.name} | {found.cells} | {_cell(found.describe())} |"
+            for run, found in checked
         ]
     return "\n".join(lines) + "\n"
 

@@ -149,6 +149,18 @@ def finished(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> tup
     return run_dir, run_grid(spec, params, run_dir)
 
 
+@pytest.fixture
+def kept(finished: tuple[Path, pd.DataFrame], tmp_path: Path) -> Path:
+    """What results/ keeps of the tiny run (grid.yaml, seeds.csv, leaderboard.csv: no plots, models or
+    predictions), in tmp_path/results/ under the run's folder name (a run is named after its folder)."""
+    run_dir, _ = finished
+    folder = tmp_path / "results" / run_dir.name
+    folder.mkdir(parents=True)
+    for name in ("grid.yaml", "seeds.csv", "leaderboard.csv"):
+        shutil.copy(run_dir / name, folder / name)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def wikiqa() -> pa.Table:
     """The real WikiQA test split (633 questions, 6,165 sentences, real NOTA questions) scored by

@@ -4,7 +4,6 @@ fixture ``finished``), rewritten byte for byte."""
 
 import re
 import shlex
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -309,14 +308,10 @@ def test_findings_on_the_real_tiny_run_and_a_byte_identical_rewrite(finished, tm
     assert "| 000-ensemble-effective | wikiqa | 2 |" in first.decode()  # the per-condition table
 
 
-def test_a_results_folder_of_three_files_gives_the_same_findings(finished, tmp_path):
-    """What results/ commits of a grid (grid.yaml, seeds.csv, leaderboard.csv: no plots, models or
-    predictions) is all findings reads: the same rows as the whole run directory."""
+def test_a_results_folder_of_three_files_gives_the_same_findings(finished, kept, tmp_path):
+    """What results/ commits of a grid (the fixture ``kept``) is all findings reads: the same rows as
+    the whole run directory."""
     run_dir, _ = finished
-    kept = tmp_path / "results" / run_dir.name  # a run is named after its folder
-    kept.mkdir(parents=True)
-    for name in ("grid.yaml", "seeds.csv", "leaderboard.csv"):
-        shutil.copy(run_dir / name, kept / name)
     claims = [replace(claim, grid="tiny") for claim in CLAIMS if claim.grid == "paper000"]
     out = tmp_path / "findings.md"
     findings([run_dir], out, claims)

@@ -2,7 +2,6 @@
 fixture ``finished``) records its plan's keys, is current, and turns stale when the code that made a
 cell changes (a dropout-mask version, as MASKS 2 did on 2026-11-25) or seeds.csv was made otherwise."""
 
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,14 +19,6 @@ from rankuq.errors import RankuqError
 from rankuq.methods.mc_dropout import MCDropout
 
 CLAIMS_OF_TINY = [replace(claim, grid="tiny") for claim in CLAIMS if claim.grid == "paper000"]
-
-
-def kept(run_dir: Path, folder: Path) -> Path:
-    """What results/ keeps of a run: grid.yaml, seeds.csv and leaderboard.csv."""
-    folder.mkdir(parents=True)
-    for name in ("grid.yaml", "seeds.csv", "leaderboard.csv"):
-        shutil.copy(run_dir / name, folder / name)
-    return folder
 
 
 def read_seeds(run_dir: Path) -> pd.DataFrame:
@@ -74,9 +65,8 @@ def test_an_old_probes_version_a_missing_cell_and_no_key_columns(finished):
     assert found.status == NOT_RECORDED and found.describe().startswith("not recorded: seeds.csv has no key")
 
 
-def test_findings_refuses_a_stale_run_and_writes_it_marked_when_allowed(finished, tmp_path, monkeypatch):
-    run_dir, _ = finished
-    folder = kept(run_dir, tmp_path / "results" / run_dir.name)
+def test_findings_refuses_a_stale_run_and_writes_it_marked_when_allowed(kept, tmp_path, monkeypatch):
+    folder = kept  # what results/ keeps of the tiny run
     out = tmp_path / "findings.md"
     findings([folder], out, CLAIMS_OF_TINY)
     current = out.read_text()
