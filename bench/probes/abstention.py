@@ -16,8 +16,21 @@ seeds (seed, seed + 1, …), every confidence evaluated on the same test parts a
 
 Metric keys: ``nAUC.<m>.<u>``, ``AUC.<m>.<u>``, ``AUC.<m>.oracle``, ``AUC.<m>.random``;
 with a reference set also ``threshold.rate_MAE.<10|50|90>.<u>``,
-``threshold.<m>_MAE.<10|50|90>.<u>`` (§5.3, m the first metric) and ``break_even.<m>`` (§5.5:
-the smallest reference size from which u_lin beats u_std).
+``threshold.<m>_MAE.<10|50|90>.<u>`` (§5.3, m the first metric), ``break_even.<m>`` (§5.5:
+the smallest reference size from which u_lin beats u_std; absent when it never stays above),
+``break_even.<m>.largest`` (the largest reference size tried, so that an absent break-even reads
+"> N") and ``nAUC.<m>.u_lin@<n>`` (u_lin fitted on n reference queries, n in CLAIM_SIZES below the
+reference size: Table 5 / Fig. 4's sizes a claim cites).
+
+Per-query parts (``bench.probes.parts``), when the test set is the whole table, each query once: with
+``dev``, or with reference-free confidences alone and no ``dev``. ``nAUC.<m>.<u>`` and
+``nAUC.<m>.u_lin@<n>``: rows [test metric, test confidence], statistic ``normalised_auc``;
+``threshold.<m>_MAE.<r>.<u>``: rows [kept, test metric, reference performance], statistic
+``threshold_error``; ``threshold.rate_MAE.<r>.<u>``: rows [kept, target rate], statistic
+``abstention_rate_error``. The 80/20 splits protocol (no ``dev``, a fitted confidence) emits no
+parts: its metrics average over test parts in which a query appears several times (or, with one
+split, only the test fifth). ``AUC.*`` and ``break_even.*`` have no parts. ``normalised_auc``
+abstains on tied confidences in row order (the probe's rows are in qid order: lower qid first).
 """
 
 from collections.abc import Callable, Sequence
@@ -40,12 +53,14 @@ from rankuq.bench.probes.confidence import (
     free_confidence,
     sorted_scores,
 )
+from rankuq.bench.probes.parts import QueryParts, statistic
 from rankuq.errors import RankuqError
 
 RATES = tuple(i / 10 for i in range(9))
 ABSTENTION_METRICS = ("AP", "nDCG@10", "RR")
 TARGET_RATES = (10, 50, 90)  # percent, threshold calibration (§5.3)
 REFERENCE_SIZES = (5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+CLAIM_SIZES = (100, 500)  # u_lin's reference sizes reported as metrics (paper 002 Table 5, Fig. 4)
 SPLITS = 5
 
 
@@ -128,6 +143,36 @@ class Bounds:
 def normalised_auc(metric: np.ndarray, confidence: np.ndarray) -> NormalisedAUC:
     """nAUC of abstaining by ``confidence`` on queries with the given metric values."""
     return Bounds.of(metric).normalise(performance_curve(metric, confidence))
+
+
+def _normalised_auc(rows: np.ndarray) -> float:
+    """Statistic ``normalised_auc``: rows [metric value, confidence] → ``normalised_auc(…).value``
+    (NaN where the oracle equals random), ties abstained in row order."""
+    return normalised_auc(rows[:, 0], rows[:, 1]).value
+
+
+_normalised_auc.__name__ = "normalised_auc"  # the registered name; the function above keeps its own
+statistic(_normalised_auc)
+
+
+@statistic
+def threshold_error(rows: np.ndarray) -> float:
+    """Rows [kept (0/1), metric value, reference performance (the same in every row)] → |reference
+    performance − mean metric of the kept queries|; NaN when none is kept."""
+    kept = rows[:, 0] > 0
+    return float(abs(rows[0, 2] - rows[kept, 1].mean())) if kept.any() else np.nan
+
+
+@statistic
+def abstention_rate_error(rows: np.ndarray) -> float:
+    """Rows [kept (0/1), target abstention rate (the same in every row)] → |target − achieved rate|."""
+    return float(abs(rows[0, 1] - (1 - rows[:, 0].mean())))
+
+
+def _parts(qids: np.ndarray, name: str, *columns: np.ndarray | float) -> QueryParts:
+    """Parts of one metric: a row per query of the given columns (a number fills its column)."""
+    rows = np.column_stack([np.broadcast_to(np.asarray(c, dtype=np.float64), qids.shape) for c in columns])
+    return QueryParts(qids, rows, name)
 
 
 @dataclass(frozen=True)
@@ -249,13 +294,15 @@ def run(
     else:
         parts = [(None, data, seed)]
     assessed = {u: [assess(u, ref, test, names, s) for ref, test, s in parts] for u in confidences}
-    results = [_normalised_aucs(parts, assessed, names)]
+    # per-query parts where the one test part is every usable query (not with the 80/20 splits)
+    qids = lists.qids if len(parts) == 1 and parts[0][1] is data else None
+    results = [_normalised_aucs(parts, assessed, names, qids)]
     if parts[0][0] is not None:
-        results.append(_threshold_calibration(parts, assessed, names[0]))
+        results.append(_threshold_calibration(parts, assessed, names[0], qids))
         if {"u_lin", "u_std"} <= set(confidences):
-            results.append(_break_even(parts, names[0]))
+            results.append(_break_even(parts, names[0], qids))
     result = merge(results)
-    return ProbeResult(result.metrics, result.curves, result.plots, notes + result.notes)
+    return ProbeResult(result.metrics, result.curves, result.plots, notes + result.notes, result.parts)
 
 
 def check_confidences(names: Sequence[str]) -> None:
@@ -273,11 +320,15 @@ def _defaults(lists: ScoredLists) -> list[str]:
 
 
 def _normalised_aucs(
-    parts: list[Part], assessed: dict[str, list[dict[str, Assessed | NotFittable]]], names: Sequence[str]
+    parts: list[Part],
+    assessed: dict[str, list[dict[str, Assessed | NotFittable]]],
+    names: Sequence[str],
+    qids: np.ndarray | None,
 ) -> ProbeResult:
     """nAUC (mean over the parts where it is defined) and AUC terms (mean over the parts) of
-    each confidence and metric, and the mean performance–abstention curves."""
-    values, curves, notes = {}, {}, []
+    each confidence and metric, and the mean performance–abstention curves; with ``qids`` (one
+    part, its test set those queries) each nAUC's parts."""
+    values, curves, notes, split = {}, {}, [], {}
     for metric in names:
         m, bounds = key(metric), [Bounds.of(test.metric[metric]) for _, test, _ in parts]
         curve = {"rate": np.array(RATES)}
@@ -290,6 +341,11 @@ def _normalised_aucs(
             defined = [s.value for s in scores if np.isfinite(s.value)]
             if defined:
                 values[f"nAUC.{metric}.{u}"] = float(np.mean(defined))
+                if qids is not None:
+                    test, fitted = parts[0][1], per_part[0][metric]
+                    split[f"nAUC.{metric}.{u}"] = _parts(
+                        qids, "normalised_auc", test.metric[metric], fitted.test
+                    )
             values[f"AUC.{metric}.{u}"] = float(np.mean([s.auc for s in scores]))
             curve[u] = np.mean([a[metric].curve for a in per_part], axis=0)
         values[f"AUC.{metric}.oracle"] = float(np.mean([area(b.oracle) for b in bounds]))
@@ -303,17 +359,22 @@ def _normalised_aucs(
         curve["random"] = np.mean([b.random for b in bounds], axis=0)
         curves[f"abstention.{m}"] = curve
     plots = {f"abstention_{key(n)}": _curve_plot(curves[f"abstention.{key(n)}"], n) for n in names}
-    return ProbeResult(values, curves, plots, tuple(notes))
+    return ProbeResult(values, curves, plots, tuple(notes), split)
 
 
 def _threshold_calibration(
-    parts: list[Part], assessed: dict[str, list[dict[str, Assessed | NotFittable]]], metric: str
+    parts: list[Part],
+    assessed: dict[str, list[dict[str, Assessed | NotFittable]]],
+    metric: str,
+    qids: np.ndarray | None,
 ) -> ProbeResult:
     """Paper 002 §5.3: a threshold τ set on the reference set for a target abstention rate r
     (τ = the ⌊r·N_ref⌋-th lowest reference confidence; abstain iff u ≤ τ) and the reference
     performance above it, checked on the test set: MAE over the parts of |r − achieved rate| and
-    of |reference − achieved performance| (over the parts where both keep a query)."""
-    values = {}
+    of |reference − achieved performance| (over the parts where both keep a query); with ``qids``
+    (one part) their parts: which test queries are kept, beside the target or the reference
+    performance."""
+    values, split = {}, {}
     for u, per_part in assessed.items():
         if any(isinstance(a[metric], NotFittable) for a in per_part):
             continue
@@ -325,19 +386,27 @@ def _threshold_calibration(
                 ref_kept, kept = a[metric].reference > tau, a[metric].test > tau
                 rate_errors.append(abs(target / 100 - (1 - kept.mean())))
                 if ref_kept.any() and kept.any():
-                    metric_errors.append(
-                        abs(ref.metric[metric][ref_kept].mean() - test.metric[metric][kept].mean())
-                    )
-            values[f"threshold.rate_MAE.{target}.{u}"] = float(np.mean(rate_errors))
+                    performance = ref.metric[metric][ref_kept].mean()
+                    metric_errors.append(abs(performance - test.metric[metric][kept].mean()))
+            rate_key, metric_key = f"threshold.rate_MAE.{target}.{u}", f"threshold.{metric}_MAE.{target}.{u}"
+            values[rate_key] = float(np.mean(rate_errors))
+            if qids is not None:  # one part: kept and performance are its
+                split[rate_key] = _parts(qids, "abstention_rate_error", kept, target / 100)
             if metric_errors:
-                values[f"threshold.{metric}_MAE.{target}.{u}"] = float(np.mean(metric_errors))
-    return ProbeResult(values)
+                values[metric_key] = float(np.mean(metric_errors))
+                if qids is not None:
+                    split[metric_key] = _parts(
+                        qids, "threshold_error", kept, test.metric[metric], performance
+                    )
+    return ProbeResult(values, parts=split)
 
 
-def _break_even(parts: list[Part], metric: str) -> ProbeResult:
+def _break_even(parts: list[Part], metric: str, qids: np.ndarray | None) -> ProbeResult:
     """Paper 002 §5.5: nAUC of u_lin fitted on the first n reference queries of a seeded
     permutation, for n on REFERENCE_SIZES (and the whole reference set), against u_std on the
-    same test parts; the break-even is the smallest n from which u_lin stays above u_std."""
+    same test parts; the break-even is the smallest n from which u_lin stays above u_std, and
+    ``largest`` the whole reference set's size (the largest n tried). u_lin's nAUC at each n of
+    CLAIM_SIZES below that size is a metric too (with ``qids``, one part, with its parts)."""
     size = min(len(ref.features) for ref, _, _ in parts)
     sizes = [n for n in REFERENCE_SIZES if n < size] + [size]
     bounds = [Bounds.of(test.metric[metric]) for _, test, _ in parts]
@@ -347,17 +416,12 @@ def _break_even(parts: list[Part], metric: str) -> ProbeResult:
             for (_, t, _), b in zip(parts, bounds, strict=True)
         ]
     )
-    linear = np.array(
-        [
-            np.mean(
-                [
-                    b.normalise(_subset_curve(part, n, metric)).value
-                    for part, b in zip(parts, bounds, strict=True)
-                ]
-            )
-            for n in sizes
-        ]
-    )
+    claimed = [n for n in CLAIM_SIZES if n < size]
+    fits = {n: [_subset_fit(part, n, metric) for part in parts] for n in dict.fromkeys([*sizes, *claimed])}
+    nauc = {
+        n: np.mean([b.normalise(a.curve).value for a, b in zip(fits[n], bounds, strict=True)]) for n in fits
+    }
+    linear = np.array([nauc[n] for n in sizes])
     curve = {"size": np.array(sizes), "u_lin": linear, "u_std": np.full(len(sizes), standard)}
     plot = {
         f"reference_size_{key(metric)}": lambda path: line_plot(
@@ -368,18 +432,30 @@ def _break_even(parts: list[Part], metric: str) -> ProbeResult:
             log_x=True,
         )
     }
+    values, split = {f"break_even.{metric}.largest": float(size)}, {}
+    for n in claimed:
+        if np.isfinite(nauc[n]):
+            values[f"nAUC.{metric}.u_lin@{n}"] = float(nauc[n])
+            if qids is not None:
+                test = parts[0][1]
+                split[f"nAUC.{metric}.u_lin@{n}"] = _parts(
+                    qids, "normalised_auc", test.metric[metric], fits[n][0].test
+                )
     beaten = [n for i, n in enumerate(sizes) if np.all(linear[i:] > standard)]
     if not beaten:
         note = f"abstention: u_lin never stays above u_std for {metric} up to {size} reference queries"
-        return ProbeResult({}, {"reference_size": curve}, plot, (note,))
-    return ProbeResult({f"break_even.{metric}": float(beaten[0])}, {"reference_size": curve}, plot)
+        return ProbeResult(values, {"reference_size": curve}, plot, (note,), split)
+    values[f"break_even.{metric}"] = float(beaten[0])
+    return ProbeResult(values, {"reference_size": curve}, plot, parts=split)
 
 
-def _subset_curve(part: Part, n: int, metric: str) -> np.ndarray:
-    """The test curve of u_lin fitted on n reference queries drawn with the part's seed."""
+def _subset_fit(part: Part, n: int, metric: str) -> Assessed:
+    """u_lin fitted on n reference queries drawn with the part's seed, on the part's test set."""
     ref, test, seed = part
     subset = ref.take(np.sort(np.random.default_rng(seed).permutation(len(ref.features))[:n]))
-    return assess("u_lin", subset, test, [metric], seed)[metric].curve
+    fitted = assess("u_lin", subset, test, [metric], seed)[metric]
+    assert isinstance(fitted, Assessed)  # a ridge is fitted on any reference set
+    return fitted
 
 
 def _curve_plot(curve: dict[str, np.ndarray], metric: str) -> Callable[[Path], Path]:

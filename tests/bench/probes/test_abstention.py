@@ -4,12 +4,15 @@ reference sets, threshold calibration and the skips."""
 import itertools
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from sklearn.linear_model import Ridge
 
-from rankuq.bench.probes import abstention, scored_lists
+from rankuq.bench.probes import ProbeResult, abstention, scored_lists
 from rankuq.bench.probes.abstention import kept_means, normalised_auc, oracle_curve, performance_curve
 from rankuq.bench.probes.confidence import free_confidence, sorted_scores
+from rankuq.bench.probes.parts import STATISTICS
 from rankuq.errors import RankuqError
 
 # Two failed queries (metric 0) among ten, listed in query order.
@@ -157,3 +160,76 @@ def test_a_learner_the_reference_set_cannot_define_is_noted(scores_table) -> Non
         "abstention: u_log for RR left out: the reference metric values have no spread between "
         "their quartiles (1.0 and 1.0), so good and bad instances are undefined",
     )
+
+
+@pytest.fixture(scope="module")
+def transfer(wikiqa, wikiqa_deterministic) -> tuple[ProbeResult, np.ndarray]:
+    """dev = the stochastic table, test = the deterministic one (the grids' setting: one part),
+    and the usable test queries' qids."""
+    test = scored_lists(wikiqa_deterministic)
+    result = abstention.run(
+        test, dev=scored_lists(wikiqa), confidences=["u_max", "u_std", "u_lin"], names=NAMES
+    )
+    return result, test.qids[(test.ranked.n_relevant > 0) & (test.length >= 2)]
+
+
+NAMES = ["AP", "RR"]
+
+
+def test_with_a_reference_set_every_claimed_metric_has_parts_that_recompute_it(transfer) -> None:
+    result, qids = transfer
+    expected = {f"nAUC.{m}.{u}" for m in NAMES for u in ("u_max", "u_std", "u_lin")} | {
+        f"threshold.{what}.{rate}.{u}"
+        for what in ("AP_MAE", "rate_MAE")
+        for rate in (10, 50, 90)
+        for u in ("u_max", "u_std", "u_lin")
+    }
+    assert set(result.parts) == expected | {"nAUC.AP.u_lin@100"}  # 240 usable dev queries: not @500
+    for name, parts in result.parts.items():
+        assert parts.value() == pytest.approx(result.metrics[name], rel=1e-12), name
+        np.testing.assert_array_equal(parts.qids, qids)
+    assert {parts.statistic for parts in result.parts.values()} == {
+        "normalised_auc",
+        "threshold_error",
+        "abstention_rate_error",
+    }
+
+
+def test_the_statistics_on_a_subset_are_the_probe_on_those_queries(
+    transfer, wikiqa, wikiqa_deterministic
+) -> None:
+    """A reference-free confidence and a threshold set on dev do not depend on the other test queries."""
+    result, qids = transfer
+    subset = np.isin(qids, qids[::3])
+    table = wikiqa_deterministic.filter(pc.is_in(wikiqa_deterministic["qid"], pa.array(qids[subset])))
+    alone = abstention.run(table, dev=wikiqa, confidences=["u_max"], names=["AP"])
+    for name in ("nAUC.AP.u_max", "threshold.AP_MAE.50.u_max", "threshold.rate_MAE.90.u_max"):
+        parts = result.parts[name]
+        assert STATISTICS[parts.statistic](parts.rows[subset]) == pytest.approx(
+            alone.metrics[name], rel=1e-12
+        )
+
+
+def test_u_lin_at_a_claimed_size_is_the_reference_size_curve(transfer) -> None:
+    result, _ = transfer
+    curve = result.curves["reference_size"]
+    assert result.metrics["nAUC.AP.u_lin@100"] == curve["u_lin"][curve["size"] == 100][0]
+    assert "nAUC.AP.u_lin@500" not in result.metrics  # only sizes below the reference set's
+    assert result.metrics["break_even.AP.largest"] == curve["size"][-1] == 240  # usable dev queries
+    assert "nAUC.RR.u_lin@100" not in result.metrics  # the break-even studies the first metric
+
+
+def test_the_break_even_says_how_far_it_looked(wikiqa, wikiqa_deterministic) -> None:
+    dev = wikiqa.filter(pc.is_in(wikiqa["qid"], pa.array(sorted(set(wikiqa["qid"].to_pylist()))[:150])))
+    result = abstention.run(wikiqa_deterministic, dev=dev, confidences=["u_std", "u_lin"], names=["AP"])
+    largest = result.metrics["break_even.AP.largest"]
+    assert largest == result.curves["reference_size"]["size"][-1] < 100
+    assert not any("@" in name for name in result.metrics)  # no claimed size below the reference size
+
+
+def test_splits_emit_no_parts_and_the_whole_table_does(wikiqa) -> None:
+    splits = abstention.run(wikiqa, confidences=["u_std", "u_lin"], names=["AP"], splits=1)
+    assert not splits.parts and "nAUC.AP.u_lin@100" in splits.metrics
+    whole = abstention.run(wikiqa, confidences=["u_max", "u_1-2"], names=["AP"])
+    assert set(whole.parts) == {"nAUC.AP.u_max", "nAUC.AP.u_1-2"}
+    assert all(whole.parts[k].value() == pytest.approx(whole.metrics[k], rel=1e-12) for k in whole.parts)
