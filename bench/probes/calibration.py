@@ -6,6 +6,13 @@ diagrams.
 Metric keys: ``ECE`` (Penha & Hauff, 2021's: relevant and non-relevant candidates balanced per query,
 ``bench.metrics.ece.balanced_weights``), ``ECE.all`` (every candidate pooled), ``ECE.adaptive``
 (every candidate pooled, equal-mass bins), ``ERCE``, ``ECE.nonrel_<k>``.
+
+Parts (``bench.probes.parts``, statistic ``calibration_error``, one row per query of the lists: its
+Σ w·(confidence − outcome) per bin, then its Σ w): ``ECE``, ``ECE.all``, ``ERCE`` and every
+``ECE.nonrel_<k>`` (queries outside k's subsample have zero gaps and zero mass, so the rows of every
+k align by qid). The bins are those of all the rows, as the metric's, and stay fixed when the queries
+are resampled: ERCE's equal-mass bins are those of all its pairs. ``ECE.adaptive`` has no parts (its
+equal-mass bins are cut on all the candidate rows; a resample of the queries would cut them elsewhere).
 """
 
 from collections.abc import Callable, Sequence
@@ -24,6 +31,7 @@ from rankuq.bench.metrics.ece import (
 )
 from rankuq.bench.plots import reliability_diagram
 from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, merge
+from rankuq.bench.probes.parts import QueryParts
 from rankuq.errors import RankuqError
 
 N_BINS = 10
@@ -115,8 +123,16 @@ def query_parts(lists: ScoredLists, n_bins: int = N_BINS) -> dict[str, tuple[np.
     (``bench.metrics.ece.query_bin_gaps``: per query and bin Σ (confidence − outcome), per query
     the mass), so a paired bootstrap over queries recomputes each in one matrix product. ERCE's
     adaptive bins are those of all the pairs."""
-    n_queries = lists.length.size
     _, confidence, outcome = expected_ranking_calibration_error(lists, n_bins)
+    return _split_by_query(lists, confidence, outcome, n_bins)
+
+
+def _split_by_query(
+    lists: ScoredLists, confidence: np.ndarray, outcome: np.ndarray, n_bins: int
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``query_parts`` from ERCE's pairs (``expected_ranking_calibration_error``'s confidences and
+    outcomes), so the probe does not draw them twice."""
+    n_queries = lists.length.size
     pair_query = relevant_pairs(lists)[0] // lists.scores.shape[1]
     parts = {"ERCE": query_bin_gaps(confidence, outcome, pair_query, n_queries, n_bins, adaptive=True)}
     if lists.ranked.probabilistic:
@@ -129,13 +145,22 @@ def query_parts(lists: ScoredLists, n_bins: int = N_BINS) -> dict[str, tuple[np.
     return parts
 
 
-def subsample_negatives(lists: ScoredLists, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
+def calibration_parts(qids: np.ndarray, gaps: np.ndarray, mass: np.ndarray) -> QueryParts:
+    """``query_bin_gaps``' ([Q, bins] gaps, [Q] mass) as parts: rows [gaps per bin …, mass],
+    statistic ``calibration_error``."""
+    return QueryParts(np.asarray(qids), np.column_stack([gaps, mass]).astype(np.float64), "calibration_error")
+
+
+def subsample_negatives(
+    lists: ScoredLists, k: int, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """Candidate lists of 1 relevant and k non-relevant candidates (Penha & Hauff, 2021 Figure 2).
 
     Of the queries with exactly one relevant candidate and at least k non-relevant ones, keep the
     relevant candidate and the k non-relevant ones with the smallest keys drawn by
     ``numpy.random.default_rng(seed).random((Q, L))``; the subsample for k contains that for any
-    smaller k. Returns their (probabilities, relevance) and the number of queries.
+    smaller k. Returns their (probabilities, relevance), the number of queries and the query
+    (row index of ``lists``) of each kept candidate.
     """
     relevant, negative = lists.relevant, lists.mask & ~lists.relevant
     most = most_negatives(lists)
@@ -148,7 +173,7 @@ def subsample_negatives(lists: ScoredLists, k: int, seed: int = 0) -> tuple[np.n
     order = np.argsort(np.argsort(keys, axis=1, kind="stable"), axis=1, kind="stable")
     queries = (relevant.sum(axis=1) == 1) & (negative.sum(axis=1) >= k)
     kept = queries[:, None] & (relevant | (negative & (order < k)))
-    return lists.scores[kept], relevant[kept].astype(np.float64), int(queries.sum())
+    return lists.scores[kept], relevant[kept].astype(np.float64), int(queries.sum()), np.nonzero(kept)[0]
 
 
 def most_negatives(lists: ScoredLists) -> int:
@@ -185,10 +210,15 @@ def run(
     if lists.ranked.probabilistic:
         check_probabilities(lists.ranked)  # a score outside [0, 1] is an error, not a skip
     erce, pair_p, pair_outcome = expected_ranking_calibration_error(lists, n_bins)
+    parts = {
+        name: calibration_parts(lists.qids, *split)
+        for name, split in _split_by_query(lists, pair_p, pair_outcome, n_bins).items()
+    }
     pairs = ProbeResult(
         {"ERCE": erce},
         curves={"ERCE": _curve(pair_p, pair_outcome, n_bins, adaptive=True)},
         plots={"reliability_ERCE": _diagram({"pairs": (pair_p, pair_outcome)}, n_bins, True, "ERCE")},
+        parts={"ERCE": parts["ERCE"]},
     )
     if not lists.ranked.probabilistic:
         note = (
@@ -216,12 +246,16 @@ def run(
                 {"all candidates": (scores, relevant)}, n_bins, True, "equal-mass bins"
             ),
         },
+        # no parts for ECE.adaptive: its equal-mass bins are cut on all the rows, which a resample of
+        # the queries would cut elsewhere
+        parts={name: parts[name] for name in ("ECE", "ECE.all")},
     )
     return merge([pairs, candidates, _negative_sweep(lists, negatives, seed, n_bins)])
 
 
 def _negative_sweep(lists: ScoredLists, negatives: Sequence[int], seed: int, n_bins: int) -> ProbeResult:
-    """``ECE.nonrel_<k>`` for each k some query can fill; the others are noted."""
+    """``ECE.nonrel_<k>`` for each k some query can fill, with its parts (a row for every query of
+    ``lists``, zero outside k's subsample); the others are noted."""
     most = most_negatives(lists)
     feasible = [k for k in negatives if k <= most]
     notes = ()
@@ -233,19 +267,25 @@ def _negative_sweep(lists: ScoredLists, negatives: Sequence[int], seed: int, n_b
     if not feasible:
         return ProbeResult({}, notes=notes)
     samples = {k: subsample_negatives(lists, k, seed) for k in feasible}
-    values = {k: expected_calibration_error(p, r, n_bins) for k, (p, r, _) in samples.items()}
-    lines = {f"#non-rel = {k}": (p, r) for k, (p, r, _) in samples.items()}
+    values = {k: expected_calibration_error(p, r, n_bins) for k, (p, r, *_) in samples.items()}
+    lines = {f"#non-rel = {k}": (p, r) for k, (p, r, *_) in samples.items()}
+    n_queries = lists.length.size
+    parts = {
+        f"ECE.nonrel_{k}": calibration_parts(lists.qids, *query_bin_gaps(p, r, query, n_queries, n_bins))
+        for k, (p, r, _, query) in samples.items()
+    }
     return ProbeResult(
         {f"ECE.nonrel_{k}": value for k, value in values.items()},
         curves={
             "ECE.nonrel": {
                 "k": np.array(feasible),
                 "ECE": np.array(list(values.values())),
-                "queries": np.array([n for *_, n in samples.values()]),
+                "queries": np.array([n for _, _, n, _ in samples.values()]),
             }
         },
         plots={"reliability_by_nonrel": _diagram(lines, n_bins, False, "1 relevant, k non-relevant")},
         notes=notes,
+        parts=parts,
     )
 
 

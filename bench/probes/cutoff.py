@@ -11,6 +11,12 @@ a stochastic ranker, <mean, std, skew, entropy> of the draws ("uncertainty").
 Reported as F1 of the learned cutoff over F1 of the oracle, both averaged over queries:
 ``cutoff.F1_ratio.scores``, ``cutoff.F1_ratio.uncertainty``, ``cutoff.F1.oracle`` and
 ``cutoff.p_value`` (paired t-test per query, uncertainty against scores).
+
+Parts (``bench.probes.parts``, one row per query with a relevant candidate, the probe's queries):
+``cutoff.F1_ratio.<space>``, rows [the learned cutoff's F1, the oracle's F1], statistic
+``ratio_of_means``; ``cutoff.F1.oracle``, rows [the oracle's F1], statistic ``mean``. The learned
+cutoffs are those of the cross-validation over all the queries (a resample reuses them, it does not
+refit the forests).
 """
 
 import numpy as np
@@ -18,6 +24,7 @@ import pyarrow as pa
 
 from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, top_k
 from rankuq.bench.probes.confidence import K
+from rankuq.bench.probes.parts import QueryParts, per_query
 from rankuq.bench.probes.significance import paired_t
 
 FOLDS = 5
@@ -93,9 +100,14 @@ def run(
     }
     values = {f"cutoff.F1_ratio.{space}": float(a.mean() / oracle.mean()) for space, a in achieved.items()}
     values["cutoff.F1.oracle"] = float(oracle.mean())
+    parts = {
+        f"cutoff.F1_ratio.{space}": QueryParts(lists.qids, np.column_stack([a, oracle]), "ratio_of_means")
+        for space, a in achieved.items()
+    }
+    parts["cutoff.F1.oracle"] = per_query(lists.qids, oracle)
     notes = ()
     if "uncertainty" in achieved:
         values["cutoff.p_value"] = paired_t(achieved["uncertainty"], achieved["scores"]).p
     else:
         notes = ("cutoff: one draw per candidate (S = 1), so only the scores feature set is scored",)
-    return ProbeResult(values, notes=notes)
+    return ProbeResult(values, notes=notes, parts=parts)

@@ -14,6 +14,12 @@ against E[R]).
 ranker's means (e.g. the deterministic `bert`) with another ranker's variances of the same
 candidates (e.g. the ensemble's), keys ``NOTA.F1.mean_cross_var``, ``NOTA.F1.mean_cross_var.std``
 and ``NOTA.cross.p_value`` beside the means-only space.
+
+Parts (``bench.probes.parts``, one row per query of the table, every query): ``NOTA.F1.<space>`` (and
+``NOTA.F1.mean_cross_var``), rows [fold, NOTA truth, out-of-fold prediction] (truth and prediction 1
+for NOTA, 0 otherwise), statistic ``fold_f1_macro``: the mean over the folds of F1-macro. A resample
+keeps each query's fold and prediction (the forests are not refitted); a fold no resampled query
+falls in is left out of the mean.
 """
 
 import numpy as np
@@ -22,6 +28,7 @@ import pyarrow as pa
 from rankuq.bench.metrics.matrix import pad_by_query
 from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, scored_lists, top_k
 from rankuq.bench.probes.confidence import K
+from rankuq.bench.probes.parts import QueryParts, statistic
 from rankuq.bench.probes.significance import mean_std, paired_t
 from rankuq.errors import RankuqError
 
@@ -33,20 +40,51 @@ def nota_labels(lists: ScoredLists) -> np.ndarray:
     return lists.ranked.n_relevant == 0
 
 
-def fold_f1(features: np.ndarray, nota: np.ndarray, seed: int = 0) -> np.ndarray:
+def fold_f1(
+    features: np.ndarray, nota: np.ndarray, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """F1-macro of a random forest (100 trees, ``random_state=seed``) on each of the FOLDS
-    stratified folds (shuffled with ``seed``)."""
+    stratified folds (shuffled with ``seed``), with each query's fold (0 … FOLDS − 1) and its
+    out-of-fold prediction (the forest's of its fold)."""
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.metrics import f1_score
     from sklearn.model_selection import StratifiedKFold
 
     folds = StratifiedKFold(FOLDS, shuffle=True, random_state=seed).split(features, nota)
     scores = []
-    for train, test in folds:
+    fold, predictions = np.zeros(len(nota), dtype=np.int64), np.zeros(len(nota), dtype=nota.dtype)
+    for index, (train, test) in enumerate(folds):
         forest = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=1)
         predicted = forest.fit(features[train], nota[train]).predict(features[test])
         scores.append(f1_score(nota[test], predicted, average="macro"))
-    return np.array(scores)
+        fold[test], predictions[test] = index, predicted
+    return np.array(scores), fold, predictions
+
+
+@statistic
+def fold_f1_macro(rows: np.ndarray) -> float:
+    """Rows [fold, truth, prediction]: the mean over the folds present of F1-macro, each fold's
+    as ``sklearn.metrics.f1_score(average="macro")``: the mean over the classes in the fold's truth
+    or predictions of 2·TP / (#true + #predicted) (a class never predicted scores 0, where sklearn's
+    zero_division gives precision 0; a fold with one class, all right, scores 1). Repeated rows (a
+    resample) count as often as they appear."""
+    folds, fold = np.unique(rows[:, 0], return_inverse=True)
+    classes, labels = np.unique(rows[:, 1:], return_inverse=True)
+    truth, predicted = labels.reshape(-1, 2).T
+    cells = folds.size * classes.size
+    true_count = np.bincount(fold * classes.size + truth, minlength=cells)
+    predicted_count = np.bincount(fold * classes.size + predicted, minlength=cells)
+    hits = np.bincount(fold * classes.size + truth, weights=truth == predicted, minlength=cells)
+    denominator = (true_count + predicted_count).reshape(folds.size, classes.size)
+    present = denominator > 0
+    twice_hits = 2 * hits.reshape(denominator.shape)
+    f1 = np.divide(twice_hits, denominator, out=np.zeros(denominator.shape), where=present)
+    return float((f1.sum(axis=1) / present.sum(axis=1)).mean())
+
+
+def _fold_parts(qids: np.ndarray, nota: np.ndarray, fold: np.ndarray, predicted: np.ndarray) -> QueryParts:
+    rows = np.column_stack([fold, nota, predicted]).astype(np.float64)
+    return QueryParts(np.asarray(qids), rows, "fold_f1_macro")
 
 
 @PROBES.register
@@ -68,7 +106,7 @@ def run(
         notes = ("NOTA: one draw per candidate (S = 1), so the E[R] + var[R] input space is left out",)
     else:
         f1["mean_var"] = fold_f1(np.hstack([means, top_k(lists.variance(), lists.length, k)]), nota, seed)
-    return _result(f1, "mean_var", "NOTA.p_value", notes)
+    return _result(lists.qids, nota, f1, "mean_var", "NOTA.p_value", notes)
 
 
 def cross_method(means: pa.Table, variances: pa.Table, *, seed: int = 0, k: int = K) -> ProbeResult:
@@ -86,7 +124,7 @@ def cross_method(means: pa.Table, variances: pa.Table, *, seed: int = 0, k: int 
         "mean": fold_f1(top, nota, seed),
         "mean_cross_var": fold_f1(np.hstack([top, top_k(variance, lists.length, k)]), nota, seed),
     }
-    return _result(f1, "mean_cross_var", "NOTA.cross.p_value", ())
+    return _result(lists.qids, nota, f1, "mean_cross_var", "NOTA.cross.p_value", ())
 
 
 def _aligned_variance(means: pa.Table, variances: pa.Table) -> np.ndarray:
@@ -146,12 +184,24 @@ def _checked_labels(lists: ScoredLists) -> np.ndarray:
     return nota
 
 
-def _result(f1: dict[str, np.ndarray], with_variance: str, p_key: str, notes: tuple[str, ...]) -> ProbeResult:
-    """Mean ± std of each space's fold F1 and the paired t-test of the space with variances
-    against the means alone (when there is one)."""
+def _result(
+    qids: np.ndarray,
+    nota: np.ndarray,
+    folds: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+    with_variance: str,
+    p_key: str,
+    notes: tuple[str, ...],
+) -> ProbeResult:
+    """Mean ± std of each space's fold F1 (``fold_f1``'s), its parts, and the paired t-test of the
+    space with variances against the means alone (when there is one)."""
+    f1 = {space: scores for space, (scores, _, _) in folds.items()}
     values = {}
     for space, scores in f1.items():
         values[f"NOTA.F1.{space}"], values[f"NOTA.F1.{space}.std"] = mean_std(scores)
     if with_variance in f1:
         values[p_key] = paired_t(f1[with_variance], f1["mean"]).p
-    return ProbeResult(values, curves={"NOTA": {"fold": np.arange(FOLDS), **f1}}, notes=notes)
+    parts = {
+        f"NOTA.F1.{space}": _fold_parts(qids, nota, fold, predicted)
+        for space, (_, fold, predicted) in folds.items()
+    }
+    return ProbeResult(values, curves={"NOTA": {"fold": np.arange(FOLDS), **f1}}, notes=notes, parts=parts)

@@ -13,6 +13,12 @@ Metric keys (m ∈ R@1, AP, RR, nDCG@10): ``RA.b`` (chosen on dev, or given), ``
 ``CVaR.pessimistic.<m>`` and their ``.p_value``. Without a dev table only CVaR and the curve of R@1 against b
 are reported. A deterministic ranker (S = 1) has no variance: every RA and CVaR ranking is its
 mean ranking, and the values say so.
+
+Parts (``bench.probes.parts``, statistic ``mean``, one row per query with a relevant candidate, the
+probe's queries): ``RA.<m>`` (the chosen b's per-query values) and ``CVaR.<view>.<m>`` as their metrics,
+and ``RA.mean.<m>``, parts only (no metric key): the mean ranking's per-query values on the same
+queries, the side RA and CVaR are compared with (their ``.p_value``), so a resampling of the queries
+compares both sides on the same draw. ``RA.mean.<m>`` is reported with or without a dev table.
 """
 
 from collections.abc import Sequence
@@ -23,6 +29,7 @@ import pyarrow as pa
 
 from rankuq.bench.plots import line_plot
 from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, key
+from rankuq.bench.probes.parts import QueryParts, per_query
 from rankuq.bench.probes.significance import paired_t
 from rankuq.errors import RankuqError
 
@@ -145,6 +152,7 @@ def run(
     test = {b: lists.per_query(names, order) for b, order in orders.items()}
     curve = {"b": np.array(grid), key(select_by): np.array([test[b][select_by].mean() for b in grid])}
     values, notes, chosen = {}, (), b
+    parts = _parts("RA.mean", lists.qids, mean_ranking)
     if dev is not None:
         dev_lists = as_lists(dev, "dev").with_relevant()
         dev_orders = risk_aware_orders(dev_lists, grid, covariance)
@@ -160,9 +168,12 @@ def run(
     else:
         values["RA.b"] = float(chosen)
         values |= _compared("RA", test[float(chosen)], mean_ranking)
+        parts |= _parts("RA", lists.qids, test[float(chosen)])
     for view, optimistic in (("optimistic", True), ("pessimistic", False)):
         order = order_by(lists, cvar(lists, alpha, optimistic))
-        values |= _compared(f"CVaR.{view}", lists.per_query(names, order), mean_ranking)
+        ranked = lists.per_query(names, order)
+        values |= _compared(f"CVaR.{view}", ranked, mean_ranking)
+        parts |= _parts(f"CVaR.{view}", lists.qids, ranked)
     series = {"test": (curve["b"], curve[key(select_by)])}
     if dev is not None:
         series["dev"] = (curve["b"], curve[f"dev_{key(select_by)}"])
@@ -175,7 +186,13 @@ def run(
             )
         },
         notes=notes,
+        parts=parts,
     )
+
+
+def _parts(prefix: str, qids: np.ndarray, values: dict[str, np.ndarray]) -> dict[str, QueryParts]:
+    """Each metric's per-query values as parts of its mean, under ``<prefix>.<metric>``."""
+    return {f"{prefix}.{name}": per_query(qids, value) for name, value in values.items()}
 
 
 def _compared(
@@ -183,7 +200,7 @@ def _compared(
 ) -> dict[str, float]:
     """Mean of each metric and the p-value of its paired t-test against the mean ranking."""
     out = {}
-    for name, per_query in values.items():
-        out[f"{prefix}.{name}"] = float(per_query.mean())
-        out[f"{prefix}.{name}.p_value"] = paired_t(per_query, mean_ranking[name]).p
+    for name, value in values.items():
+        out[f"{prefix}.{name}"] = float(value.mean())
+        out[f"{prefix}.{name}.p_value"] = paired_t(value, mean_ranking[name]).p
     return out

@@ -3,6 +3,8 @@
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from scipy.special import expit
 
@@ -15,6 +17,7 @@ from rankuq.bench.probes.calibration import (
     pair_probabilities,
     subsample_negatives,
 )
+from rankuq.bench.probes.parts import QueryParts
 from rankuq.errors import RankuqError
 
 
@@ -136,6 +139,7 @@ def test_negative_subsamples_are_nested_and_seeded(scores_table) -> None:
     assert (one[2], two[2]) == (2, 2)  # q2 has two relevant candidates: left out
     assert set(one[0]) <= set(two[0]) and len(two[0]) == 6
     assert np.array_equal(subsample_negatives(lists, 2, seed=5)[0], two[0])
+    assert two[3].tolist() == [0, 0, 0, 1, 1, 1]  # the query of each kept candidate
     assert subsample_negatives(lists, 4, seed=0)[2] == 1  # only q0 has 4 non-relevant
     with pytest.raises(RankuqError, match=r"at least 5 non-relevant candidates \(at most 4\)"):
         subsample_negatives(lists, 5)
@@ -174,9 +178,33 @@ def test_the_probe_on_real_wikiqa(wikiqa, tmp_path: Path) -> None:
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in paths)
 
 
+def test_the_parts_give_the_metrics_on_real_wikiqa_and_on_half_its_queries(wikiqa) -> None:
+    """Every metric but ECE.adaptive split by query, one row per query ([10 bin gaps, mass]); the
+    sweep's queries outside k's subsample weigh nothing. ECE and ECE.all have fixed bins and
+    per-query weights, so half the queries' rows give the probe's value on only those queries."""
+    result = calibration.run(wikiqa, seed=1)
+    assert set(result.parts) == set(result.metrics) - {"ECE.adaptive"}
+    qids = scored_lists(wikiqa).qids
+    for name, part in result.parts.items():
+        assert part.value() == pytest.approx(result.metrics[name], rel=1e-12), name
+        assert part.statistic == "calibration_error" and part.rows.shape == (qids.size, 11)
+        np.testing.assert_array_equal(part.qids, qids)
+    queries = result.curves["ECE.nonrel"]["queries"]
+    for k, n in zip((1, 2, 5, 9), queries, strict=True):
+        mass = result.parts[f"ECE.nonrel_{k}"].rows[:, -1]
+        assert mass.sum() == n * (k + 1) and np.count_nonzero(mass) == n
+    half = qids[::2]
+    alone = calibration.run(wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=pa.array(half))), seed=1)
+    for name in ("ECE", "ECE.all"):
+        part = result.parts[name]
+        kept = QueryParts(half, part.rows[::2], part.statistic)
+        assert kept.value() == pytest.approx(alone.metrics[name], rel=1e-12), name
+
+
 def test_raw_scores_get_erce_only(scores_table) -> None:
     result = calibration.run(scores_table([[1, 0], [0, 1]], [[3.0, 1.0], [2.0, 5.0]], probabilistic=False))
-    assert set(result.metrics) == {"ERCE"}
+    assert set(result.metrics) == {"ERCE"} and set(result.parts) == {"ERCE"}
+    assert result.parts["ERCE"].value() == pytest.approx(result.metrics["ERCE"], rel=1e-12)
     assert "scores are not probabilities" in result.notes[0]
 
 

@@ -1,11 +1,13 @@
 """Cutoff prediction: F1 at each cutoff and the draw features by hand, the learned/oracle ratio."""
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from rankuq.bench.probes import cutoff, scored_lists
+from rankuq.bench.probes import ProbeResult, cutoff, scored_lists
 from rankuq.bench.probes.cutoff import draw_features, f1_at_cutoffs
+from rankuq.bench.probes.parts import QueryParts
 
 
 def test_f1_at_each_cutoff_by_hand(scores_table) -> None:
@@ -44,3 +46,33 @@ def test_learned_cutoffs_never_beat_the_oracle(wikiqa, wikiqa_deterministic) -> 
     deterministic = cutoff.run(wikiqa_deterministic, seed=1)
     assert set(deterministic.metrics) == {"cutoff.F1_ratio.scores", "cutoff.F1.oracle"}
     assert deterministic.metrics["cutoff.F1_ratio.scores"] == result.metrics["cutoff.F1_ratio.scores"]
+    check_parts(result, lists.qids)
+    check_parts(deterministic, lists.qids)
+
+
+def check_parts(result: ProbeResult, qids: np.ndarray) -> None:
+    """Each F1 ratio as rows [learned F1, oracle F1] per query (ratio_of_means), the oracle's F1 as
+    its mean; the metrics on every query."""
+    ratios = {k for k in result.metrics if k.startswith("cutoff.F1_ratio.")}
+    assert set(result.parts) == ratios | {"cutoff.F1.oracle"}
+    for name, part in result.parts.items():
+        assert part.value() == pytest.approx(result.metrics[name], rel=1e-12), name
+        assert part.statistic == ("mean" if name == "cutoff.F1.oracle" else "ratio_of_means")
+        np.testing.assert_array_equal(part.qids, qids)
+    oracle = result.parts["cutoff.F1.oracle"].rows[:, 0]
+    for name in ratios:
+        np.testing.assert_array_equal(result.parts[name].rows[:, 1], oracle)
+
+
+def test_the_oracle_parts_of_half_the_queries_give_the_probe_on_them(wikiqa_deterministic) -> None:
+    """Each query's oracle F1 is its own: on half of 60 questions the rows give the probe's
+    cutoff.F1.oracle run on only them (the learned cutoffs refit on other folds, so their ratio is
+    checked on all the queries only)."""
+    table = wikiqa_deterministic
+    table = table.filter(pc.is_in(table["qid"], value_set=pc.unique(table["qid"])[:60]))
+    oracle = cutoff.run(table, seed=1).parts["cutoff.F1.oracle"]
+    half = oracle.qids[::2]
+    alone = cutoff.run(table.filter(pc.is_in(table["qid"], value_set=pa.array(half))), seed=1)
+    np.testing.assert_array_equal(oracle.rows[::2], alone.parts["cutoff.F1.oracle"].rows)
+    kept = QueryParts(half, oracle.rows[::2], oracle.statistic).value()
+    assert kept == pytest.approx(alone.metrics["cutoff.F1.oracle"], rel=1e-12)

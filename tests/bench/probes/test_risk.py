@@ -1,11 +1,14 @@
 """Risk-aware ranking: the RA greedy by hand, b = 0 is the mean ranking, b chosen on dev, CVaR±."""
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from rankuq.bench import metrics
 from rankuq.bench.probes import risk, scored_lists
-from rankuq.bench.probes.risk import cvar, order_by, risk_aware_orders
+from rankuq.bench.probes.parts import QueryParts
+from rankuq.bench.probes.risk import RISK_METRICS, cvar, order_by, risk_aware_orders
 from rankuq.errors import RankuqError
 
 # A: mean 0.7, var 0.04; B: mean 0.6, var 0.04, cov(A, B) = 0.04; C: mean 0.55, var 0.0225,
@@ -65,6 +68,8 @@ def test_b_is_chosen_on_dev_and_reported_on_test(lists_table) -> None:
     assert result.curves["RA"]["AP"].tolist() == pytest.approx([(1 / 3 + 1) / 2] * 2 + [0.75])
     without = risk.run(table, b_grid=(0.0, 1.0))
     assert not any(k.startswith("RA.") for k in without.metrics) and "no dev table" in without.notes[0]
+    # parts: CVaR's and the mean ranking's, no RA ranking without a b
+    assert {k for k in without.parts if k.startswith("RA.")} == {f"RA.mean.{m}" for m in RISK_METRICS}
 
 
 def test_a_given_b_is_reported_instead_of_the_dev_choice(lists_table) -> None:
@@ -113,3 +118,30 @@ def test_the_probe_on_real_wikiqa(wikiqa) -> None:
         "RA.AP",
         "RA.nDCG@10",
     } <= set(result.metrics)
+
+
+def test_the_parts_give_the_metrics_and_the_mean_ranking_on_the_same_queries(wikiqa) -> None:
+    """RA.<m> and CVaR.<view>.<m> split by query (statistic mean) over the queries with a relevant
+    candidate; RA.mean.<m>, parts only, is the mean ranking on those queries (the leaderboard's <m>).
+    Each query's RA and CVaR rankings use its own draws only, so half the queries' rows give the
+    probe run on only those queries."""
+    result = risk.run(wikiqa, dev=wikiqa, b_grid=(0.0, 0.5, 5.0))
+    qids = scored_lists(wikiqa).with_relevant().qids
+    mean_ranking = {f"RA.mean.{m}" for m in RISK_METRICS}
+    assert set(result.parts) - set(result.metrics) == mean_ranking
+    assert set(result.parts) - mean_ranking == {
+        f"{prefix}.{m}" for prefix in ("RA", "CVaR.optimistic", "CVaR.pessimistic") for m in RISK_METRICS
+    }
+    plain = metrics.compute(wikiqa, list(RISK_METRICS), drop_queries_without_relevant=True)
+    for name, part in result.parts.items():
+        expected = plain[name.removeprefix("RA.mean.")] if name in mean_ranking else result.metrics[name]
+        assert part.value() == pytest.approx(expected, rel=1e-12), name
+        assert part.statistic == "mean" and part.rows.shape == (qids.size, 1)
+        np.testing.assert_array_equal(part.qids, qids)
+    half, b = qids[::2], result.metrics["RA.b"]
+    assert b == 0.5  # RA differs from the mean ranking
+    alone = risk.run(wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=pa.array(half))), b=b, b_grid=(b,))
+    for name, part in result.parts.items():
+        kept = QueryParts(half, part.rows[::2], part.statistic).value()
+        expected = alone.parts[name].value() if name in mean_ranking else alone.metrics[name]
+        assert kept == pytest.approx(expected, rel=1e-12), name
