@@ -55,19 +55,22 @@ def evaluate(
     """Metrics of a predictions Parquet file, or of a TREC run with its qrels (as `rankuq evaluate`,
     its --metrics, --probabilities and --confidences as keywords), plus the named probes; a Series
     keyed as `rankuq evaluate --json` keys them."""
-    paths = {
-        name: Path(value) if value is not None else None
-        for name, value in {"predictions": predictions, "run": run, "qrels": qrels, "dev": dev}.items()
-    }
     values = evaluate_file(
         probes=probes,
         seed=seed,
         names=metrics,
         probabilities=probabilities,
         confidences=confidences,
-        **paths,
+        predictions=_path(predictions),
+        run=_path(run),
+        qrels=_path(qrels),
+        dev=_path(dev),
     )
     return pd.Series(values, dtype=float)
+
+
+def _path(value: str | Path | None) -> Path | None:
+    return Path(value) if value is not None else None
 
 
 def leaderboard(
@@ -82,5 +85,6 @@ def leaderboard(
         raise ValueError("give a run directory or a tracking_uri, not both or neither")
     if run_dir is not None:
         return read_run_dir(Path(run_dir)).table
+    assert tracking_uri is not None  # exactly one of the two was given
     with tempfile.TemporaryDirectory() as folder:
         return read_tracking(tracking_uri, grid, Path(folder), experiment).table

@@ -3,6 +3,7 @@
 import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -62,6 +63,7 @@ def line_plot(
     figure, axis = plt.subplots(figsize=(5, 4))
     colours = iter(plt.cm.tab20(np.linspace(0, 1, 20)))
     for label, (x, y) in series.items():
+        style: dict[str, Any]
         if label in dashed:
             style = {"linestyle": ("--", ":", "-.")[dashed.index(label) % 3], "color": "grey"}
         else:

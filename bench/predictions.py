@@ -25,8 +25,8 @@ PROBABILISTIC_KEY = b"rankuq.probabilistic"
 
 
 def predictions_table(
-    qid: list[str],
-    cid: list[str],
+    qid: Sequence[str] | np.ndarray,
+    cid: Sequence[str] | np.ndarray,
     label: np.ndarray,
     samples: np.ndarray,
     probabilistic: bool = True,

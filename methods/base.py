@@ -7,7 +7,7 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,9 @@ from rankuq.backbone import ModelConfig, build_cross_encoder, encode_pairs, load
 from rankuq.errors import RankuqError
 from rankuq.methods.losses import cross_entropy
 from rankuq.registry import Registry
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 # Scores one batch of candidate rows (contract-1 columns) → float array [n, S] of draws, or the
 # draws and the [n] predictive P(relevant) that becomes the table's prob_mean (GP heads).
@@ -197,7 +200,7 @@ class NeuralMethod(Method):
     def save_member(self, member: nn.Module, model: ModelConfig, folder: Path) -> None:
         """``member`` as transformers' ``save_pretrained`` folder (safetensors weights, config.json)
         with its tokenizer: ``AutoModelForSequenceClassification.from_pretrained(folder)`` loads it."""
-        member.save_pretrained(folder)
+        cast("PreTrainedModel", member).save_pretrained(folder)  # the cross-encoder (build_model)
         load_tokenizer(model).save_pretrained(folder)
 
     def member_state(self, member: nn.Module, folder: Path) -> dict[str, torch.Tensor]:

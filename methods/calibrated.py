@@ -71,6 +71,7 @@ class CalibratedBert(Bert, PostHocMethod):
 
     def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         (mapped,) = models
+        assert isinstance(mapped, MappedGap)
         mapped.eval()
         logits = mapped.member(**inputs).logits.float()
         gap = (logits[:, 1] - logits[:, 0]).cpu().numpy()

@@ -13,7 +13,7 @@ so σ(z) = softmax(z)[relevant]); labels count as relevant above 0.
 """
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, overload
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -24,6 +24,10 @@ from rankuq.errors import RankuqError
 LOG_T_BOUNDS = (-7.0, 7.0)  # T in [e⁻⁷, e⁷]: beyond, the scores are saturated or flat anyway
 
 
+@overload
+def checked(logits: np.ndarray) -> tuple[np.ndarray, None]: ...
+@overload
+def checked(logits: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
 def checked(logits: np.ndarray, labels: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """Logits as a 1-D float64 array of finite numbers, labels as 0/1 of the same length with both
     classes present (a map fitted on one class is degenerate)."""
@@ -136,6 +140,7 @@ class PlattScaler(Calibrator):
 
     def __call__(self, logits: np.ndarray) -> np.ndarray:
         self._fitted()
+        assert self.slope is not None and self.intercept is not None  # _fitted refused None
         return expit(self.slope * checked(logits)[0] + self.intercept)
 
 
@@ -161,4 +166,5 @@ class IsotonicCalibrator(Calibrator):
 
     def __call__(self, logits: np.ndarray) -> np.ndarray:
         self._fitted()
+        assert self.x is not None and self.y is not None  # _fitted refused None
         return np.interp(checked(logits)[0], self.x, self.y)

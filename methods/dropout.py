@@ -4,9 +4,13 @@ masks (SDPA's own falls back to its unfused path and Bernoulli draws).
 """
 
 import functools
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import nn
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 ATTENTION = "rankuq_fast_dropout"
 # Part of the cache keys of what these masks draw (Method.draws): bump it when the same seed draws other
@@ -51,7 +55,7 @@ def _attention(
     attention_mask: torch.Tensor | None,
     dropout: float = 0.0,
     scaling: float | None = None,
-    **kwargs: object,
+    **kwargs: Any,
 ) -> tuple[torch.Tensor, None]:
     """Scaled dot-product attention whose probability dropout uses the cheap masks (SDPA's own
     dropout falls back to its unfused path and Bernoulli draws); without dropout, SDPA itself."""
@@ -91,5 +95,5 @@ def use_fast_dropout(model: nn.Module) -> nn.Module:
     config = getattr(model, "config", None)
     if config is not None and config._attn_implementation in ("sdpa", "eager"):
         _register()
-        model.set_attn_implementation(ATTENTION)
+        cast("PreTrainedModel", model).set_attn_implementation(ATTENTION)  # a model with a config
     return model

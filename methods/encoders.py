@@ -7,7 +7,7 @@ the layers that spectral normalisation bounds (SNGP): ``pooler``, the layers tha
 itself, or ``all``, those plus every layer inside the residual blocks (Ye et al., ICASSP 2023).
 """
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import torch
 from torch import nn
@@ -15,6 +15,9 @@ from torch.nn import functional
 
 from rankuq.backbone import ModelConfig, build_cross_encoder, load_tokenizer
 from rankuq.errors import RankuqError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 EncoderName = Literal["bert", "conv_knrm"]
 SpectralScope = Literal["pooler", "all"]
@@ -28,8 +31,9 @@ class BertFeatures(nn.Module):
 
     def __init__(self, config: ModelConfig, seed: int) -> None:
         super().__init__()
-        self.bert = build_cross_encoder(config, seed).base_model
-        self.dim = self.bert.config.hidden_size
+        # transformers types base_model as a module; a pretrained model's body is a PreTrainedModel
+        self.bert = cast("PreTrainedModel", build_cross_encoder(config, seed).base_model)
+        self.dim: int = self.bert.config.hidden_size
         pooler = getattr(self.bert, "pooler", None)
         # BERT's pooler stays under ``bert`` (so saved members keep their keys); others get their own.
         self.pooler = None if pooler is not None else nn.Linear(self.dim, self.dim)
@@ -43,9 +47,11 @@ class BertFeatures(nn.Module):
         """The layer that makes the feature (the pooler's dense layer, or ours where the backbone has
         no pooler); with ``all`` also every linear layer of the transformer blocks (attention query,
         key, value and output, the feed-forward pair), each inside a residual."""
-        feature = [self.bert.pooler.dense] if self.pooler is None else [self.pooler]
+        feature = [self.bert.get_submodule("pooler.dense")] if self.pooler is None else [self.pooler]
         blocks = (
-            [m for m in self.bert.encoder.modules() if isinstance(m, nn.Linear)] if scope == "all" else []
+            [m for m in self.bert.get_submodule("encoder").modules() if isinstance(m, nn.Linear)]
+            if scope == "all"
+            else []
         )
         return [*blocks, *feature]
 
@@ -60,6 +66,10 @@ class ConvKNRMFeatures(nn.Module):
     K = H² · kernels features. The query is the pair's first segment (token type 0), the candidate
     the second; special tokens, padding and grams that cross a segment are masked out.
     """
+
+    mu: torch.Tensor  # buffers
+    sigma: torch.Tensor
+    special: torch.Tensor
 
     def __init__(
         self, embeddings: torch.Tensor, special_ids: list[int], filters: int = 128, grams: int = 3
@@ -84,8 +94,9 @@ class ConvKNRMFeatures(nn.Module):
                 f"model.backbone '{config.backbone}': its tokenizer gives no token_type_ids, which "
                 "conv_knrm needs to tell the query from the candidate; use a BERT-style backbone"
             )
-        embeddings = build_cross_encoder(config, seed).get_input_embeddings().weight.detach().clone()
-        return cls(embeddings, tokenizer.all_special_ids)
+        weight = build_cross_encoder(config, seed).get_input_embeddings().weight
+        assert isinstance(weight, torch.Tensor)  # a parameter; nn.Module types it Tensor | Module
+        return cls(weight.detach().clone(), tokenizer.all_special_ids)
 
     def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
         ids, types = inputs["input_ids"], inputs["token_type_ids"]

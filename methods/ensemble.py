@@ -27,6 +27,7 @@ class Ensemble(NeuralMethod):
         "Deep Ensemble: M members from different seeds, parallel trials (M = 5) [Penha & Hauff, 2021]"
     )
     Params = EnsembleParams
+    params: EnsembleParams  # validated as Params by Method.__init__
 
     def members(self) -> int:
         return self.params.M

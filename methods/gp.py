@@ -30,7 +30,7 @@ from torch import nn
 from torch.nn import functional
 from torch.nn.utils import parametrize
 
-from rankuq.methods.ranker import HeadMethod, HeadParams
+from rankuq.methods.ranker import HeadMethod, HeadParams, Ranker
 
 KernelName = Literal["rbf", "matern12", "matern32", "matern52", "linear"]
 MATERN_NU = {"matern12": 0.5, "matern32": 1.5, "matern52": 2.5}
@@ -46,6 +46,9 @@ class RandomFeatures(nn.Module):
     degrees of freedom (z / √u, u ~ Gamma(ν, ν)) for Matérn-ν. The linear kernel k = σ² hᵀh' is
     exact, φ(h) = σh (L = dim). The frequencies are fixed buffers, drawn from the global seed.
     """
+
+    frequencies: torch.Tensor  # buffers of the stationary kernels
+    phase: torch.Tensor
 
     def __init__(self, dim: int, kernel: KernelName, count: int, lengthscale: float, outputscale: float):
         super().__init__()
@@ -75,6 +78,9 @@ class SpectralBound(nn.Module):
     ``iterations`` steps per training forward; u and v are buffers, warmed up on the initial W.
     """
 
+    u: torch.Tensor
+    v: torch.Tensor
+
     def __init__(self, weight: torch.Tensor, bound: float, iterations: int = 1, warmup: int = 20) -> None:
         super().__init__()
         self.bound, self.iterations = bound, iterations
@@ -99,11 +105,15 @@ class SpectralBound(nn.Module):
 
 def bound_spectral_norm(layer: nn.Module, bound: float) -> None:
     """Bound the spectral norm of ``layer.weight`` by ``bound`` from now on."""
-    parametrize.register_parametrization(layer, "weight", SpectralBound(layer.weight, bound))
+    weight = layer.weight
+    assert isinstance(weight, torch.Tensor)  # a parameter; nn.Module types it Tensor | Module
+    parametrize.register_parametrization(layer, "weight", SpectralBound(weight, bound))
 
 
 class GPHead(nn.Module, ABC):
     """g(h) = φ(h)ᵀβ with β ~ N(μ, P⁻¹), P = I + D (module docstring); ``mean_weights`` gives μ."""
+
+    precision: torch.Tensor  # buffer
 
     def __init__(self, features: nn.Module, width: int, momentum: float | None) -> None:
         super().__init__()
@@ -195,6 +205,12 @@ def gauss_hermite_probability(mean: torch.Tensor, var: torch.Tensor) -> torch.Te
     return torch.sigmoid(logits) @ weights / math.sqrt(math.pi)
 
 
+def gp_ranker(model: nn.Module) -> tuple[Ranker, GPHead]:
+    """A GP method's model (the method interface passes any module) and its head, as their types."""
+    assert isinstance(model, Ranker) and isinstance(model.head, GPHead)
+    return model, model.head
+
+
 class GPParams(HeadParams):
     features: Annotated[int, Field(ge=1, le=65536, description="random Fourier features L")] = 1024
     momentum: Annotated[float, Field(ge=0, lt=1)] | None = Field(
@@ -207,6 +223,7 @@ class GPMethod(HeadMethod):
     """A method with a ``GPHead``: closed-form (mean, var) per logit, plus S coherent draws."""
 
     inference_only: ClassVar[frozenset[str]] = frozenset({"S"})
+    params: GPParams  # validated as Params by Method.__init__
 
     def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         return self.draw(models, inputs)[0]
@@ -220,7 +237,8 @@ class GPMethod(HeadMethod):
         not the mean of the S draws; one encoder pass for both."""
         (model,) = models
         model.eval()
-        mean, var, logits = model.head.predictive_draws(model.encoder(**inputs), self.params.S)
+        ranker, head = gp_ranker(model)
+        mean, var, logits = head.predictive_draws(ranker.encoder(**inputs), self.params.S)
         with torch.autocast(mean.device.type, enabled=False):  # quadrature's matmul in float64
             return torch.sigmoid(logits), self.probability(mean, var)
 
@@ -228,7 +246,7 @@ class GPMethod(HeadMethod):
         """With exact sums (momentum None) the precision restarts each epoch, so it ends up covering
         the last epoch's features once (Ye et al., ICASSP 2023, eq. 4)."""
         if self.params.momentum is None:
-            model.head.reset_posterior()
+            gp_ranker(model)[1].reset_posterior()
 
     def predictive(
         self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]
@@ -236,7 +254,8 @@ class GPMethod(HeadMethod):
         """(mean, var) of each pair's logit and its predictive relevance probability."""
         (model,) = models
         model.eval()
-        mean, var = model.head.predictive(model.encoder(**inputs))
+        ranker, head = gp_ranker(model)
+        mean, var = head.predictive(ranker.encoder(**inputs))
         return mean, var, self.probability(mean, var)
 
     @abstractmethod

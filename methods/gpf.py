@@ -24,6 +24,7 @@ class GPF(SNGP):
     name = "gpf"
     description = "GPF-BERT: `sngp` trained with focal loss (γ = 2) [Ye et al., ICASSP 2023]"
     Params = GPFParams
+    params: GPFParams  # validated as Params by Method.__init__
 
     def loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
         return focal(model(**inputs), labels, self.params.gamma)

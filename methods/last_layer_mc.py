@@ -19,7 +19,7 @@ from torch import nn
 from rankuq.methods.base import REGISTRY
 from rankuq.methods.dropout import MASKS, FastDropout
 from rankuq.methods.losses import LossName
-from rankuq.methods.ranker import HeadMethod, HeadParams
+from rankuq.methods.ranker import HeadMethod, HeadParams, Ranker
 
 
 class LastLayerMCParams(HeadParams):
@@ -48,6 +48,7 @@ class LastLayerMC(HeadMethod):
         "last-layer MC Dropout: encoder once, 2 FF layers sampled T = 100 times [Cohen et al., 2021]"
     )
     Params = LastLayerMCParams
+    params: LastLayerMCParams  # validated as Params by Method.__init__
     inference_only = frozenset({"T"})
     draws = MASKS
 
@@ -59,6 +60,7 @@ class LastLayerMC(HeadMethod):
 
     def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         (model,) = models
+        assert isinstance(model, Ranker)
         model.eval()
         model.head.train()  # dropout sampled in the head only
         features = model.encoder(**inputs)

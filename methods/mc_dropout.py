@@ -20,6 +20,7 @@ class MCDropout(NeuralMethod):
     name = "mc_dropout"
     description = "MC Dropout: dropout on at test time, T stochastic passes (T = 10) [Penha & Hauff, 2021]"
     Params = MCDropoutParams
+    params: MCDropoutParams  # validated as Params by Method.__init__
     draws = MASKS
 
     def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:

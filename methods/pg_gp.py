@@ -34,6 +34,7 @@ from rankuq.methods.gp import (
     KernelName,
     RandomFeatures,
     gauss_hermite_probability,
+    gp_ranker,
 )
 
 
@@ -47,6 +48,8 @@ class PGGPParams(GPParams):
 
 class PGHead(GPHead):
     """g(h) = φ(h)ᵀβ with β | data ~ N(P⁻¹r, P⁻¹), both statistics filled by the training loss."""
+
+    shift: torch.Tensor  # buffer
 
     def __init__(self, dim: int, params: PGGPParams) -> None:
         features = RandomFeatures(dim, params.kernel, params.features, params.lengthscale, params.outputscale)
@@ -117,17 +120,20 @@ class PGGP(GPMethod):
     name = "pg_gp"
     description = "PG-DRR: RBF GP head, Pólya-Gamma augmentation, Gibbs (N=30, T=10) [Ye et al., AAAI 2023]"
     Params = PGGPParams
+    params: PGGPParams  # validated as Params by Method.__init__
 
     def build_head(self, dim: int) -> PGHead:
         return PGHead(dim, self.params)
 
     def loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
-        phi = model.head.features(model.encoder(**inputs)).double()
+        ranker, head = gp_ranker(model)
+        assert isinstance(head, PGHead)
+        phi = head.features(ranker.encoder(**inputs)).double()
         kappa = labels.double() - 0.5
         seed = int(torch.randint(2**31, ()))  # from the global seed that training sets
         w = gibbs(phi.detach(), kappa, self.params.chains, self.params.steps, seed)
         if model.training:
-            model.head.observe_labels(phi.detach(), w.mean(dim=0), kappa)
+            head.observe_labels(phi.detach(), w.mean(dim=0), kappa)
         return augmented_nll(phi, kappa, w).float()
 
     def probability(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:

@@ -11,7 +11,7 @@ from torch.nn.utils import parametrize
 
 from rankuq.backbone import ModelConfig, load_tokenizer
 from rankuq.methods.base import WEIGHTS_FILE, MethodParams, NeuralMethod
-from rankuq.methods.encoders import BertFeatures, EncoderName, build_encoder
+from rankuq.methods.encoders import BertFeatures, ConvKNRMFeatures, EncoderName, build_encoder
 from rankuq.methods.losses import ranking_loss
 
 
@@ -19,7 +19,7 @@ class Ranker(nn.Module):
     """s(x) = head(encoder(x)): the encoder maps a tokenised pair to features [n, K], the head to a
     relevance logit [n]. Heads that sample call the encoder once and the head many times."""
 
-    def __init__(self, encoder: nn.Module, head: nn.Module) -> None:
+    def __init__(self, encoder: BertFeatures | ConvKNRMFeatures, head: nn.Module) -> None:
         super().__init__()
         self.encoder = encoder
         self.head = head
@@ -71,7 +71,9 @@ class HeadMethod(NeuralMethod):
         return {"method": self.name, **self.params.model_dump(exclude=set(self.inference_only))}
 
     def build_model(self, model: ModelConfig, seed: int) -> Ranker:
-        encoder = build_encoder(self.params.encoder, model, seed)
+        params = self.params
+        assert isinstance(params, HeadParams)  # a method whose parameters name no encoder builds its own
+        encoder = build_encoder(params.encoder, model, seed)
         return Ranker(encoder, self.build_head(encoder.dim))
 
     def loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
@@ -89,6 +91,7 @@ class HeadMethod(NeuralMethod):
         transformer = plain_transformer_state(member)
         kept: set[str] = set()
         if transformer is not None:
+            assert isinstance(member.encoder, BertFeatures)  # the one encoder with a transformer state
             member.encoder.bert.save_pretrained(folder, state_dict=transformer)
             kept = {TRANSFORMER + key for key in transformer}
         load_tokenizer(model).save_pretrained(folder)

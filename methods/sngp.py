@@ -77,6 +77,7 @@ class SNGP(GPMethod):
         "[Ye et al., AAAI 2023; Ye et al., ICASSP 2023]"
     )
     Params = SNGPParams
+    params: SNGPParams  # validated as Params by Method.__init__
 
     def build_model(self, model: ModelConfig, seed: int) -> Ranker:
         ranker = super().build_model(model, seed)

@@ -91,17 +91,18 @@ def build_cross_encoder(config: ModelConfig, seed: int) -> PreTrainedModel:
 
     torch.manual_seed(seed)
     if config.backbone == TINY:
-        shape = {
-            "vocab_size": 30522,
-            "hidden_size": 32,
-            "num_hidden_layers": config.layers or 2,
-            "num_attention_heads": 2,
-            "intermediate_size": 64,
-            "max_position_embeddings": 512,
-            "hidden_dropout_prob": config.dropout,
-            "attention_probs_dropout_prob": config.dropout,
-        }
-        return BertForSequenceClassification(BertConfig(num_labels=2, **shape))
+        tiny = BertConfig(
+            vocab_size=30522,
+            hidden_size=32,
+            num_hidden_layers=config.layers or 2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=512,
+            hidden_dropout_prob=config.dropout,
+            attention_probs_dropout_prob=config.dropout,
+        )
+        tiny.num_labels = 2  # a keyword transformers takes untyped; the property sets the same labels
+        return BertForSequenceClassification(tiny)
     where = f"model.backbone '{config.backbone or _source(config)}'"
     try:
         hf_config = _configured(AutoConfig.from_pretrained(_source(config)), config, where)
@@ -182,7 +183,8 @@ def _two_way_head(model: PreTrainedModel, where: str) -> None:
     parent, _, attribute = name.rpartition(".")
     setattr(model.get_submodule(parent), attribute, two_way)
     model.config.num_labels = 2
-    model.num_labels = 2
+    # The classifiers' own attribute, which PreTrainedModel does not declare (mypy sees nn.Module's).
+    model.num_labels = 2  # type: ignore[assignment]
 
 
 def encode_pairs(

@@ -18,6 +18,7 @@ Variants:
 
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -160,7 +161,7 @@ def _plan(
 ) -> tuple[dict[int, tuple[list[tuple[int, int]], int]], Counter[str]]:
     """Per kept query: the relevant (row, label) pairs its list holds and how many negatives it needs."""
     drops: Counter[str] = Counter()
-    queries = range(len(pool.qids))
+    queries: Sequence[int] = range(len(pool.qids))
     nota: set[int] = set()
     if variant != "standard":
         queries = [q for q in queries if _relevant(pool, q)]

@@ -35,7 +35,8 @@ EMBEDDINGS = "embeddings"  # cache_dir subfolder of the dense strategy's encoded
 logger = logging.getLogger(__name__)
 
 
-ShardSettings = tuple["tasks.Task", dict[str, object], list[Path]]
+# The settings are JSON values of mixed types (str, int, bool, None), read back by key.
+ShardSettings = tuple["tasks.Task", dict[str, Any], list[Path]]
 
 
 def _settings(
@@ -58,7 +59,7 @@ def _settings(
     strategy = strategy or loader.default_strategy(split)
     loader.check_split(split)
     check_native(strategy, split in loader.native_splits, f"{task}/{split}")  # before reading files
-    settings: dict[str, object] = {
+    settings: dict[str, Any] = {
         "task": task,
         "split": split,
         "strategy": strategy,

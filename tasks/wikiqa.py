@@ -55,7 +55,9 @@ class WikiQA(Task):
 def _parse(rows: Iterator[tuple[int, list[str]]], path: Path, builder: PoolBuilder) -> None:
     """Add each question's run of rows; a question whose rows are split raises (naming the line)."""
     first_line: dict[str, int] = {}
-    qid, question, judged = None, "", {}
+    qid: str | None = None
+    question = ""
+    judged: dict[int, int] = {}
     for line, row in rows:
         _check_row(row, line, path)
         if row[QID] != qid:

@@ -38,7 +38,7 @@ from rankuq import methods, tasks
 from rankuq.backbone import ModelConfig, build_cross_encoder
 from rankuq.bench.engine import ShardScorer, ray_session, score_frame, score_shards
 from rankuq.bench.jobs import ScorerSpec
-from rankuq.methods.base import inference_device
+from rankuq.methods.base import NeuralMethod, inference_device
 from rankuq.shards import shard_files
 from rankuq.tasks.shards import build_shards
 
@@ -63,7 +63,10 @@ def plain_loop(
     scorer = ShardScorer(scorer_spec(method, config, checkpoint, shards, threads, precision).to_dict())
     frame = pq.ParquetDataset(shard_files(shards)).read().to_pandas()
     return score_frame(
-        lambda batch: np.stack(scorer(batch)["samples"]), frame, batch_size, methods.get(method).probabilistic
+        lambda batch: np.stack(list(scorer(batch)["samples"])),
+        frame,
+        batch_size,
+        methods.get(method).probabilistic,
     )
 
 
@@ -119,7 +122,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         shards = build_shards("wikiqa", args.split, root=tasks.data_root(), cache_dir=Path(folder))
         checkpoint = Path(folder) / "member"
-        methods.create(args.method).save_member(build_cross_encoder(config, seed=0), config, checkpoint)
+        method = methods.create(args.method)
+        assert isinstance(method, NeuralMethod)  # a method that scores a trained member
+        method.save_member(build_cross_encoder(config, seed=0), config, checkpoint)
         tables: dict[str, pa.Table] = {}
         with ray_session():
             ray.data.DataContext.get_current().enable_progress_bars = False
@@ -136,7 +141,7 @@ def main() -> None:
             # The first call pays the one-off costs (imports, Ray Data's first execution, and for Ray the
             # start of the worker process that keeps the scorer): reported, not kept.
             first = {name: timed(run)[0] for name, run in runs.items()}
-            times = {name: [] for name in runs}
+            times: dict[str, list[float]] = {name: [] for name in runs}
             for _ in range(args.repeats):  # alternating, so both see the same machine load
                 for name, run in runs.items():
                     seconds, table = timed(run)

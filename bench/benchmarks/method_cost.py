@@ -30,6 +30,7 @@ from tabulate import tabulate
 
 from rankuq import methods, tasks
 from rankuq.backbone import ModelConfig, encode_pairs, load_tokenizer
+from rankuq.methods.base import NeuralMethod
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,9 @@ def wikiqa_batches(config: ModelConfig, pairs: int, batch_size: int) -> list[dic
     ]
 
 
-def build(case: Case, config: ModelConfig) -> tuple[methods.Method, object, list[torch.nn.Module]]:
+def build(case: Case, config: ModelConfig) -> tuple[NeuralMethod, object, list[torch.nn.Module]]:
     method = methods.create(case.method, case.params, case.label)
+    assert isinstance(method, NeuralMethod)  # the cases are neural methods
     return method, method.params, [method.build_model(config, seed) for seed in range(method.members())]
 
 

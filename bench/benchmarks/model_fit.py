@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import torch
 from scipy.stats import ttest_rel
@@ -27,11 +28,12 @@ from rankuq.backbone import ModelConfig, load_tokenizer
 from rankuq.bench import metrics
 from rankuq.bench.engine import SCORED_COLUMNS, score_frame
 from rankuq.bench.train import TrainConfig, balanced_pairs, fit
+from rankuq.methods.base import NeuralMethod
 
 MEASURES = ["AP", "R@1", "nDCG@10"]
 
 
-def per_query(table) -> dict[str, object]:
+def per_query(table) -> dict[str, np.ndarray]:
     return metrics.per_query(table, MEASURES, drop_queries_without_relevant=True)[1]
 
 
@@ -59,6 +61,7 @@ def main() -> None:
     pairs = balanced_pairs(task.load("train", root), 0, negatives=args.negatives)
     baseline = per_query(bm25_table(test))
     method = methods.create("bert", {})
+    assert isinstance(method, NeuralMethod)
     model = method.build_model(config, 0)
     score = method.batch_scorer(config, [model])
     print(json.dumps({**vars(args), "pairs": len(pairs), "load_average": os.getloadavg()[0]}), flush=True)

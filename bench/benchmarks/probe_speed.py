@@ -51,7 +51,9 @@ def probe_stages(table: pa.Table, repeats: int) -> tuple[dict[str, float], dict[
 
 
 def _timed_run(table: pa.Table) -> tuple[dict[str, float], dict[str, float]]:
-    times, values, start = {}, {}, time.perf_counter()
+    times: dict[str, float] = {}
+    values: dict[str, float] = {}
+    start = time.perf_counter()
 
     def lap(name: str) -> None:
         nonlocal start

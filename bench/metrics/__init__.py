@@ -7,6 +7,7 @@ Names are spelled as ir-measures spells them: ``P@k``, ``R@k``, ``AP[@k]``, ``RR
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +33,11 @@ class Metric:
 
     def __call__(self, lists: RankedLists) -> np.ndarray | float:
         return self.family.fn(lists) if self.k is None else self.family.fn(lists, self.k)
+
+    def by_query(self, lists: RankedLists) -> np.ndarray:
+        """The value of each query: what ``__call__`` gives for a family that is not pooled (the
+        return type follows ``family.pooled``, which a type checker cannot see)."""
+        return cast(np.ndarray, self(lists))
 
 
 def get(name: str) -> Metric:
@@ -68,7 +74,7 @@ def per_query(
     if pooled:
         raise RankuqError(f"metrics {pooled} pool all candidates and have no per-query value; use compute()")
     lists = _lists(table, qrels, drop_queries_without_relevant, source)
-    return lists.qids, {m.name: m(lists) for m in metrics}
+    return lists.qids, {m.name: m.by_query(lists) for m in metrics}
 
 
 def compute(

@@ -36,7 +36,7 @@ abstains on tied confidences in row order (the probe's rows are in qid order: lo
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 import numpy as np
 import pyarrow as pa
@@ -240,6 +240,9 @@ def assess(
         order = abstention_order(test.free[u])
         mine = None if reference is None else reference.free[u]
         return {m: Assessed(mine, test.free[u], kept_means(test.metric[m][order])) for m in names}
+    # run() fits data-driven confidences only on parts with a reference set, and gives every
+    # Instances its sorted scores when one is data-driven
+    assert reference is not None and reference.features is not None and test.features is not None
     out: dict[str, Assessed | NotFittable] = {}
     for m in names:
         try:
@@ -253,6 +256,17 @@ def assess(
 
 
 Part = tuple[Instances | None, Instances, int]  # (reference, test, seed of the fits)
+
+
+def _all_assessed(found: list[Assessed | NotFittable]) -> TypeGuard[list[Assessed]]:
+    return not any(isinstance(a, NotFittable) for a in found)
+
+
+def _reference(part: Part) -> tuple[Instances, np.ndarray]:
+    """A part's reference set and its sorted scores (callers fit u_lin: the part has both)."""
+    ref = part[0]
+    assert ref is not None and ref.features is not None
+    return ref, ref.features
 
 
 @PROBES.register
@@ -333,21 +347,22 @@ def _normalised_aucs(
         m, bounds = key(metric), [Bounds.of(test.metric[metric]) for _, test, _ in parts]
         curve = {"rate": np.array(RATES)}
         for u, per_part in assessed.items():
-            failed = [a[metric] for a in per_part if isinstance(a[metric], NotFittable)]
-            if failed:
+            found = [a[metric] for a in per_part]
+            if not _all_assessed(found):
+                failed = [a for a in found if isinstance(a, NotFittable)]
                 notes.append(f"abstention: {u} for {metric} left out: {failed[0]}")
                 continue
-            scores = [b.normalise(a[metric].curve) for a, b in zip(per_part, bounds, strict=True)]
+            scores = [b.normalise(a.curve) for a, b in zip(found, bounds, strict=True)]
             defined = [s.value for s in scores if np.isfinite(s.value)]
             if defined:
                 values[f"nAUC.{metric}.{u}"] = float(np.mean(defined))
                 if qids is not None:
-                    test, fitted = parts[0][1], per_part[0][metric]
+                    test, fitted = parts[0][1], found[0]
                     split[f"nAUC.{metric}.{u}"] = _parts(
                         qids, "normalised_auc", test.metric[metric], fitted.test
                     )
             values[f"AUC.{metric}.{u}"] = float(np.mean([s.auc for s in scores]))
-            curve[u] = np.mean([a[metric].curve for a in per_part], axis=0)
+            curve[u] = np.mean([a.curve for a in found], axis=0)
         values[f"AUC.{metric}.oracle"] = float(np.mean([area(b.oracle) for b in bounds]))
         values[f"AUC.{metric}.random"] = float(np.mean([area(b.random) for b in bounds]))
         if not any(name.startswith(f"nAUC.{metric}.") for name in values):
@@ -376,14 +391,16 @@ def _threshold_calibration(
     performance."""
     values, split = {}, {}
     for u, per_part in assessed.items():
-        if any(isinstance(a[metric], NotFittable) for a in per_part):
+        found = [a[metric] for a in per_part]
+        if not _all_assessed(found):
             continue
         for target in TARGET_RATES:
             rate_errors, metric_errors = [], []
-            for (ref, test, _), a in zip(parts, per_part, strict=True):
-                abstained = target * a[metric].reference.size // 100
-                tau = np.sort(a[metric].reference)[abstained - 1] if abstained else -np.inf
-                ref_kept, kept = a[metric].reference > tau, a[metric].test > tau
+            for (ref, test, _), a in zip(parts, found, strict=True):
+                assert ref is not None and a.reference is not None  # called with a reference set
+                abstained = target * a.reference.size // 100
+                tau = np.sort(a.reference)[abstained - 1] if abstained else -np.inf
+                ref_kept, kept = a.reference > tau, a.test > tau
                 rate_errors.append(abs(target / 100 - (1 - kept.mean())))
                 if ref_kept.any() and kept.any():
                     performance = ref.metric[metric][ref_kept].mean()
@@ -407,7 +424,7 @@ def _break_even(parts: list[Part], metric: str, qids: np.ndarray | None) -> Prob
     same test parts; the break-even is the smallest n from which u_lin stays above u_std, and
     ``largest`` the whole reference set's size (the largest n tried). u_lin's nAUC at each n of
     CLAIM_SIZES below that size is a metric too (with ``qids``, one part, with its parts)."""
-    size = min(len(ref.features) for ref, _, _ in parts)
+    size = min(len(_reference(part)[1]) for part in parts)
     sizes = [n for n in REFERENCE_SIZES if n < size] + [size]
     bounds = [Bounds.of(test.metric[metric]) for _, test, _ in parts]
     standard = np.mean(
@@ -451,8 +468,8 @@ def _break_even(parts: list[Part], metric: str, qids: np.ndarray | None) -> Prob
 
 def _subset_fit(part: Part, n: int, metric: str) -> Assessed:
     """u_lin fitted on n reference queries drawn with the part's seed, on the part's test set."""
-    ref, test, seed = part
-    subset = ref.take(np.sort(np.random.default_rng(seed).permutation(len(ref.features))[:n]))
+    (ref, features), (_, test, seed) = _reference(part), part
+    subset = ref.take(np.sort(np.random.default_rng(seed).permutation(len(features))[:n]))
     fitted = assess("u_lin", subset, test, [metric], seed)[metric]
     assert isinstance(fitted, Assessed)  # a ridge is fitted on any reference set
     return fitted

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +19,8 @@ from rankuq.bench import metrics
 from rankuq.bench.metrics.matrix import RankedLists, pad_by_query, ranked_lists
 from rankuq.errors import RankuqError
 from rankuq.registry import Registry
+
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -52,14 +54,18 @@ def merge(results: Sequence[ProbeResult]) -> ProbeResult:
     """One result holding every key of ``results``; a key produced twice is a bug, so it raises."""
     merged = ProbeResult({})
     for result in results:
-        for mine, theirs in ((merged.metrics, result.metrics), (merged.curves, result.curves)):
-            clash = mine.keys() & theirs.keys()
-            if clash:
-                raise ValueError(f"probe keys produced twice: {sorted(clash)}")
-            mine.update(theirs)
+        _add_new(merged.metrics, result.metrics)
+        _add_new(merged.curves, result.curves)
         merged.plots.update(result.plots)
         merged = replace(merged, notes=merged.notes + result.notes)
     return merged
+
+
+def _add_new(mine: dict[str, V], theirs: dict[str, V]) -> None:
+    clash = mine.keys() & theirs.keys()
+    if clash:
+        raise ValueError(f"probe keys produced twice: {sorted(clash)}")
+    mine.update(theirs)
 
 
 def key(metric: str) -> str:
@@ -137,10 +143,10 @@ class ScoredLists:
         indices of the rank-order matrices, best first)."""
         if order is not None:
             lists = replace(self.ranked, labels=np.take_along_axis(self.ranked.labels, order, axis=1))
-            return {name: metrics.get(name)(lists) for name in names}
+            return {name: metrics.get(name).by_query(lists) for name in names}
         for name in names:
             if name not in self._values:
-                self._values[name] = metrics.get(name)(self.ranked)
+                self._values[name] = metrics.get(name).by_query(self.ranked)
         return {name: self._values[name] for name in names}
 
 
@@ -204,7 +210,8 @@ def split_queries(n_queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 class Probe(Protocol):
     """A probe's ``run``: a predictions table (or one prepared), a dev table where it fits or
-    selects something, a seed for what it draws, and its own keyword options (risk's ``b``)."""
+    selects something, a seed for what it draws, and its own keyword options (risk's ``b``), each
+    with a default: callers pass them as ``**options``, which a protocol cannot list."""
 
     def __call__(
         self,
@@ -212,8 +219,18 @@ class Probe(Protocol):
         *,
         dev: pa.Table | ScoredLists | None = None,
         seed: int = 0,
-        **options: Any,
     ) -> ProbeResult: ...
 
 
-PROBES: Registry[Probe] = Registry("probe", plugins="rankuq.probes")
+P = TypeVar("P", bound=Probe)
+
+
+class ProbeRegistry(Registry[Probe]):
+    """``Registry`` whose decorator gives back the probe's ``run`` with its own options' types."""
+
+    def register(self, item: P) -> P:
+        super().register(item)
+        return item
+
+
+PROBES = ProbeRegistry("probe", plugins="rankuq.probes")

@@ -258,7 +258,7 @@ def _negative_sweep(lists: ScoredLists, negatives: Sequence[int], seed: int, n_b
     ``lists``, zero outside k's subsample); the others are noted."""
     most = most_negatives(lists)
     feasible = [k for k in negatives if k <= most]
-    notes = ()
+    notes: tuple[str, ...] = ()
     if len(feasible) < len(negatives):
         notes = (
             f"ECE by #non-relevant: k = {[k for k in negatives if k > most]} left out; queries with "

@@ -47,6 +47,7 @@ def draw_features(lists: ScoredLists) -> np.ndarray:
     (nats) of the draws' histogram over ENTROPY_BINS equal-width bins spanning their own range
     (0 when the draws are equal).
     """
+    assert lists.samples is not None, "draw features need draws (S > 1)"  # as the probe checks first
     draws = lists.samples.astype(np.float64)
     centred = draws - draws.mean(axis=2, keepdims=True)
     m2, m3 = (centred**2).mean(axis=2), (centred**3).mean(axis=2)
@@ -105,7 +106,7 @@ def run(
         for space, a in achieved.items()
     }
     parts["cutoff.F1.oracle"] = per_query(lists.qids, oracle)
-    notes = ()
+    notes: tuple[str, ...] = ()
     if "uncertainty" in achieved:
         values["cutoff.p_value"] = paired_t(achieved["uncertainty"], achieved["scores"]).p
     else:

@@ -101,7 +101,7 @@ def run(
     nota = _checked_labels(lists)
     means = top_k(lists.scores, lists.length, k)
     f1 = {"mean": fold_f1(means, nota, seed)}
-    notes = ()
+    notes: tuple[str, ...] = ()
     if lists.samples is None:
         notes = ("NOTA: one draw per candidate (S = 1), so the E[R] + var[R] input space is left out",)
     else:

@@ -78,10 +78,10 @@ def paired_ttest(
     return paired_t(values[metric], base_values[metric])
 
 
-def mean_std(values: Sequence[float]) -> tuple[float, float]:
+def mean_std(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """Mean and sample standard deviation (ddof = 1; 0 for one value), as the leaderboard."""
-    values = np.asarray(values, np.float64)
-    return float(values.mean()), float(values.std(ddof=1)) if values.size > 1 else 0.0
+    array = np.asarray(values, np.float64)
+    return float(array.mean()), float(array.std(ddof=1)) if array.size > 1 else 0.0
 
 
 def across_seeds(results: Sequence[ProbeResult]) -> dict[str, float]:
