@@ -5,23 +5,33 @@ Two covariance terms (``covariance``): ``all``, the authors' public code of Penh
 candidate's covariance summed over every other candidate of its list, one score per candidate,
 then sorted), the default; ``above``, the portfolio greedy of Wang & Zhu (2009) that Penha & Hauff, 2021's
 formula writes (summed over the candidates already ranked above), whose first pick ignores
-covariance. The b grid holds the authors' {0, 0.1, …, 1}, larger b, and negative b (risk
-predilection, which Penha & Hauff, 2021 §5.2 tried and found worse than b = 0).
+covariance.
 
-Metric keys (m ∈ R@1, AP, RR, nDCG@10): ``RA.b`` (chosen on dev, or given), ``RA.<m>`` and
-``RA.<m>.p_value`` (paired t-test per query against the mean ranking, b = 0), ``CVaR.optimistic.<m>``,
-``CVaR.pessimistic.<m>`` and their ``.p_value``. Without a dev table only CVaR and the curve of R@1 against b
-are reported. A deterministic ranker (S = 1) has no variance: every RA and CVaR ranking is its
-mean ranking, and the values say so.
+Two b grids. ``B_GRID``, where RA's b is chosen on dev: risk aversion (b ≥ 0) in [0, 1], as Penha &
+Hauff, 2021 §5.2 choose it on dev (b = 0 is the mean ranking; Figure 3 shows b ≥ 0 only). The paper
+names no grid: {0, 0.1, …, 1} with 0.05 and 0.25 (the b at which §5.2's MSDialog → UDC_DSTC8 curve
+peaks). ``NEGATIVE_B_GRID``: risk predilection (b < 0), which §5.2 tried apart and found
+significantly worse than b = 0 in every condition; its b is chosen on dev among those alone, so that
+claim can be judged (``RA.neg.*``).
+
+Metric keys (m ∈ R@1, AP, RR, nDCG@10): ``RA.b`` (chosen on dev among ``b_grid``, or given),
+``RA.<m>`` and ``RA.<m>.p_value`` (paired t-test per query against the mean ranking, b = 0),
+``CVaR.optimistic.<m>``, ``CVaR.pessimistic.<m>`` and their ``.p_value``; with a dev table also
+``RA.neg.b`` (chosen on dev among ``negative_b_grid``, the same tie rule), ``RA.neg.<m>`` and
+``RA.neg.<m>.p_value`` (against the mean ranking). Without a dev table (and no given b) only CVaR and
+the curve of R@1 against b are reported; the curve ``RA`` runs over both grids (and a given b). A
+deterministic ranker (S = 1) has no variance: every RA and CVaR ranking is its mean ranking, and the
+values say so.
 
 Parts (``bench.probes.parts``, statistic ``mean``, one row per query with a relevant candidate, the
-probe's queries): ``RA.<m>`` (the chosen b's per-query values) and ``CVaR.<view>.<m>`` as their metrics,
-and ``RA.mean.<m>``, parts only (no metric key): the mean ranking's per-query values on the same
-queries, the side RA and CVaR are compared with (their ``.p_value``), so a resampling of the queries
-compares both sides on the same draw. ``RA.mean.<m>`` is reported with or without a dev table.
+probe's queries): ``RA.<m>`` (the chosen b's per-query values), ``RA.neg.<m>`` (the chosen negative
+b's) and ``CVaR.<view>.<m>`` as their metrics, and ``RA.mean.<m>``, parts only (no metric key): the
+mean ranking's per-query values on the same queries, the side RA and CVaR are compared with (their
+``.p_value``), so a resampling of the queries compares both sides on the same draw. ``RA.mean.<m>``
+is reported with or without a dev table.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal, get_args
 
 import numpy as np
@@ -33,8 +43,10 @@ from rankuq.bench.probes.parts import QueryParts, per_query
 from rankuq.bench.probes.significance import paired_t
 from rankuq.errors import RankuqError
 
-# the authors' {0, 0.1, …, 1}, beyond it, and risk-seeking (negative) b
-B_GRID = tuple(sorted({-1.0, -0.5, -0.25, -0.1, 0.05, 0.25, 2.0, 5.0, 10.0} | {i / 10 for i in range(11)}))
+# risk aversion in the paper's [0, 1]: the authors' {0, 0.1, …, 1}, and 0.05 and 0.25 (§5.2's peak)
+B_GRID: tuple[float, ...] = tuple(sorted({0.05, 0.25} | {i / 10 for i in range(11)}))
+# risk predilection (b < 0), chosen on dev apart from B_GRID (``RA.neg.*``)
+NEGATIVE_B_GRID: tuple[float, ...] = (-1.0, -0.5, -0.25, -0.1, -0.05)
 Covariance = Literal["all", "above"]
 COVARIANCES: tuple[str, ...] = get_args(Covariance)
 ALPHA = 0.5
@@ -133,42 +145,53 @@ def run(
     dev: pa.Table | ScoredLists | None = None,
     seed: int = 0,
     b_grid: Sequence[float] = B_GRID,
+    negative_b_grid: Sequence[float] = NEGATIVE_B_GRID,
     alpha: float = ALPHA,
     names: Sequence[str] = RISK_METRICS,
     select_by: str = "R@1",
     b: float | None = None,
     covariance: Covariance = "all",
 ) -> ProbeResult:
-    """RA with b chosen on ``dev`` (the grid's b with the best mean ``select_by`` there; on ties
-    the one nearest 0, i.e. nearest the mean ranking, then the smaller), or the given ``b``
-    (searched elsewhere), reported on ``predictions``; the curve of ``select_by`` against b on
-    both; CVaR± rankings. ``covariance``: ``all`` (the authors' code) or ``above`` (the greedy),
-    see ``risk_aware_orders``. Over the queries with a relevant candidate; ``seed`` is unused."""
-    grid = sorted(set(map(float, b_grid)) | ({float(b)} if b is not None else set()))
+    """RA with b chosen on ``dev`` among ``b_grid`` (``choose_b``), or the given ``b`` (searched
+    elsewhere), reported on ``predictions``; with ``dev``, also RA with b chosen there among
+    ``negative_b_grid`` (every b < 0; empty: no ``RA.neg.*``); the curve of ``select_by`` against
+    every b on both; CVaR± rankings. ``covariance``: ``all`` (the authors' code) or ``above`` (the
+    greedy), see ``risk_aware_orders``. Over the queries with a relevant candidate; ``seed`` is unused."""
+    aversion = sorted(set(map(float, b_grid)))
+    predilection = sorted(set(map(float, negative_b_grid)))
+    if any(value >= 0 for value in predilection):
+        raise RankuqError(f"risk.negative_b_grid must hold b < 0 only, got {predilection}")
+    grid = sorted(set(aversion) | set(predilection) | ({float(b)} if b is not None else set()))
     names = list(dict.fromkeys([select_by, *names]))
     lists = as_lists(predictions).with_relevant()
     mean_ranking = lists.per_query(names)
     orders = risk_aware_orders(lists, grid, covariance)
     test = {b: lists.per_query(names, order) for b, order in orders.items()}
     curve = {"b": np.array(grid), key(select_by): np.array([test[b][select_by].mean() for b in grid])}
-    values, notes, chosen = {}, (), b
+    values: dict[str, float] = {}
+    notes: tuple[str, ...] = ()
+    chosen = {"RA": b}
     parts = _parts("RA.mean", lists.qids, mean_ranking)
     if dev is not None:
         dev_lists = as_lists(dev, "dev").with_relevant()
         dev_orders = risk_aware_orders(dev_lists, grid, covariance)
-        curve[f"dev_{key(select_by)}"] = np.array(
+        dev_curve = np.array(
             [dev_lists.per_query([select_by], dev_orders[value])[select_by].mean() for value in grid]
         )
-        if chosen is None:
-            dev_curve = curve[f"dev_{key(select_by)}"]
-            best = [value for value, score in zip(grid, dev_curve, strict=True) if score == dev_curve.max()]
-            chosen = min(best, key=lambda value: (abs(value), value))
-    if chosen is None:
+        curve[f"dev_{key(select_by)}"] = dev_curve
+        on_dev = dict(zip(grid, dev_curve.tolist(), strict=True))
+        if b is None:
+            chosen["RA"] = choose_b({value: on_dev[value] for value in aversion})
+        if predilection:
+            chosen["RA.neg"] = choose_b({value: on_dev[value] for value in predilection})
+    if chosen["RA"] is None:
         notes = ("risk: no dev table, so b is not chosen; RA reported as the curve of b only",)
-    else:
-        values["RA.b"] = float(chosen)
-        values |= _compared("RA", test[float(chosen)], mean_ranking)
-        parts |= _parts("RA", lists.qids, test[float(chosen)])
+    for prefix, value in chosen.items():
+        if value is None:
+            continue
+        values[f"{prefix}.b"] = float(value)
+        values |= _compared(prefix, test[float(value)], mean_ranking)
+        parts |= _parts(prefix, lists.qids, test[float(value)])
     for view, optimistic in (("optimistic", True), ("pessimistic", False)):
         order = order_by(lists, cvar(lists, alpha, optimistic))
         ranked = lists.per_query(names, order)
@@ -188,6 +211,13 @@ def run(
         notes=notes,
         parts=parts,
     )
+
+
+def choose_b(dev_scores: Mapping[float, float]) -> float:
+    """The b with the best dev score; on ties the one nearest 0 (nearest the mean ranking), then the
+    smaller."""
+    best = max(dev_scores.values())
+    return min((value for value, score in dev_scores.items() if score == best), key=lambda v: (abs(v), v))
 
 
 def _parts(prefix: str, qids: np.ndarray, values: dict[str, np.ndarray]) -> dict[str, QueryParts]:

@@ -1,4 +1,5 @@
-"""Risk-aware ranking: the RA greedy by hand, b = 0 is the mean ranking, b chosen on dev, CVaR±."""
+"""Risk-aware ranking: the RA greedy by hand, b = 0 is the mean ranking, b chosen on dev in [0, 1]
+and apart among b < 0 (RA.neg), CVaR±."""
 
 import numpy as np
 import pyarrow as pa
@@ -42,8 +43,36 @@ def test_the_authors_covariance_over_all_others_can_change_the_first_pick(lists_
         risk_aware_orders(lists, [1.0], covariance="none")
 
 
-def test_the_default_grid_holds_the_authors_b_and_risk_seeking_b() -> None:
-    assert {round(0.1 * i, 1) for i in range(11)} <= set(risk.B_GRID) and min(risk.B_GRID) < 0
+# the grid before issue 29: risk-seeking and large b beside [0, 1]
+OLD_B_GRID = (-1.0, -0.5, -0.25, -0.1, 0.0, 0.05, 0.25, *(i / 10 for i in range(1, 11)), 2.0, 5.0, 10.0)
+
+
+def test_the_default_grid_is_the_papers_0_to_1_and_risk_seeking_b_is_apart() -> None:
+    assert {round(0.1 * i, 1) for i in range(11)} <= set(risk.B_GRID)
+    assert min(risk.B_GRID) == 0.0 and max(risk.B_GRID) == 1.0
+    assert risk.NEGATIVE_B_GRID and all(b < 0 for b in risk.NEGATIVE_B_GRID)
+
+
+def test_risk_seeking_b_no_longer_wins_the_default_choice(lists_table) -> None:
+    """A relevant B behind a certain A (mean 0.7, no variance) with a wide spread (mean 0.6, var
+    0.1225): B scores 0.6 − 0.1225·b and is first only for b < −0.816, so on dev only b = −1 lifts
+    R@1 from 1/2 to 1 (a second, certain list keeps its relevant first). The old grid chose it; the
+    default grid's curve is flat (the tie rule: b = 0), and RA.neg chooses it among b < 0."""
+    table = lists_table([[0, 1], [1, 0]], [[[0.7, 0.7], [0.95, 0.25]], [[0.9, 0.9], [0.1, 0.1]]])
+    assert risk.run(table, dev=table, b_grid=OLD_B_GRID, negative_b_grid=()).metrics["RA.b"] == -1.0
+    result = risk.run(table, dev=table)
+    assert result.metrics["RA.b"] == 0.0 and result.metrics["RA.R@1"] == 0.5
+    assert result.metrics["RA.neg.b"] == -1.0 and result.metrics["RA.neg.R@1"] == 1.0
+    assert result.parts["RA.neg.R@1"].value() == 1.0
+    with pytest.raises(RankuqError, match=r"negative_b_grid must hold b < 0 only"):
+        risk.run(table, dev=table, negative_b_grid=(-1.0, 0.0))
+
+
+def test_ties_go_to_the_b_nearest_0_then_the_smaller() -> None:
+    assert risk.choose_b({-0.5: 0.3, 0.5: 0.3, 1.0: 0.3}) == -0.5
+    assert risk.choose_b({0.0: 0.3, 0.1: 0.3, -0.1: 0.3}) == 0.0
+    assert risk.choose_b({-1.0: 0.3, -0.1: 0.3, -0.05: 0.2}) == -0.1
+    assert risk.choose_b({0.0: 0.2, 0.25: 0.3, 1.0: 0.3}) == 0.25
 
 
 @pytest.mark.parametrize("covariance", ["all", "above"])
@@ -58,29 +87,35 @@ def test_b_zero_is_the_mean_ranking_exactly(wikiqa, covariance: str) -> None:
 
 
 def test_b_is_chosen_on_dev_and_reported_on_test(lists_table) -> None:
-    """On dev, a large enough b lifts the relevant C to rank 2 (AP 1/3 → 1/2); without dev only
-    the curve is reported."""
+    """On dev, a large enough b lifts the relevant C to rank 2 (AP 1/3 → 1/2); every b < 0 keeps the
+    mean ranking, so RA.neg takes the one nearest 0; without dev only the curve is reported."""
     table = lists_table([[0, 0, 1], [1, 0, 0]], [*PORTFOLIO, [[0.9, 0.9], [0.2, 0.3], [0.1, 0.1]]])
     result = risk.run(table, dev=table, b_grid=(0.0, 0.25, 1.0), select_by="AP", covariance="above")
     # rank 2 scores B 0.6 − 0.12·b and C 0.55 + 0.0375·b: C overtakes B from b > 0.3175
     assert result.metrics["RA.b"] == 1.0
     assert result.metrics["RA.AP"] == pytest.approx((0.5 + 1.0) / 2)
-    assert result.curves["RA"]["AP"].tolist() == pytest.approx([(1 / 3 + 1) / 2] * 2 + [0.75])
+    # the curve runs over the default b < 0 too: risk-seeking keeps B above C (0.6 + 0.12·|b|)
+    negative = len(risk.NEGATIVE_B_GRID)
+    assert result.curves["RA"]["AP"].tolist() == pytest.approx([(1 / 3 + 1) / 2] * (negative + 2) + [0.75])
+    assert result.metrics["RA.neg.b"] == max(risk.NEGATIVE_B_GRID)
+    assert result.metrics["RA.neg.AP"] == pytest.approx((1 / 3 + 1) / 2)
     without = risk.run(table, b_grid=(0.0, 1.0))
     assert not any(k.startswith("RA.") for k in without.metrics) and "no dev table" in without.notes[0]
+    assert without.curves["RA"]["b"].tolist() == [*risk.NEGATIVE_B_GRID, 0.0, 1.0]
     # parts: CVaR's and the mean ranking's, no RA ranking without a b
     assert {k for k in without.parts if k.startswith("RA.")} == {f"RA.mean.{m}" for m in RISK_METRICS}
 
 
 def test_a_given_b_is_reported_instead_of_the_dev_choice(lists_table) -> None:
     """b = 0.25 keeps B above C (AP 1/3 on the first list) although dev would choose 1.0; it joins
-    the curve, and needs no dev table."""
+    the curve, and needs no dev table (RA.neg does)."""
     table = lists_table([[0, 0, 1], [1, 0, 0]], [*PORTFOLIO, [[0.9, 0.9], [0.2, 0.3], [0.1, 0.1]]])
     for dev in (table, None):
         result = risk.run(table, dev=dev, b_grid=(0.0, 1.0), select_by="AP", b=0.25, covariance="above")
         assert result.metrics["RA.b"] == 0.25
         assert result.metrics["RA.AP"] == pytest.approx((1 / 3 + 1.0) / 2)
-        assert result.curves["RA"]["b"].tolist() == [0.0, 0.25, 1.0]
+        assert result.curves["RA"]["b"].tolist() == [*risk.NEGATIVE_B_GRID, 0.0, 0.25, 1.0]
+        assert ("RA.neg.b" in result.metrics) == (dev is not None)
     lists = scored_lists(table).with_relevant()
     assert risk.risk_aware_mean(lists, 1.0, "AP", covariance="above") == pytest.approx(0.75)
 
@@ -88,7 +123,9 @@ def test_a_given_b_is_reported_instead_of_the_dev_choice(lists_table) -> None:
 def test_a_deterministic_ranker_keeps_its_mean_ranking(wikiqa_deterministic) -> None:
     result = risk.run(wikiqa_deterministic, dev=wikiqa_deterministic)
     plain = metrics.compute(wikiqa_deterministic, ["R@1", "AP"], drop_queries_without_relevant=True)
-    assert result.metrics["RA.b"] == 0.0  # every b ties on dev: the smallest
+    assert result.metrics["RA.b"] == 0.0  # every b ties on dev: the one nearest 0
+    assert result.metrics["RA.neg.b"] == max(risk.NEGATIVE_B_GRID)  # and the mean ranking too
+    assert result.metrics["RA.neg.AP"] == plain["AP"] and result.metrics["RA.neg.AP.p_value"] == 1.0
     assert result.metrics["RA.R@1"] == plain["R@1"] and result.metrics["CVaR.pessimistic.AP"] == plain["AP"]
     assert result.metrics["RA.R@1.p_value"] == 1.0
 
@@ -108,29 +145,39 @@ def test_cvar_takes_the_upper_or_lower_tail_of_the_draws(lists_table) -> None:
 def test_the_probe_on_real_wikiqa(wikiqa) -> None:
     result = risk.run(wikiqa, dev=wikiqa, b_grid=(0.0, 1.0, 10.0))
     curve = result.curves["RA"]
-    assert curve["R_at_1"][0] == metrics.compute(wikiqa, ["R@1"], drop_queries_without_relevant=True)["R@1"]
+    plain = metrics.compute(wikiqa, ["R@1"], drop_queries_without_relevant=True)["R@1"]
+    assert curve["R_at_1"][curve["b"] == 0.0] == plain
     assert np.array_equal(curve["R_at_1"], curve["dev_R_at_1"])  # dev is the test table here
-    assert result.metrics["RA.R@1"] == curve["R_at_1"].max()
+    assert result.metrics["RA.R@1"] == curve["R_at_1"][curve["b"] >= 0].max()
+    assert result.metrics["RA.neg.R@1"] == curve["R_at_1"][curve["b"] < 0].max()
+    assert result.metrics["RA.neg.b"] < 0
+    default = risk.run(wikiqa, dev=wikiqa)
+    assert 0.0 <= default.metrics["RA.b"] <= 1.0 and default.metrics["RA.neg.b"] in risk.NEGATIVE_B_GRID
     assert {
         "CVaR.optimistic.nDCG@10",
         "CVaR.pessimistic.nDCG@10.p_value",
         "RA.b",
         "RA.AP",
         "RA.nDCG@10",
+        "RA.neg.b",
+        "RA.neg.AP",
+        "RA.neg.AP.p_value",
     } <= set(result.metrics)
 
 
 def test_the_parts_give_the_metrics_and_the_mean_ranking_on_the_same_queries(wikiqa) -> None:
-    """RA.<m> and CVaR.<view>.<m> split by query (statistic mean) over the queries with a relevant
-    candidate; RA.mean.<m>, parts only, is the mean ranking on those queries (the leaderboard's <m>).
-    Each query's RA and CVaR rankings use its own draws only, so half the queries' rows give the
-    probe run on only those queries."""
+    """RA.<m>, RA.neg.<m> and CVaR.<view>.<m> split by query (statistic mean) over the queries with a
+    relevant candidate; RA.mean.<m>, parts only, is the mean ranking on those queries (the
+    leaderboard's <m>). Each query's RA and CVaR rankings use its own draws only, so half the
+    queries' rows give the probe run on only those queries (RA.neg: RA at its b)."""
     result = risk.run(wikiqa, dev=wikiqa, b_grid=(0.0, 0.5, 5.0))
     qids = scored_lists(wikiqa).with_relevant().qids
     mean_ranking = {f"RA.mean.{m}" for m in RISK_METRICS}
     assert set(result.parts) - set(result.metrics) == mean_ranking
     assert set(result.parts) - mean_ranking == {
-        f"{prefix}.{m}" for prefix in ("RA", "CVaR.optimistic", "CVaR.pessimistic") for m in RISK_METRICS
+        f"{prefix}.{m}"
+        for prefix in ("RA", "RA.neg", "CVaR.optimistic", "CVaR.pessimistic")
+        for m in RISK_METRICS
     }
     plain = metrics.compute(wikiqa, list(RISK_METRICS), drop_queries_without_relevant=True)
     for name, part in result.parts.items():
@@ -138,10 +185,17 @@ def test_the_parts_give_the_metrics_and_the_mean_ranking_on_the_same_queries(wik
         assert part.value() == pytest.approx(expected, rel=1e-12), name
         assert part.statistic == "mean" and part.rows.shape == (qids.size, 1)
         np.testing.assert_array_equal(part.qids, qids)
-    half, b = qids[::2], result.metrics["RA.b"]
-    assert b == 0.5  # RA differs from the mean ranking
-    alone = risk.run(wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=pa.array(half))), b=b, b_grid=(b,))
+    half, b, negative = qids[::2], result.metrics["RA.b"], result.metrics["RA.neg.b"]
+    assert b == 0.5 and negative < 0  # RA differs from the mean ranking
+    halved = wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=pa.array(half)))
+    alone = risk.run(halved, b=b, b_grid=(b,))
+    alone_negative = risk.run(halved, b=negative, b_grid=(negative,)).metrics
     for name, part in result.parts.items():
         kept = QueryParts(half, part.rows[::2], part.statistic).value()
-        expected = alone.parts[name].value() if name in mean_ranking else alone.metrics[name]
+        if name in mean_ranking:
+            expected = alone.parts[name].value()
+        elif name.startswith("RA.neg."):
+            expected = alone_negative[name.replace("RA.neg.", "RA.", 1)]
+        else:
+            expected = alone.metrics[name]
         assert kept == pytest.approx(expected, rel=1e-12), name
