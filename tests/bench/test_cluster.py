@@ -10,7 +10,7 @@ other Ray tests on the machine:
 
 import pytest
 
-from rankuq.bench.benchmarks import cluster
+from rankuq.bench.benchmarks.cluster.measure import measure
 from rankuq.tasks.base import data_root
 
 pytestmark = pytest.mark.cluster
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.cluster
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("cluster")
-    return cluster.measure(root, str(data_root()), scaling=False)
+    return measure(root, str(data_root()), scaling=False)
 
 
 def test_three_nodes_and_every_process_stopped(measured):
