@@ -1,14 +1,12 @@
-import re
-
 import numpy as np
 import pyarrow as pa
 import pytest
 from scipy import stats
 
 from rankuq.bench import metrics
-from rankuq.bench.assess import bootstrap_p, cached_probes, headline, run_probes, significance
+from rankuq.bench.assess import bootstrap_p, significance
 from rankuq.bench.predictions import PROBABILISTIC_KEY, predictions_table
-from rankuq.bench.probes import PROBES, calibration, scored_lists
+from rankuq.bench.probes import calibration, scored_lists
 from rankuq.bench.probes.calibration import query_parts
 from rankuq.errors import RankuqError
 
@@ -91,34 +89,3 @@ def test_significance_refuses_methods_scored_on_different_queries():
     other = table([[1, 0]], [[0.9, 0.1]])
     with pytest.raises(RankuqError, match="new and the baseline base scored different queries"):
         significance({"base": [first], "new": [other]}, "base", ["R@1"])
-
-
-def test_a_probe_the_data_cannot_support_becomes_a_note(wikiqa):
-    result = run_probes(wikiqa, None, ["calibration", "nota"], seed=0)
-    assert result.metrics["ERCE"] >= 0
-    # with_relevant() leaves NOTA out of the other probes; the NOTA probe sees the real NOTA questions.
-    assert any(key.startswith("NOTA.F1") for key in result.metrics)
-    one_list = table([[1, 0, 0]], [[0.9, 0.2, 0.1]])
-    noted = run_probes(one_list, None, ["nota"], seed=0)
-    assert noted.metrics == {} and noted.notes[0].startswith("nota left out: ")
-
-
-def test_probes_are_computed_once_into_their_folder(wikiqa, tmp_path):
-    folder = tmp_path / "seed-0-abc"
-    values, _notes, plots = cached_probes(folder, wikiqa, None, ["calibration"], seed=0)
-    assert {path.name for path in plots} >= {"reliability.png", "reliability_ERCE.png"}
-    assert headline(values)["ERCE"] == values["ERCE"] and np.isnan(headline(values)["RA R@1"])
-    (folder / "reliability.png").unlink()  # a cache hit reads the folder and recomputes nothing
-    again = cached_probes(folder, wikiqa, None, ["calibration"], seed=0)
-    assert again[0] == values and "reliability.png" not in {p.name for p in again[2]}
-    assert not list(tmp_path.glob(".*tmp"))
-
-
-def test_every_probe_key_is_a_valid_mlflow_metric_name_at_the_mlflow_boundary(wikiqa):
-    from rankuq.bench.tracking import mlflow_name
-
-    result = run_probes(wikiqa, None, sorted(PROBES.names()), seed=0)
-    assert "nAUC.nDCG@10.u_max" in result.metrics  # the probes spell metrics as ir-measures does
-    # MLflow: "Names may only contain alphanumerics, underscores, dashes, periods, spaces, colon and slashes".
-    invalid = [key for key in map(mlflow_name, result.metrics) if not re.fullmatch(r"[\w\-. :/]+", key)]
-    assert len(result.metrics) > 100 and invalid == []

@@ -19,7 +19,7 @@ from rankuq import tasks
 from rankuq.bench import evaluate
 from rankuq.bench.cli import main
 from rankuq.bench.files import LOCK_FILE
-from rankuq.bench.predictions import predictions_table, read_cached_predictions
+from rankuq.bench.predictions import predictions_table
 
 RUN = "q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.4 t\nq2 Q0 d3 1 0.8 t\nq2 Q0 d4 2 0.7 t\n"
 QRELS = "q1 0 d2 1\nq2 0 d3 1\n"
@@ -124,18 +124,6 @@ def test_a_bom_is_not_part_of_the_first_qid(tmp_path, capsys):
     assert with_bom == plain and plain["R@1"] == 0.5
 
 
-def test_a_gz_run_with_a_bom_reads_the_same(tmp_path):
-    gz = _write(tmp_path / "run.gz", gzip.compress(codecs.BOM_UTF8 + RUN.encode()))
-    assert evaluate.read_trec_run(gz).equals(evaluate.read_trec_run(_write(tmp_path / "run", RUN)))
-
-
-def test_a_file_past_the_size_bound_is_refused_while_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(evaluate, "MAX_TREC_BYTES", 1000)
-    monkeypatch.setattr(evaluate, "_CHUNK_BYTES", 100)
-    with pytest.raises(evaluate.RankuqError, match=r"run: more than 0 MiB of text"):
-        evaluate.read_trec_run(_write(tmp_path / "run", RUN * 100))
-
-
 def test_a_repeated_docno_keeps_the_last_line_as_ir_measures_does(tmp_path, caplog):
     ir_measures = pytest.importorskip("ir_measures")
     run = _write(tmp_path / "run", RUN + "q1 Q0 d2 3 0.95 t\nq2 Q0 d3 3 0.1 t\nq1 Q0 d2 4 0.99 t\n")
@@ -163,27 +151,6 @@ def test_the_duplicate_warning_is_one_stderr_line_of_the_real_command(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("\n") == 1 and "1 repeated (qid, docno) lines" in done.stderr
     assert json.loads(done.stdout)["R@1"] == 1.0  # d1 kept at 0.1: relevant d2 now ranks first
-
-
-@pytest.mark.parametrize(
-    ("damage", "reason"),
-    [
-        (lambda p: p.write_bytes(p.read_bytes()[:-20]), "Parquet magic bytes not found"),
-        (lambda p: p.write_bytes(b"garbage"), "smaller than the minimum file footer"),
-        (lambda p: pq.write_table(pa.table({"qid": ["a"]}), p), "columns ['qid']"),
-        (lambda p: _predictions(p, ["a", "a"], ["x", "x"]), "repeats (qid a, cid x)"),
-    ],
-    ids=["cut short", "not Parquet", "other columns", "repeated rows"],
-)
-def test_a_damaged_cached_predictions_file_is_dropped_with_one_warning(tmp_path, caplog, damage, reason):
-    path = _predictions(tmp_path / "seed-0.parquet", ["a", "a"], ["x", "y"])
-    assert read_cached_predictions(path).equals(pq.read_table(path))
-    damage(path)
-    assert read_cached_predictions(path) is None and not path.exists()
-    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-    assert warning.startswith(f"{path}: cached predictions unusable (") and "\n" not in warning
-    assert warning.endswith("; scoring again") and reason in warning
-    assert read_cached_predictions(tmp_path / "absent.parquet") is None
 
 
 GRID = "tasks: [wikiqa]\nmethods: {bert: {}}\n"
@@ -355,18 +322,6 @@ def test_the_report_embeds_only_png_plots_of_the_plots_folder(run_dir, capsys, b
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "Traceback" not in err and named in err
     assert not (run_dir / "out").exists()
-
-
-def test_leaderboard_md_escapes_html_and_pipes_in_names(run_dir):
-    from rankuq.bench.leaderboard import paper_markdown, read_run_dir
-
-    csv = run_dir / "leaderboard.csv"
-    csv.write_text(
-        csv.read_text().replace("ensemble", "<script>alert(1)</script>").replace("wikiqa,", "a|b,")
-    )
-    text = paper_markdown(read_run_dir(run_dir))
-    assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
-    assert "## a\\|b" in text
 
 
 def test_a_grid_name_with_a_quote_is_matched_not_injected(tracking_uri, tmp_path, capsys):

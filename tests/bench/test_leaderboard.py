@@ -1,27 +1,18 @@
-import json
-from pathlib import Path
+"""The leaderboard: mean and std over seeds, relative changes against the baseline with marks in each
+metric's direction, and the Benjamini–Hochberg correction within a condition."""
 
 import numpy as np
 import pandas as pd
 import pytest
-from rich.console import Console
 
 from rankuq.bench.leaderboard import (
-    LEADERBOARD_METRICS,
-    Board,
     Entry,
     adjusted_p_values,
     footnote,
     leaderboard,
-    paper_latex,
-    paper_markdown,
     paper_tables,
     read_run_dir,
-    read_tracking,
-    rich_tables,
 )
-from rankuq.bench.tracking import mlflow_name
-from rankuq.errors import RankuqError
 
 
 def test_leaderboard_is_mean_and_sample_std_over_seeds():
@@ -40,11 +31,6 @@ def test_leaderboard_is_mean_and_sample_std_over_seeds():
     assert board["R@1 std"].tolist() == pytest.approx([2**0.5 * 0.1, 0.0])
     assert np.isnan(board["R@1 p"].iloc[0]) and board["R@1 p"].iloc[1] == 0.04
     assert np.isnan(board["ECE p"]).all() and np.isnan(board["ECE"].iloc[1])
-
-
-def test_mlflow_names_hold_no_at_sign_or_space():
-    assert mlflow_name("nDCG@10 std") == "nDCG_at_10_std"
-    assert mlflow_name("nAUC AP u_max p") == "nAUC_AP_u_max_p"
 
 
 def test_paper_tables_give_relative_changes_and_marks_in_the_metrics_direction(run_dir):
@@ -75,42 +61,6 @@ def test_a_condition_without_a_baseline_row_shows_no_changes(run_dir):
     wikiqa = paper_tables(table)["wikiqa"]
     assert wikiqa.loc["ensemble", "R@1"] == Entry("0.440 ± 0.020", best=True)
     assert paper_tables(table)["clariq-to-wikiqa"].loc["bm25", "R@1"].change == "+20.00%"
-
-
-def test_markdown_has_a_table_per_condition_bold_best_and_the_rule(run_dir):
-    text = paper_markdown(read_run_dir(run_dir))
-    assert text.startswith("# Leaderboard: my-grid\n\n## wikiqa\n\n| method ")
-    assert "## clariq-to-wikiqa" in text
-    assert "| ensemble        |       2 | **0.440 ± 0.020** (+10.00% †) " in text
-    assert "| bm25            |       2 | 0.380 ± 0.000 (-5.00%)" in text
-    assert "p < 0.05" in text and "lower is better for ECE;" in text
-
-
-def test_rich_tables_print_one_compact_table_per_condition(run_dir):
-    tables = rich_tables(read_run_dir(run_dir))
-    assert [t.title for t in tables] == ["my-grid: wikiqa", "my-grid: clariq-to-wikiqa"]
-    assert [c.header for c in tables[0].columns] == ["method", "R@1", "ECE", "nAUC AP u_max"]
-    assert tables[0].columns[0]._cells[1].plain == "bert (baseline)\n2 seeds"
-    ensemble_r1 = tables[0].columns[1]._cells[2]
-    assert ensemble_r1.plain == "0.440†\n±0.020" and ensemble_r1.spans[0].style == "bold"
-    assert tables[0].columns[2]._cells[0].plain == "—"  # bm25 has no ECE
-
-
-def test_a_full_board_is_one_table_per_condition_that_fits_120_columns(run_dir):
-    """Thirteen metrics (every leaderboard column) in one table of at most 120 terminal columns,
-    their names whole."""
-    table = read_run_dir(run_dir).table
-    for metric in LEADERBOARD_METRICS:
-        for suffix in ("", " std", " p"):
-            table[f"{metric}{suffix}"] = table[f"R@1{suffix}"]
-    console = Console(width=120, record=True)
-    tables = rich_tables(Board("my-grid", table, ()))
-    assert len(tables) == 2 and len(tables[0].columns) == 1 + len(LEADERBOARD_METRICS)
-    for shown in tables:
-        console.print(shown)
-    text = console.export_text()
-    assert max(map(len, text.splitlines())) <= 120
-    assert "0.440†" in text and all(metric in text for metric in LEADERBOARD_METRICS)  # headers whole
 
 
 def test_benjamini_hochberg_adjusts_within_each_condition():
@@ -152,107 +102,3 @@ def test_marks_follow_the_adjusted_p_values(run_dir):
 def test_footnote_names_the_correction(run_dir):
     text = footnote(read_run_dir(run_dir).table)
     assert "p < 0.05 after the Benjamini–Hochberg correction over the tests of the condition's table" in text
-
-
-def test_latex_has_a_booktabs_table_per_condition_with_escaped_names(run_dir):
-    board = read_run_dir(run_dir)
-    board.table.loc[0, "method"] = "bm25_k1&b"
-    text = paper_latex(board)
-    assert text.count(r"\begin{table}") == 2 and text.count(r"\toprule") == 2
-    assert r"\caption{my-grid: wikiqa}" in text
-    assert r"method & seeds & R@1 & ECE & nAUC AP u\_max \\" in text
-    assert r"bm25\_k1\&b & 2 & $0.380 \pm 0.000$ & -- & -- \\" in text
-    assert r"ensemble & 2 & $\mathbf{0.440 \pm 0.020}$\textsuperscript{\dag} &" in text
-    assert r"$0.200 \pm 0.030$\textsuperscript{\ddag}" in text
-    assert "Benjamini–Hochberg" in text.splitlines()[-1] and "in brackets" not in text
-
-
-def test_read_run_dir_reads_the_plot_index(run_dir):
-    board = read_run_dir(run_dir)
-    assert len(board.plots) == 8 and all(plot.path.is_file() for plot in board.plots)
-    assert board.plots[0].kind == "reliability" and board.plots[0].condition == "wikiqa"
-
-
-def test_a_run_dir_without_leaderboard_says_to_run_first(tmp_path):
-    with pytest.raises(RankuqError, match=rf"{tmp_path / 'leaderboard.csv'} not found: run `rankuq run"):
-        read_run_dir(tmp_path)
-
-
-@pytest.mark.parametrize(
-    ("drop", "message"),
-    [("baseline", r"missing columns \['baseline'\]"), ("ECE p", r"missing columns \['ECE p'\]")],
-)
-def test_a_leaderboard_with_missing_columns_is_named(run_dir, drop, message):
-    csv = run_dir / "leaderboard.csv"
-    pd.read_csv(csv).drop(columns=drop).to_csv(csv, index=False)
-    with pytest.raises(RankuqError, match=rf"leaderboard.csv: {message}; rewrite it with `rankuq run`"):
-        read_run_dir(run_dir)
-
-
-def test_two_baselines_in_a_condition_are_an_error(run_dir):
-    csv = run_dir / "leaderboard.csv"
-    board = pd.read_csv(csv)
-    board.loc[0, "baseline"] = True
-    board.to_csv(csv, index=False)
-    with pytest.raises(RankuqError, match="condition 'wikiqa' has two baseline rows"):
-        read_run_dir(run_dir)
-
-
-def test_a_non_numeric_metric_is_named(run_dir):
-    csv = run_dir / "leaderboard.csv"
-    board = pd.read_csv(csv).astype({"R@1 std": object})
-    board.loc[0, "R@1 std"] = "n/a"
-    board.to_csv(csv, index=False)
-    with pytest.raises(RankuqError, match=r"columns \['R@1 std'\] hold values of the wrong type"):
-        read_run_dir(run_dir)
-
-
-def test_a_plot_index_naming_a_missing_file_is_an_error(run_dir):
-    (run_dir / "plots" / "risk_aversion_ensemble_wikiqa.png").unlink()
-    with pytest.raises(
-        RankuqError, match=r"index.json names missing plot files .*risk_aversion_ensemble_wikiqa"
-    ):
-        read_run_dir(run_dir)
-
-
-def test_a_malformed_plot_index_is_an_error(run_dir):
-    (run_dir / "plots" / "index.json").write_text(json.dumps([{"condition": "wikiqa"}]))
-    with pytest.raises(
-        RankuqError, match=r"index.json: not a JSON list of \{condition, method, kind, path\}"
-    ):
-        read_run_dir(run_dir)
-
-
-def test_mlflow_round_trip_gives_the_run_dirs_board_and_plots(finished_run, tracking_uri, tmp_path):
-    expected = read_run_dir(finished_run)
-    board = read_tracking(tracking_uri, None, tmp_path)  # the newest grid
-    assert board.name == "my-grid"
-    pd.testing.assert_frame_equal(board.table, expected.table)
-    assert [(p.condition, p.method, p.kind, p.path.name) for p in board.plots] == [
-        (p.condition, p.method, p.kind, p.path.name) for p in expected.plots
-    ]
-    assert all(
-        mine.path.read_bytes() == theirs.path.read_bytes()
-        for mine, theirs in zip(board.plots, expected.plots, strict=True)
-    )
-    assert paper_markdown(board) == paper_markdown(expected)
-
-
-def test_mlflow_grid_by_name_and_unknown_names_listed(tracking_uri, tmp_path):
-    old = read_tracking(tracking_uri, "old-grid", tmp_path)
-    assert old.name == "old-grid" and set(old.table.condition) == {"wikiqa"} and len(old.plots) == 4
-    grids = r"\(grids there: bare-grid, my-grid, old-grid\)"
-    with pytest.raises(RankuqError, match=rf"no grid run named 'nope' at .* {grids}"):
-        read_tracking(tracking_uri, "nope", tmp_path)
-
-
-def test_a_grid_run_without_the_board_tags_is_an_error(tracking_uri, tmp_path):
-    with pytest.raises(RankuqError, match=r"'bare-grid' .*KeyError: 'rankuq.metrics'; it was not logged"):
-        read_tracking(tracking_uri, "bare-grid", tmp_path)
-
-
-def test_a_missing_sqlite_store_is_an_error_not_a_new_store(tmp_path):
-    uri = f"sqlite:///{tmp_path / 'typo.db'}"
-    with pytest.raises(RankuqError, match=r"typo\.db: no such MLflow store"):
-        read_tracking(uri, None, tmp_path)
-    assert not Path(tmp_path / "typo.db").exists()

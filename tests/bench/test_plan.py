@@ -7,7 +7,7 @@ import pytest
 import ray
 
 from rankuq.bench.grid import parse_grid
-from rankuq.bench.jobs import FitJob, SearchTrial, TrainJob
+from rankuq.bench.jobs import FitJob, SearchTrial
 from rankuq.bench.layout import RunLayout
 from rankuq.bench.plan import member_seed, plan
 from rankuq.errors import RankuqError
@@ -104,26 +104,6 @@ def test_a_training_search_is_planned_and_its_choice_changes_the_members(tmp_pat
     tuned = planned(tmp_path, {**GRID, "search": search}, {job.choice: {"train.lr": 3e-3}})
     assert {j.train["lr"] for j in tuned.members.values()} == {3e-3}
     assert set(tuned.members).isdisjoint(grid.members)
-
-
-def test_jobs_cross_the_ray_boundary_as_plain_data(tmp_path):
-    job = next(iter(planned(tmp_path).members.values()))
-    plain = job.to_dict()
-    assert isinstance(plain, dict) and TrainJob.from_dict(plain) == job
-
-
-def test_the_layout_owns_every_path(tmp_path):
-    layout = RunLayout(tmp_path)
-    assert layout.member("k") == tmp_path / "models" / "k"
-    assert layout.training_file("k") == tmp_path / "models" / "k" / "rankuq-training.json"
-    assert layout.predictions("wikiqa", "bert", 1, "k", dev=True) == (
-        tmp_path / "predictions-dev" / "wikiqa" / "bert" / "seed-1-k.parquet"
-    )
-    assert (
-        layout.plot("reliability", "wikiqa:bm25→clariq", "bert").name
-        == "reliability-wikiqa_bm25_clariq-bert.png"
-    )
-    assert layout.default_tracking_uri == f"sqlite:///{tmp_path / 'mlflow.db'}"
 
 
 def test_run_plan_prints_the_plan_and_starts_no_ray(tmp_path):

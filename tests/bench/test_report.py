@@ -1,5 +1,4 @@
 import base64
-import io
 import json
 import re
 import shutil
@@ -10,7 +9,6 @@ import pytest
 from PIL import Image
 
 from rankuq.bench.leaderboard import read_run_dir
-from rankuq.bench.plots import overview_png
 from rankuq.bench.report import kind_title, render_report, write_report
 from rankuq.errors import RankuqError
 
@@ -77,16 +75,6 @@ def test_the_report_renders_in_headless_chromium_with_every_plot(run_dir, tmp_pa
     assert len(np.unique(pixels, axis=0)) > 50  # not a blank page
     # The plots' lines (matplotlib's first colour, #1f77b4) are on screen.
     assert (np.abs(pixels - [31, 119, 180]).sum(axis=1) < 30).sum() > 500
-
-
-def test_the_overview_plot_draws_every_method_and_metric_with_error_bars(run_dir):
-    board = read_run_dir(run_dir)
-    image = Image.open(io.BytesIO(overview_png(board.table, ["R@1", "ECE", "nAUC AP u_max"])))
-    assert image.format == "PNG" and image.width > 3 * image.height  # three panels side by side
-    pixels = np.asarray(image.convert("RGB")).reshape(-1, 3).astype(int)
-    # Both conditions' colours (matplotlib's first two: #1f77b4, #ff7f0e) are drawn.
-    for colour in ([31, 119, 180], [255, 127, 14]):
-        assert (np.abs(pixels - colour).sum(axis=1) < 30).sum() > 100
 
 
 def test_tables_scroll_inside_the_page_instead_of_widening_it(run_dir):

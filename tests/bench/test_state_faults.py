@@ -1,23 +1,19 @@
-"""State faults (issue 13.5-13.9): endpoints that do not answer, files that are not stores, a run
-directory in use, SIGTERM, a store left half-migrated or corrupt, Ray processes a killed run left."""
+"""State faults (issue 13.5-13.9) as the command meets them: endpoints that do not answer, files that
+are not stores, a run directory in use, SIGTERM. The modules' own tests: a broken default store
+(results/test_mlflow_store.py), the lock (rundir/test_lock.py), Ray processes a killed run left
+(engine/test_processes.py, engine/test_session.py)."""
 
-import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from rankuq.bench import cli, preflight
 from rankuq.bench.cli import main
 from rankuq.bench.files import HOLDER_FILE, run_dir_lock
-from rankuq.bench.leftovers import record_children, stop_recorded
-from rankuq.errors import RankuqError
 
 GRID = "tasks: [wikiqa]\nmethods: {bm25: {}}\n"
 
@@ -129,21 +125,6 @@ def test_a_second_run_on_a_held_run_dir_exits_2_at_once_naming_the_holder(tmp_pa
         pass
 
 
-def test_the_lock_of_a_killed_run_is_free_again(tmp_path):
-    code = (
-        "import sys, time; from pathlib import Path; from rankuq.bench.files import run_dir_lock\n"
-        "with run_dir_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)\n"
-    )
-    holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "held"
-    with pytest.raises(RankuqError, match=f"in use by pid {holder.pid} on "), run_dir_lock(tmp_path):
-        pass
-    holder.kill()
-    holder.wait()
-    with run_dir_lock(tmp_path):  # the OS dropped the dead holder's lock
-        pass
-
-
 def test_sigterm_is_handled_as_ctrl_c(tmp_path, capsys, monkeypatch):
     def terminated(**_: object) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
@@ -160,152 +141,4 @@ def test_sigterm_is_handled_as_ctrl_c(tmp_path, capsys, monkeypatch):
 # --- the default store of a run directory -----------------------------------------------------
 
 
-def test_a_new_store_appears_only_whole_and_a_broken_own_store_is_rebuilt(tmp_path, caplog):
-    from rankuq.bench.tracking import Tracker, prepare_store
-
-    store = tmp_path / "mlflow.db"
-    uri = f"sqlite:///{store}"
-    (tmp_path / ".mlflow.db.tmp-1-2").write_bytes(b"what a killed creation left")
-    prepare_store(uri, owned=True)
-    assert preflight.store_problem(store) is None
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db"]
-    assert Tracker(uri).experiment_id  # MLflow reads and writes it
-    assert not [r for r in caplog.records if r.levelname == "WARNING"]
-
-    broken = [
-        lambda: _mlflow_like(_fresh(store), "_alembic_tmp_trace_tags"),
-        lambda: store.write_bytes(store.read_bytes()[:5000]),
-        lambda: (
-            sqlite3.connect(store)
-            .execute("UPDATE alembic_version SET version_num = 'abc'")
-            .connection.commit()
-        ),
-    ]
-    for number, damage in enumerate(broken, start=1):
-        damage()
-        prepare_store(uri, owned=True)
-        assert preflight.store_problem(store) is None
-        warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-        assert len(warnings) == number and warnings[-1].startswith(f"{store} ")
-        assert "a new store is made" in warnings[-1]
-        time.sleep(1.1)  # the moved-aside name carries the second
-    assert len(list(tmp_path.glob("mlflow.db.broken-*"))) == len(broken)
-
-
-def test_someone_elses_broken_store_is_refused_untouched(tmp_path):
-    from rankuq.bench.tracking import prepare_store
-
-    store = tmp_path / "theirs.db"
-    _mlflow_like(store)
-    with sqlite3.connect(store) as db:
-        db.execute("INSERT INTO alembic_version VALUES ('0123')")
-    db.close()
-    before = store.read_bytes()
-    with pytest.raises(RankuqError, match=r"theirs.db has MLflow schema revision \['0123'\]"):
-        prepare_store(f"sqlite:///{store}", owned=False)
-    assert store.read_bytes() == before and sorted(tmp_path.iterdir()) == [store]
-
-
-def _fresh(path: Path) -> Path:
-    path.unlink()
-    return path
-
-
 # --- Ray processes a killed run left ------------------------------------------------------------
-
-STUBBORN = (
-    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-    "print(1, flush=True); time.sleep(120)"
-)
-
-
-def test_a_rerun_stops_the_recorded_processes_and_nothing_else(tmp_path, caplog):
-    stubborn = subprocess.Popen([sys.executable, "-c", STUBBORN], stdout=subprocess.PIPE)
-    polite = subprocess.Popen([sys.executable, "-c", "import time; print(1, flush=True); time.sleep(120)"])
-    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    try:
-        stubborn.stdout.readline()
-        pid_file = tmp_path / "ray-pids.json"
-        record_children(pid_file)
-        recorded = json.loads(pid_file.read_text())
-        ours = {str(stubborn.pid), str(polite.pid), str(bystander.pid)}
-        assert ours <= set(recorded)
-        # Only this test's processes: the suite's own Ray session is a child of pytest too.
-        recorded = {pid: start for pid, start in recorded.items() if pid in ours}
-        # The bystander's pid was "reused": another start time, so it is not ours to stop.
-        recorded[str(bystander.pid)] -= 100
-        pid_file.write_text(json.dumps(recorded))
-        assert stop_recorded(pid_file) == len(recorded) - 1
-        # psutil reaped them (Popen sees no status): the one that ignores SIGTERM is gone too (SIGKILL).
-        assert stubborn.wait(10) is not None and polite.wait(10) is not None
-        assert not psutil.pid_exists(stubborn.pid) and not psutil.pid_exists(polite.pid)
-        assert bystander.poll() is None and not pid_file.exists()
-        (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-        assert "stopped 2 Ray processes a killed run of this run directory left" in warning
-        assert stop_recorded(pid_file) == 0
-    finally:
-        for process in (stubborn, polite, bystander):
-            process.kill()
-            process.wait()
-
-
-DRIVER = """
-import sys, time
-from pathlib import Path
-from rankuq.bench.engine import ray_session
-with ray_session(pid_file=Path(sys.argv[1])):
-    import ray
-    ray.get(ray.remote(lambda: 1).remote())
-    print("up", flush=True)
-    time.sleep(600)
-"""
-
-
-@pytest.mark.slow
-def test_ray_processes_of_a_sigkilled_driver_are_stopped_by_the_rerun(tmp_path):
-    """Real local Ray: the driver is SIGKILLed, its Ray processes are recorded and the rerun's
-    ``stop_recorded`` leaves none of them alive. Run it under ``flock /tmp/rankuq-ray.lock``."""
-    pid_file = tmp_path / "ray-pids.json"
-    env = {**os.environ, "RAY_ADDRESS": ""}
-    driver = subprocess.Popen([sys.executable, "-c", DRIVER, str(pid_file)], stdout=subprocess.PIPE, env=env)
-    try:
-        assert driver.stdout.readline().strip() == b"up"
-        recorded = {int(pid) for pid in json.loads(pid_file.read_text())}
-        assert len(recorded) >= 3  # gcs_server, raylet, and the agents raylet starts
-    finally:
-        driver.kill()
-        driver.wait()
-    stop_recorded(pid_file)
-    time.sleep(1)
-    alive = [pid for pid in recorded if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
-    assert not alive
-
-
-def _ray_init_timing_out(times: int) -> tuple[list[int], object]:
-    calls: list[int] = []
-
-    def init(**_: object) -> None:
-        calls.append(1)
-        if len(calls) <= times:
-            raise Exception("The current node timed out during startup. This could happen because ...")
-
-    return calls, init
-
-
-def test_a_local_ray_that_times_out_during_startup_is_started_again(monkeypatch):
-    from rankuq.bench import engine
-
-    calls, init = _ray_init_timing_out(engine.RAY_START_TRIES - 1)
-    monkeypatch.setattr(engine.ray, "init", init)
-    engine._start_ray(None)
-    assert len(calls) == engine.RAY_START_TRIES
-
-
-def test_a_local_ray_that_never_starts_is_one_error_line(monkeypatch):
-    from rankuq.bench import engine
-
-    calls, init = _ray_init_timing_out(engine.RAY_START_TRIES)
-    monkeypatch.setattr(engine.ray, "init", init)
-    with pytest.raises(RankuqError, match=r"did not start within Ray.s 30 s, 3 times .* run the same"):
-        engine._start_ray(None)
-    assert len(calls) == engine.RAY_START_TRIES

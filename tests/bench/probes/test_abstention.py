@@ -1,5 +1,5 @@
-"""Abstention: the protocol by hand (rates, ties, trapezoids, nAUC), the confidence functions,
-reference sets, threshold calibration and the skips."""
+"""Abstention: the protocol by hand (rates, ties, trapezoids, nAUC), reference sets, threshold
+calibration and the skips (the confidence functions themselves: test_confidence.py)."""
 
 import itertools
 
@@ -11,7 +11,7 @@ from sklearn.linear_model import Ridge
 
 from rankuq.bench.probes import ProbeResult, abstention, scored_lists
 from rankuq.bench.probes.abstention import kept_means, normalised_auc, oracle_curve, performance_curve
-from rankuq.bench.probes.confidence import free_confidence, sorted_scores
+from rankuq.bench.probes.confidence import sorted_scores
 from rankuq.bench.probes.parts import STATISTICS
 from rankuq.errors import RankuqError
 
@@ -46,28 +46,6 @@ def test_normalised_auc_by_hand() -> None:
     assert normalised_auc(METRIC, -METRIC).value == pytest.approx((worst - random) / (oracle - random))
     assert normalised_auc(METRIC, -METRIC).value < 0  # harmful abstention
     assert np.isnan(normalised_auc(np.ones(10), np.arange(10.0)).value)  # oracle = random
-
-
-def test_reference_free_confidences_by_hand(scores_table) -> None:
-    lists = scored_lists(scores_table([[1, 0, 0], [0, 1]], [[0.2, 0.9, 0.4], [0.6, 0.1]]))
-    np.testing.assert_allclose(free_confidence(lists, "u_max"), [0.9, 0.6])
-    np.testing.assert_allclose(free_confidence(lists, "u_1-2"), [0.5, 0.5])
-    np.testing.assert_allclose(
-        free_confidence(lists, "u_std"), [np.std([0.2, 0.9, 0.4]), 0.25]
-    )  # real candidates only
-    np.testing.assert_allclose(sorted_scores(lists, 4), [[0.2, 0.2, 0.4, 0.9], [0.1, 0.1, 0.1, 0.6]])
-    with pytest.raises(RankuqError, match="u_mean_var needs S > 1 draws"):
-        free_confidence(lists, "u_mean_var")
-    with pytest.raises(
-        RankuqError, match="unknown confidence function 'u_foo'; valid: u_max, u_std, u_1-2, u_lin"
-    ):
-        free_confidence(lists, "u_foo")
-
-
-def test_uncertainty_confidences_are_minus_the_variance(lists_table) -> None:
-    lists = scored_lists(lists_table([[1, 0]], [[[0.9, 0.5], [0.2, 0.2]]]))
-    assert free_confidence(lists, "u_top_var").tolist() == pytest.approx([-0.04])
-    assert free_confidence(lists, "u_mean_var").tolist() == pytest.approx([-0.02])
 
 
 def test_a_perfect_ranker_has_auc_terms_and_no_nauc(wikiqa) -> None:

@@ -1,0 +1,192 @@
+"""What a command was given, checked before anything is written: each bad input is one RankuqError of
+one line that names the option and what to do (the command's exit code: tests/bench/cli)."""
+
+import os
+import shutil
+import socket
+import sqlite3
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rankuq.bench.config.command_inputs import (
+    MLFLOW_TABLES,
+    check_endpoint,
+    check_output_folder,
+    check_ray_address,
+    check_tracking_uri,
+    sqlite_path,
+    store_problem,
+)
+from rankuq.errors import RankuqError
+
+NOBODY = 65534
+
+
+def closed_port() -> int:
+    """A port of 127.0.0.1 nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def one_error(check: Callable[[], None]) -> str:
+    with pytest.raises(RankuqError) as raised:
+        check()
+    message = str(raised.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_closed_port_is_refused_at_once_naming_the_option():
+    port = closed_port()
+    message = one_error(lambda: check_endpoint("127.0.0.1", port, "--tracking-uri http://x", timeout=2))
+    assert message == (
+        f"--tracking-uri http://x: 127.0.0.1:{port} did not accept a connection within 2 s (Connection "
+        "refused); check that it is running and the address"
+    )
+    message = one_error(lambda: check_ray_address(f"ray://127.0.0.1:{port}"))
+    assert message.startswith(f"--address ray://127.0.0.1:{port}: 127.0.0.1:{port} did not accept")
+
+
+def test_a_listening_port_passes():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        check_endpoint("127.0.0.1", port, "--address")
+        check_ray_address(f"127.0.0.1:{port}")
+        check_tracking_uri(f"http://127.0.0.1:{port}")
+
+
+@pytest.mark.parametrize("address", [None, "auto", "local"])
+def test_addresses_ray_resolves_itself_are_not_dialled(address):
+    check_ray_address(address)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:notaport", ":6379", "ray://:6379"])
+def test_an_address_that_is_not_host_port_is_refused(address):
+    assert one_error(lambda: check_ray_address(address)) == (
+        f"--address {address}: not host:port; e.g. --address 10.0.0.5:6379"
+    )
+
+
+def _mlflow_like(path: Path, *extra: str) -> Path:
+    with sqlite3.connect(path) as db:
+        for table in (*MLFLOW_TABLES, *extra):
+            db.execute(f"CREATE TABLE {table} (version_num)")
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("sqlite://x.db", "tracking URI sqlite://x.db: a SQLite store is sqlite:///relative/path.db or"),
+        ("sqlite:///", "tracking URI sqlite:///: a SQLite store is sqlite:///relative/path.db"),
+        ("http://127.0.0.1:notaport", "--tracking-uri http://127.0.0.1:notaport: not a valid URL; e.g. http"),
+    ],
+)
+def test_a_malformed_tracking_uri_is_refused(uri, message):
+    assert one_error(lambda: check_tracking_uri(uri)).startswith(message)
+
+
+def test_a_tracking_uri_naming_a_file_that_is_no_store_is_refused_untouched(tmp_path):
+    notes = tmp_path / "notes.db"
+    notes.write_text("my notes\n")
+    message = one_error(lambda: check_tracking_uri(f"sqlite:///{notes}"))
+    assert message == (
+        f"--tracking-uri sqlite:///{notes}: {notes} is not a SQLite file (9 bytes); it is left as it "
+        "is: give the store `rankuq run` wrote, or a path that does not exist yet"
+    )
+    assert notes.read_text() == "my notes\n"
+    folder_store = f"file://{notes}"
+    assert one_error(lambda: check_tracking_uri(folder_store)).startswith(
+        f"--tracking-uri {folder_store}: {notes} is a file, not an MLflow file store (a folder)"
+    )
+
+
+def test_a_new_or_sound_store_and_a_folder_store_pass(tmp_path):
+    check_tracking_uri(f"sqlite:///{tmp_path / 'new.db'}")  # made by the run
+    check_tracking_uri(f"sqlite:///{_mlflow_like(tmp_path / 'mlflow.db')}")
+    check_tracking_uri(str(tmp_path))  # a file store: a folder
+    assert not (tmp_path / "new.db").exists()  # the check writes nothing
+
+
+def test_store_problems_are_named_by_what_the_file_is(tmp_path):
+    assert store_problem(tmp_path / "absent.db") is None
+    assert store_problem(tmp_path) == "is not a file"
+    (tmp_path / "empty.db").write_bytes(b"")
+    assert store_problem(tmp_path / "empty.db") == "is empty (0 bytes)"
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE notes (x)").connection.commit()
+    assert store_problem(other) == "is a SQLite file without MLflow's tables"
+    half = _mlflow_like(tmp_path / "half.db", "_alembic_tmp_runs")
+    assert store_problem(half) == "is an MLflow store left half-migrated (an interrupted first run)"
+    cut = tmp_path / "cut.db"
+    cut.write_bytes(_mlflow_like(tmp_path / "whole.db").read_bytes()[:3000])  # a header, half a page
+    assert store_problem(cut).startswith("is a damaged SQLite file")
+
+
+def test_sqlite_path_is_the_file_of_three_slash_uris_only():
+    assert sqlite_path("sqlite:///runs/a/mlflow.db") == Path("runs/a/mlflow.db")
+    assert sqlite_path("sqlite:////abs/mlflow.db") == Path("/abs/mlflow.db")
+    assert sqlite_path("http://localhost:5000") is None
+
+
+def test_an_output_folder_that_is_a_file_or_under_one_is_refused(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert one_error(lambda: check_output_folder(afile, "--out")) == (
+        f"--out {afile} is a file, not a folder; give a folder path"
+    )
+    assert one_error(lambda: check_output_folder(afile / "run", "--run-dir")) == (
+        f"--run-dir {afile / 'run'}: {afile} is a file, not a folder; give a folder path"
+    )
+    check_output_folder(tmp_path / "new" / "run", "--run-dir")  # its nearest existing parent: writable
+    assert not (tmp_path / "new").exists()
+
+
+def _as_nobody(check: Callable[[], None]) -> str:
+    """``check``'s RankuqError message (or "") in a forked child running as user nobody: root may write
+    into any folder, so a folder's permissions refuse only another user."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, then leave without running pytest's exit handlers
+        message = b"no error"
+        try:
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            check()
+        except RankuqError as error:
+            message = str(error).encode()
+        except BaseException as error:  # reported to the parent
+            message = f"{type(error).__name__}: {error}".encode()
+        finally:
+            os.write(write, message)
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        message = answer.read().decode()
+    os.waitpid(pid, 0)
+    return message
+
+
+def test_an_output_folder_in_a_folder_nobody_may_write_is_refused():
+    # Under /tmp, not pytest's tmp_path: its folders are root's alone, user nobody could not look in.
+    parent = Path(tempfile.mkdtemp(prefix="rankuq-test-"))
+    try:
+        parent.chmod(0o755)
+        locked = parent / "locked"
+        locked.mkdir(mode=0o555)
+        target = locked / "run"
+        expected = f"--run-dir {target}: {locked} is not writable (read-only file system or permissions)"
+        if os.geteuid() == 0:
+            assert _as_nobody(lambda: check_output_folder(target, "--run-dir")) == expected
+        else:
+            assert one_error(lambda: check_output_folder(target, "--run-dir")) == expected
+        assert not target.exists()
+    finally:
+        shutil.rmtree(parent)

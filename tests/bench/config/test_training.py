@@ -1,0 +1,57 @@
+"""A grid's training settings: defaults as paper 000 trains, early stopping on a ranking metric and
+out of every member's content key when unset."""
+
+import re
+
+import pytest
+from pydantic import ValidationError
+
+from rankuq.bench.config.training import EarlyStopping, TrainConfig
+
+
+def test_unset_early_stopping_is_left_out_of_the_settings_a_key_hashes():
+    plain = TrainConfig().model_dump()
+    assert plain == {
+        "epochs": 1,
+        "batch_size": 16,
+        "lr": 5e-5,
+        "warmup": 0.1,
+        "max_queries": None,
+        "negatives": 1,
+        "ns": "bm25",
+    }  # the keys members had before early stopping existed: their cache stays valid
+    stopping = TrainConfig(early_stopping={"patience": 2}).model_dump()
+    assert stopping == {**plain, "early_stopping": {"patience": 2, "metric": "AP"}}
+    assert TrainConfig(**plain) == TrainConfig()  # what a job carries reads back as the same settings
+
+
+@pytest.mark.parametrize("metric", ["AP", "nDCG@10", "R@1", "RR"])
+def test_early_stopping_maximises_a_ranking_metric(metric):
+    assert EarlyStopping(patience=1, metric=metric).metric == metric
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (
+            {"patience": 1, "metric": "ECE"},
+            "early stopping maximises a ranking metric (AP, nDCG@10, R@1…), not ECE",
+        ),
+        ({"patience": 1, "metric": "ECE.all"}, "not ECE.all"),
+        ({"patience": 0}, "Input should be greater than or equal to 1"),
+        ({"patience": 1, "metrc": "AP"}, "Extra inputs are not permitted"),
+    ],
+)
+def test_bad_early_stopping_is_refused(values, message):
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        EarlyStopping(**values)
+
+
+@pytest.mark.parametrize(
+    ("values", "field"),
+    [({"epochs": 0}, "epochs"), ({"warmup": 1.0}, "warmup"), ({"lr": 0}, "lr"), ({"ns": "dense2"}, "ns")],
+)
+def test_out_of_range_settings_are_refused_naming_the_field(values, field):
+    with pytest.raises(ValidationError) as raised:
+        TrainConfig(**values)
+    assert raised.value.errors()[0]["loc"] == (field,)

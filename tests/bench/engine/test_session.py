@@ -1,0 +1,75 @@
+"""The Ray session of a run: its local processes recorded, a local Ray that times out while starting
+started again."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from rankuq.bench.engine.processes import stop_recorded
+from rankuq.errors import RankuqError
+
+DRIVER = """
+import sys, time
+from pathlib import Path
+from rankuq.bench.engine.session import ray_session
+with ray_session(pid_file=Path(sys.argv[1])):
+    import ray
+    ray.get(ray.remote(lambda: 1).remote())
+    print("up", flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.slow
+def test_ray_processes_of_a_sigkilled_driver_are_stopped_by_the_rerun(tmp_path):
+    """Real local Ray: the driver is SIGKILLed, its Ray processes are recorded and the rerun's
+    ``stop_recorded`` leaves none of them alive. Run it under ``flock /tmp/rankuq-ray.lock``."""
+    pid_file = tmp_path / "ray-pids.json"
+    env = {**os.environ, "RAY_ADDRESS": ""}
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, str(pid_file)], stdout=subprocess.PIPE, env=env)
+    try:
+        assert driver.stdout.readline().strip() == b"up"
+        recorded = {int(pid) for pid in json.loads(pid_file.read_text())}
+        assert len(recorded) >= 3  # gcs_server, raylet, and the agents raylet starts
+    finally:
+        driver.kill()
+        driver.wait()
+    stop_recorded(pid_file)
+    time.sleep(1)
+    alive = [pid for pid in recorded if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
+    assert not alive
+
+
+def _ray_init_timing_out(times: int) -> tuple[list[int], object]:
+    calls: list[int] = []
+
+    def init(**_: object) -> None:
+        calls.append(1)
+        if len(calls) <= times:
+            raise Exception("The current node timed out during startup. This could happen because ...")
+
+    return calls, init
+
+
+def test_a_local_ray_that_times_out_during_startup_is_started_again(monkeypatch):
+    from rankuq.bench.engine import session as engine
+
+    calls, init = _ray_init_timing_out(engine.RAY_START_TRIES - 1)
+    monkeypatch.setattr(engine.ray, "init", init)
+    engine._start_ray(None)
+    assert len(calls) == engine.RAY_START_TRIES
+
+
+def test_a_local_ray_that_never_starts_is_one_error_line(monkeypatch):
+    from rankuq.bench.engine import session as engine
+
+    calls, init = _ray_init_timing_out(engine.RAY_START_TRIES)
+    monkeypatch.setattr(engine.ray, "init", init)
+    with pytest.raises(RankuqError, match=r"did not start within Ray.s 30 s, 3 times .* run the same"):
+        engine._start_ray(None)
+    assert len(calls) == engine.RAY_START_TRIES

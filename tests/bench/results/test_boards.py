@@ -1,0 +1,103 @@
+"""A board read back from a run directory (leaderboard.csv, the plot index) or from MLflow, each damaged
+input named."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rankuq.bench.results.boards import read_run_dir, read_tracking
+from rankuq.bench.results.rendering import paper_markdown
+from rankuq.errors import RankuqError
+
+
+def test_read_run_dir_reads_the_plot_index(run_dir):
+    board = read_run_dir(run_dir)
+    assert len(board.plots) == 8 and all(plot.path.is_file() for plot in board.plots)
+    assert board.plots[0].kind == "reliability" and board.plots[0].condition == "wikiqa"
+
+
+def test_a_run_dir_without_leaderboard_says_to_run_first(tmp_path):
+    with pytest.raises(RankuqError, match=rf"{tmp_path / 'leaderboard.csv'} not found: run `rankuq run"):
+        read_run_dir(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("drop", "message"),
+    [("baseline", r"missing columns \['baseline'\]"), ("ECE p", r"missing columns \['ECE p'\]")],
+)
+def test_a_leaderboard_with_missing_columns_is_named(run_dir, drop, message):
+    csv = run_dir / "leaderboard.csv"
+    pd.read_csv(csv).drop(columns=drop).to_csv(csv, index=False)
+    with pytest.raises(RankuqError, match=rf"leaderboard.csv: {message}; rewrite it with `rankuq run`"):
+        read_run_dir(run_dir)
+
+
+def test_two_baselines_in_a_condition_are_an_error(run_dir):
+    csv = run_dir / "leaderboard.csv"
+    board = pd.read_csv(csv)
+    board.loc[0, "baseline"] = True
+    board.to_csv(csv, index=False)
+    with pytest.raises(RankuqError, match="condition 'wikiqa' has two baseline rows"):
+        read_run_dir(run_dir)
+
+
+def test_a_non_numeric_metric_is_named(run_dir):
+    csv = run_dir / "leaderboard.csv"
+    board = pd.read_csv(csv).astype({"R@1 std": object})
+    board.loc[0, "R@1 std"] = "n/a"
+    board.to_csv(csv, index=False)
+    with pytest.raises(RankuqError, match=r"columns \['R@1 std'\] hold values of the wrong type"):
+        read_run_dir(run_dir)
+
+
+def test_a_plot_index_naming_a_missing_file_is_an_error(run_dir):
+    (run_dir / "plots" / "risk_aversion_ensemble_wikiqa.png").unlink()
+    with pytest.raises(
+        RankuqError, match=r"index.json names missing plot files .*risk_aversion_ensemble_wikiqa"
+    ):
+        read_run_dir(run_dir)
+
+
+def test_a_malformed_plot_index_is_an_error(run_dir):
+    (run_dir / "plots" / "index.json").write_text(json.dumps([{"condition": "wikiqa"}]))
+    with pytest.raises(
+        RankuqError, match=r"index.json: not a JSON list of \{condition, method, kind, path\}"
+    ):
+        read_run_dir(run_dir)
+
+
+def test_mlflow_round_trip_gives_the_run_dirs_board_and_plots(finished_run, tracking_uri, tmp_path):
+    expected = read_run_dir(finished_run)
+    board = read_tracking(tracking_uri, None, tmp_path)  # the newest grid
+    assert board.name == "my-grid"
+    pd.testing.assert_frame_equal(board.table, expected.table)
+    assert [(p.condition, p.method, p.kind, p.path.name) for p in board.plots] == [
+        (p.condition, p.method, p.kind, p.path.name) for p in expected.plots
+    ]
+    assert all(
+        mine.path.read_bytes() == theirs.path.read_bytes()
+        for mine, theirs in zip(board.plots, expected.plots, strict=True)
+    )
+    assert paper_markdown(board) == paper_markdown(expected)
+
+
+def test_mlflow_grid_by_name_and_unknown_names_listed(tracking_uri, tmp_path):
+    old = read_tracking(tracking_uri, "old-grid", tmp_path)
+    assert old.name == "old-grid" and set(old.table.condition) == {"wikiqa"} and len(old.plots) == 4
+    grids = r"\(grids there: bare-grid, my-grid, old-grid\)"
+    with pytest.raises(RankuqError, match=rf"no grid run named 'nope' at .* {grids}"):
+        read_tracking(tracking_uri, "nope", tmp_path)
+
+
+def test_a_grid_run_without_the_board_tags_is_an_error(tracking_uri, tmp_path):
+    with pytest.raises(RankuqError, match=r"'bare-grid' .*KeyError: 'rankuq.metrics'; it was not logged"):
+        read_tracking(tracking_uri, "bare-grid", tmp_path)
+
+
+def test_a_missing_sqlite_store_is_an_error_not_a_new_store(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'typo.db'}"
+    with pytest.raises(RankuqError, match=r"typo\.db: no such MLflow store"):
+        read_tracking(uri, None, tmp_path)
+    assert not Path(tmp_path / "typo.db").exists()
