@@ -1,0 +1,52 @@
+"""`rankuq leaderboard`: a grid's tables from a run directory or MLflow, written as leaderboard.md,
+report.html and LaTeX."""
+
+import pytest
+
+from rankuq.bench.cli.main import main
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[], ["RUN", "--tracking-uri", "sqlite:///x.db"], ["RUN", "--grid", "g"]],
+    ids=["neither", "both", "grid-without-uri"],
+)
+def test_leaderboard_needs_a_run_dir_or_a_tracking_uri(capsys, args):
+    assert main(["leaderboard", *args]) == 2
+    assert "give either RUN_DIR or --tracking-uri URI [--grid NAME]" in capsys.readouterr().err
+
+
+def test_leaderboard_of_a_run_dir_without_a_board_says_to_run_first(tmp_path, capsys):
+    assert main(["leaderboard", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'leaderboard.csv'} not found" in err and "rankuq run" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_leaderboard_prints_per_condition_and_writes_into_the_run_dir(run_dir, capsys):
+    assert main(["leaderboard", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "my-grid: wikiqa" in out and "my-grid: clariq-to-wikiqa" in out and "0.440†" in out
+    assert "Benjamini–Hochberg" in out
+    assert "## clariq-to-wikiqa" in (run_dir / "leaderboard.md").read_text()
+    assert (run_dir / "report.html").read_text().count("<img") == 8 + 1  # the plots and the overview
+
+
+def test_leaderboard_writes_latex_where_asked(run_dir, tmp_path, capsys):
+    tex = tmp_path / "paper" / "tables.tex"
+    assert main(["leaderboard", str(run_dir), "--latex", str(tex)]) == 0
+    assert str(tex) in capsys.readouterr().out
+    assert tex.read_text().count(r"\begin{table}") == 2
+
+
+def test_leaderboard_latex_into_a_folder_is_refused(run_dir, tmp_path, capsys):
+    assert main(["leaderboard", str(run_dir), "--latex", str(tmp_path)]) == 2
+    assert "is a folder; give a file path" in capsys.readouterr().err
+
+
+def test_leaderboard_from_mlflow_writes_the_named_grid(tracking_uri, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["leaderboard", "--tracking-uri", tracking_uri, "--grid", "old-grid", "--out", str(out)]) == 0
+    assert "old-grid: wikiqa" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == ["leaderboard.md", "report.html"]
+    assert (out / "report.html").read_text().count("<img") == 4 + 1
