@@ -133,3 +133,15 @@ def test_members_on_a_roberta_backbone_score_through_the_methods(
     batch = pd.DataFrame({"context": [["who wrote hamlet"]] * 2, "text": ["shakespeare", "paris"]})
     draws = score(batch)
     assert draws.shape == (2, 3) and ((draws > 0) & (draws < 1)).all()
+
+
+def test_offline_minilm_truncates_to_l_layers():
+    model = build_cross_encoder(ModelConfig(layers=2), seed=0)
+    assert model.config.num_hidden_layers == 2
+    assert len(model.bert.encoder.layer) == 2
+    assert model.config.num_labels == 2
+
+
+def test_missing_backbone_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(RankuqError, match=r"model\.backbone"):
+        build_cross_encoder(ModelConfig(backbone=str(tmp_path / "nowhere")), seed=0)

@@ -1,26 +1,8 @@
 import pytest
-import torch
 
 from rankuq import methods
 from rankuq.errors import RankuqError
-from rankuq.methods.losses import focal, pointwise_ce
 from rankuq.methods.sngp import SNGPHead
-
-
-def test_focal_loss_with_gamma_zero_is_cross_entropy():
-    scores, labels = torch.tensor([2.0, -1.0, 0.3]), torch.tensor([1, 0, 0])
-    assert focal(scores, labels, 0.0) == pytest.approx(pointwise_ce(scores, labels).item())
-
-
-def test_focal_loss_down_weights_confident_rows():
-    labels = torch.tensor([1])
-    confident, unsure = torch.tensor([4.0]), torch.tensor([0.0])
-
-    def ratio(scores: torch.Tensor) -> float:
-        return (focal(scores, labels, 2.0) / pointwise_ce(scores, labels)).item()
-
-    assert ratio(confident) == pytest.approx((1 - torch.sigmoid(confident)).item() ** 2)
-    assert ratio(confident) < ratio(unsure) == pytest.approx(0.25)
 
 
 def test_gpf_is_sngp_with_focal_loss(build, inputs, labels):

@@ -3,7 +3,6 @@ import torch
 
 from rankuq import methods
 from rankuq.errors import RankuqError
-from rankuq.methods.losses import pairwise_ce, relaxed_hinge, same_query_margins
 
 TINY_L1 = {"backbone": "tiny", "max_length": 32, "layers": 1}
 
@@ -71,20 +70,6 @@ def test_pairwise_losses_ask_for_whole_query_batches():
     assert methods.create("last_layer_mc", {"loss": "pairwise_hinge"}).whole_query_batches()
     assert not methods.create("last_layer_mc", {}).whole_query_batches()
     assert not methods.create("bert").whole_query_batches()
-
-
-def test_pairwise_margins_pair_candidates_of_the_same_query_only(inputs, labels):
-    scores = torch.tensor([2.0, 0.5, 1.0, 3.0])
-    margins = same_query_margins(scores, labels, inputs)
-    assert sorted(margins.tolist()) == [-2.0, 1.5]  # (hamlet+, paris−) and (everest+, sea−)
-    assert pairwise_ce(margins) == pytest.approx(float(torch.nn.functional.softplus(-margins).mean()))
-    assert relaxed_hinge(margins) == pytest.approx(0.5 * ((1 + 2) ** 2 + (1 - 1.5) ** 2) / 2)
-
-
-def test_pairwise_loss_without_same_query_pairs_is_a_clear_error(inputs):
-    crossed = torch.tensor([1, 1, 0, 0])  # each query's candidates share a label
-    with pytest.raises(RankuqError, match="batch whole queries"):
-        same_query_margins(torch.zeros(4), crossed, inputs)
 
 
 @pytest.mark.parametrize(

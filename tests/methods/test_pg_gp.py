@@ -6,7 +6,6 @@ import torch
 
 from rankuq import methods
 from rankuq.errors import RankuqError
-from rankuq.methods.gp import RandomFeatures, gauss_hermite_probability
 from rankuq.methods.pg_gp import augmented_nll, conditional_draw, gibbs, polya_gamma
 
 
@@ -71,35 +70,6 @@ def test_weight_space_posterior_is_the_function_space_predictive(build):
     assert torch.allclose(mean.double(), cross.T @ gram @ (kappa.double() / w.double()), atol=1e-5)
     expected_var = (phi_star * phi_star).sum(1) - (cross * (gram @ cross)).sum(0)
     assert torch.allclose(var.double(), expected_var, atol=1e-5)
-
-
-def test_gauss_hermite_matches_monte_carlo():
-    mean = torch.tensor([0.0, 1.5, -3.0], dtype=torch.float64)
-    var = torch.tensor([4.0, 0.5, 0.0], dtype=torch.float64)
-    exact = torch.sigmoid(mean + var.sqrt() * torch.randn(400_000, 1, dtype=torch.float64)).mean(dim=0)
-    assert torch.allclose(gauss_hermite_probability(mean, var), exact, atol=2e-3)
-
-
-@pytest.mark.parametrize(
-    ("kernel", "exact"),
-    [
-        ("matern12", lambda r: torch.exp(-r)),
-        ("matern52", lambda r: (1 + math.sqrt(5) * r + 5 * r**2 / 3) * torch.exp(-math.sqrt(5) * r)),
-    ],
-)
-def test_matern_random_features_approximate_the_kernel(kernel, exact):
-    torch.manual_seed(0)
-    features = RandomFeatures(2, kernel, count=40_000, lengthscale=1.0, outputscale=8.0)
-    h = torch.randn(4, 2)
-    approx = features(h) @ features(h).T
-    assert torch.allclose(approx, 8.0 * exact(torch.cdist(h, h)), atol=0.25)
-
-
-def test_linear_kernel_is_exact():
-    features = RandomFeatures(3, "linear", count=7, lengthscale=1.0, outputscale=8.0)
-    h = torch.randn(4, 3)
-    assert features.width == 3
-    assert torch.allclose(features(h) @ features(h).T, 8.0 * h @ h.T, atol=1e-5)
 
 
 def test_sample_and_predictive_shapes(build, inputs, labels):

@@ -7,40 +7,10 @@ from torch.nn.utils import parametrize
 
 from rankuq import methods
 from rankuq.errors import RankuqError
-from rankuq.methods.gp import RandomFeatures, SpectralBound, bound_spectral_norm, mean_field_probability
 
 
 def spectral_norm(weight: torch.Tensor) -> float:
     return float(torch.linalg.matrix_norm(weight.detach().flatten(1), ord=2))
-
-
-def test_power_iteration_bounds_the_largest_singular_value():
-    torch.manual_seed(0)
-    left, _ = torch.linalg.qr(torch.randn(12, 12))
-    right, _ = torch.linalg.qr(torch.randn(8, 8))
-    layer = nn.Linear(8, 12)
-    with torch.no_grad():
-        layer.weight.copy_(left[:, :8] @ torch.diag(torch.linspace(5.0, 0.5, 8)) @ right.T)
-    bound_spectral_norm(layer, bound=0.95)
-    for _ in range(5):  # training forwards run one power-iteration step each
-        layer(torch.randn(2, 8))
-    assert spectral_norm(layer.weight) <= 0.95 + 1e-4
-    assert spectral_norm(layer.weight) == pytest.approx(0.95, rel=1e-3)
-
-
-def test_a_weight_already_within_the_bound_is_unchanged():
-    weight = torch.eye(4) * 0.5
-    bound = SpectralBound(weight, bound=0.95)
-    assert torch.allclose(bound(weight), weight)
-
-
-def test_convolution_weights_are_bounded_as_matrices():
-    conv = nn.Conv1d(6, 5, 3)
-    with torch.no_grad():
-        conv.weight.mul_(50)
-    bound_spectral_norm(conv, bound=1.0)
-    conv(torch.randn(1, 6, 9))
-    assert spectral_norm(conv.weight) <= 1.0 + 1e-3
 
 
 def test_sngp_bounds_the_encoder_feature_layers(build, inputs):
@@ -67,14 +37,6 @@ def test_spectral_norm_all_bounds_every_layer_of_the_residual_blocks(build):
     assert method.training_identity() != pooler_method.training_identity()
     with pytest.raises(RankuqError, match=r"methods\.sngp\.spectral_norm: Input should be 'pooler' or 'all'"):
         method.parse({"spectral_norm": "none"}, "grid.yaml: methods.sngp")
-
-
-def test_random_fourier_features_approximate_the_rbf_kernel():
-    torch.manual_seed(0)
-    features = RandomFeatures(3, "rbf", count=20000, lengthscale=2.0, outputscale=1.0)
-    h = torch.randn(5, 3)
-    exact = torch.exp(-(torch.cdist(h, h) ** 2) / (2 * 2.0**2))
-    assert torch.allclose(features(h) @ features(h).T, exact, atol=0.03)
 
 
 def test_precision_is_the_sum_of_p_one_minus_p_outer_products(build, inputs):
@@ -149,13 +111,6 @@ def test_cached_cholesky_follows_the_precision(build, inputs):
         method.sample([fresh], inputs)  # caches the factor of P = I
         fresh.load_state_dict(trained.state_dict())
         assert torch.equal(method.sample([fresh], inputs), method.sample([trained], inputs))
-
-
-def test_mean_field_shrinks_towards_one_half():
-    mean, var = torch.tensor([2.0, 2.0]), torch.tensor([0.0, 10.0])
-    probability = mean_field_probability(mean, var, math.pi / 8)
-    assert probability[0] == pytest.approx(torch.sigmoid(torch.tensor(2.0)).item())
-    assert 0.5 < probability[1] < probability[0]
 
 
 def test_loss_decreases(train_steps):

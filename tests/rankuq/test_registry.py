@@ -1,5 +1,6 @@
-"""Plugins: an installed package's entry points in a registry's group add to it (as pip installs
-them: a ``*.dist-info/entry_points.txt`` on sys.path), and a broken one is one clear error."""
+"""Registries: a name registered once, unknown names listing the valid ones; plugins: an installed
+package's entry points in a registry's group add to it (as pip installs them: a
+``*.dist-info/entry_points.txt`` on sys.path), and a broken one is one clear error."""
 
 import sys
 import textwrap
@@ -7,7 +8,39 @@ import textwrap
 import pytest
 
 from rankuq.errors import RankuqError
-from rankuq.registry import Registry
+from rankuq.registry import Registry, name_of
+
+
+class Bert:
+    name = "bert"
+
+
+class Ensemble:
+    name = "ensemble"
+
+
+def test_a_registry_lists_its_names_sorted_and_refuses_an_unknown_one():
+    registry: Registry[type] = Registry("method")
+    assert registry.register(Ensemble) is Ensemble and registry.register(Bert) is Bert
+    assert registry.names() == list(registry) == ["bert", "ensemble"]
+    assert registry.get("bert") is Bert and "ensemble" in registry and "sngp" not in registry
+    with pytest.raises(RankuqError, match=r"^unknown method 'sngpp'; valid methods: bert, ensemble$"):
+        registry.get("sngpp")
+
+
+def test_a_name_is_registered_once():
+    registry: Registry[type] = Registry("method")
+    registry.register(Bert)
+    with pytest.raises(ValueError, match="method 'bert' is registered twice"):
+        registry.register(type("Other", (), {"name": "bert"}))
+    assert registry.get("bert") is Bert
+
+
+def test_an_object_without_a_name_is_named_after_its_module():
+    def run() -> None: ...
+
+    run.__module__ = "rankuq.bench.probes.calibration"  # a probe's run function
+    assert name_of(run) == "calibration" and name_of(Bert) == "bert"
 
 
 def install(tmp_path, monkeypatch, module: str, entry_points: str):
