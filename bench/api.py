@@ -13,10 +13,10 @@ from typing import Any
 
 import pandas as pd
 
-from rankuq.bench.evaluate import evaluate_file
-from rankuq.bench.grid import load_grid, parse_grid
-from rankuq.bench.leaderboard import read_run_dir, read_tracking
-from rankuq.bench.runner import run_grid as _run_grid
+from rankuq.bench.config.grid import load_grid, parse_grid
+from rankuq.bench.evaluation.blackbox import evaluate_file
+from rankuq.bench.results.boards import read_run_dir, read_tracking
+from rankuq.bench.run.runner import run_grid as _run_grid
 
 
 def run_grid(

@@ -118,7 +118,7 @@ def _is_number(kind: pa.DataType) -> bool:
 
 def _refuse_repeats(table: pa.Table, source: str) -> None:
     """A (qid, cid) on two rows would count a candidate twice: a scorer wrote it twice, so refuse
-    (TREC runs of other tools keep their last line instead: ``bench.evaluate``)."""
+    (TREC runs of other tools keep their last line instead: ``bench.evaluation.blackbox``)."""
     if table.group_by(["qid", "cid"]).aggregate([]).num_rows == table.num_rows:
         return
     pairs = table.select(["qid", "cid"]).to_pandas()

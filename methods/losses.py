@@ -52,8 +52,8 @@ def same_query_margins(
     if not pairs.any() and labels.max() > labels.min():
         raise RankuqError(
             "pairwise loss: no training batch pairs a relevant and a non-relevant candidate of the "
-            "same query; batch whole queries (bench.train.fit with query-grouped batches) or use "
-            "loss: pointwise_ce"
+            "same query; batch whole queries (bench.engine.training_loop.fine_tune with query-grouped "
+            "batches) or use loss: pointwise_ce"
         )
     return (scores[:, None] - scores[None, :])[pairs]
 

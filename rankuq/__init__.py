@@ -1,18 +1,13 @@
 """rankuq: a benchmark harness for the calibration and uncertainty of neural rerankers.
 
-The distribution claims one import name. The repository's folders install beneath it:
-``tasks/`` → ``rankuq.tasks`` (what to rank), ``methods/`` → ``rankuq.methods`` (how to score),
-``bench/`` → ``rankuq.bench`` (the engine). This folder holds what all three share and import
-(errors, registries, the offline backbone loader, the candidate-list contract and shard reading);
-it imports none of them.
+The distribution claims one import name. The repository's top-level folders sit beneath it through
+links in this folder: ``tasks/`` → ``rankuq.tasks`` (what to rank), ``methods/`` → ``rankuq.methods``
+(how to score), ``bench/`` → ``rankuq.bench`` (grids, the Ray engine, evaluation, results, findings,
+the command). This folder's own modules hold what all three share and import (errors, registries,
+the offline backbone loader, the candidate-list contract and shard reading); they import none of them.
 """
 
 from importlib.metadata import PackageNotFoundError, version
-from pkgutil import extend_path
-
-# Run from the repository root, this folder shadows the installed package; extending the path lets
-# ``rankuq.tasks`` & co. still resolve to the installed (or editable) sub-packages.
-__path__ = extend_path(__path__, __name__)
 
 try:
     __version__ = version("rankuq")

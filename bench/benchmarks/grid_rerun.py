@@ -17,7 +17,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from rankuq.bench.tracking import Tracker, default_tracking_uri
+from rankuq.bench.results.mlflow_store import default_tracking_uri
+from rankuq.bench.results.tracking import Tracker
 
 SCALE_GRID = Path(__file__).parents[1] / "grids" / "scale.yaml"
 

@@ -6,7 +6,7 @@ included) with the same method scorer (``methods.<m>.make_scorer``: one tokenise
 ``--layers`` layers, with ``--threads`` torch threads, and build the same predictions table:
 
 - plain: read the shards with pyarrow, build the scorer, loop over the batches;
-- ray: ``bench.engine.score_shards`` (Ray Data ``read_parquet`` → ``map_batches``; on CPU a task
+- ray: ``bench.engine.scoring.score_shards`` (Ray Data ``read_parquet`` → ``map_batches``; on CPU a task
   on a pooled worker process that keeps the scorer between calls), in a Ray session started before
   the clock (a grid starts it once).
 
@@ -36,8 +36,9 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from rankuq import methods, tasks
 from rankuq.backbone import ModelConfig, build_cross_encoder
-from rankuq.bench.engine import ShardScorer, ray_session, score_frame, score_shards
-from rankuq.bench.jobs import ScorerSpec
+from rankuq.bench.engine.scoring import ShardScorer, score_frame, score_shards
+from rankuq.bench.engine.session import ray_session
+from rankuq.bench.planning.jobs import ScorerSpec
 from rankuq.methods.base import NeuralMethod, inference_device
 from rankuq.shards import shard_files
 from rankuq.tasks.shards import build_shards

@@ -19,10 +19,11 @@ import ray
 
 from rankuq import tasks
 from rankuq.backbone import ModelConfig
-from rankuq.bench.engine import ray_session, train_members
-from rankuq.bench.jobs import TrainJob
-from rankuq.bench.plan import member_seed
-from rankuq.bench.train import TrainConfig
+from rankuq.bench.config.training import TrainConfig
+from rankuq.bench.engine.members import train_members
+from rankuq.bench.engine.session import ray_session
+from rankuq.bench.planning.jobs import TrainJob
+from rankuq.bench.planning.plan import member_seed
 from rankuq.tasks.shards import build_shards
 
 

@@ -1,8 +1,9 @@
 """Model fit (issue 15): `bert` fine-tuned on WikiQA's native training lists, against BM25, on the
 WikiQA test lists (native; questions without a correct sentence left out, as in Yang et al., 2015).
 
-Training as the grid trains a member (``bench.train.fit``: balanced pointwise cross-entropy, AdamW,
-linear warm-up), on every relevant sentence plus ``--negatives`` non-relevant ones from its list.
+Training as the grid trains a member (``bench.engine.training_loop.fine_tune``: balanced pointwise
+cross-entropy, AdamW, linear warm-up), on every relevant sentence plus ``--negatives`` non-relevant
+ones from its list.
 After each epoch the test lists are scored and AP, R@1 and nDCG@10 printed with the paired t-test
 over queries against BM25 (bm25s over the test split's sentences, the `bm25` method). The epochs are
 fixed beforehand: the per-epoch lines show the curve, not a choice made on test.
@@ -26,8 +27,9 @@ from scipy.stats import ttest_rel
 from rankuq import methods, tasks
 from rankuq.backbone import ModelConfig, load_tokenizer
 from rankuq.bench import metrics
-from rankuq.bench.engine import SCORED_COLUMNS, score_frame
-from rankuq.bench.train import TrainConfig, balanced_pairs, fit
+from rankuq.bench.config.training import TrainConfig
+from rankuq.bench.engine.scoring import SCORED_COLUMNS, score_frame
+from rankuq.bench.engine.training_loop import balanced_pairs, fine_tune
 from rankuq.methods.base import NeuralMethod
 
 MEASURES = ["AP", "R@1", "nDCG@10"]
@@ -83,7 +85,7 @@ def main() -> None:
         print(json.dumps(line | {"load_average": os.getloadavg()[0]}), flush=True)
 
     train = TrainConfig(epochs=args.epochs, batch_size=16, lr=args.lr)
-    fit(model, load_tokenizer(config), pairs, config, train, 0, on_epoch_end=report)
+    fine_tune(model, load_tokenizer(config), pairs, config, train, 0, on_epoch_end=report)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""One statistical procedure for every claim (issue 29): effects with a paired two-level bootstrap,
+"""One statistical procedure for every claim: effects with a paired two-level bootstrap,
 power, Benjamini–Hochberg, and the verdict taxonomy. docs/statistics.md states the procedure.
 
 A claim compares, in one condition, one or more *sides* (the method's metric and its reference).

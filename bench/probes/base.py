@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from rankuq.bench import metrics
 from rankuq.bench.metrics.matrix import RankedLists, pad_by_query, ranked_lists
+from rankuq.bench.probes.parts import QueryParts
 from rankuq.errors import RankuqError
 from rankuq.registry import Registry
 
@@ -31,12 +32,15 @@ class ProbeResult:
     ``curves``: name → columns of equal length (x and y values of a figure).
     ``plots``: file stem → a function drawing that PNG at the path it is given (drawn on demand).
     ``notes``: what was left out and why (a skipped study, an undefined value).
+    ``parts``: metric key → the metric split by query (``bench.probes.parts``), for the metrics a
+    resampling over queries can recompute.
     """
 
     metrics: dict[str, float]
     curves: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     plots: dict[str, Callable[[Path], Path]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    parts: dict[str, QueryParts] = field(default_factory=dict)
 
     def write_plots(self, folder: Path, prefix: str = "") -> list[Path]:
         """Draw every plot as ``folder/<prefix><stem>.png``, each written under a temporary name
@@ -56,6 +60,7 @@ def merge(results: Sequence[ProbeResult]) -> ProbeResult:
     for result in results:
         _add_new(merged.metrics, result.metrics)
         _add_new(merged.curves, result.curves)
+        _add_new(merged.parts, result.parts)
         merged.plots.update(result.plots)
         merged = replace(merged, notes=merged.notes + result.notes)
     return merged
@@ -70,7 +75,7 @@ def _add_new(mine: dict[str, V], theirs: dict[str, V]) -> None:
 
 def key(metric: str) -> str:
     """A metric name in a file or plot name (``R@1`` → ``R_at_1``). Metric keys keep the metric's
-    own spelling (``nAUC.nDCG@10.u_max``); MLflow's ('@' refused) is made in ``bench.tracking``."""
+    own spelling (``nAUC.nDCG@10.u_max``); MLflow's ('@' refused) is made in ``bench.results.tracking``."""
     return metric.replace("@", "_at_")
 
 

@@ -1,6 +1,6 @@
 """Fixtures shared by the bench tests: a synthetic finished grid as `rankuq run` leaves it
 (RUN_DIR/leaderboard.csv and plots/, and the same grid logged to a temporary MLflow store: the
-contract of bench.tracking), and a real WikiQA predictions table."""
+contract of bench.results.tracking), and a real WikiQA predictions table."""
 
 import copy
 import json
@@ -13,19 +13,14 @@ import pyarrow as pa
 import pytest
 
 from rankuq import tasks
-from rankuq.bench.grid import parse_grid
-from rankuq.bench.layout import PLOT_INDEX
-from rankuq.bench.leaderboard import KEYS, board_columns, metrics_of
+from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.plots import line_plot, reliability_diagram
 from rankuq.bench.predictions import predictions_table
-from rankuq.bench.runner import run_grid
-from rankuq.bench.tracking import (
-    BASELINE_TAG,
-    LEVEL_TAG,
-    METRICS_TAG,
-    ROW_TAG,
-    Tracker,
-)
+from rankuq.bench.results.leaderboard import KEYS, board_columns, metrics_of
+from rankuq.bench.results.mlflow_names import BASELINE_TAG, LEVEL_TAG, METRICS_TAG, ROW_TAG
+from rankuq.bench.results.tracking import Tracker
+from rankuq.bench.run.runner import run_grid
+from rankuq.bench.rundir.layout import PLOT_INDEX
 
 NAN = np.nan
 METRICS = ("R@1", "ECE", "nAUC AP u_max")
@@ -79,7 +74,7 @@ def run_dir(finished_run: Path, tmp_path: Path) -> Path:
 
 
 def log_grid(tracker: Tracker, run_dir: Path, name: str) -> None:
-    """Log a run directory's board and plots as `rankuq run` does (the bench.tracking contract)."""
+    """Log a run directory's board and plots as `rankuq run` does (the bench.results.tracking contract)."""
     board = pd.read_csv(run_dir / "leaderboard.csv")
     metrics = metrics_of(board)
     baseline = board.method[board.baseline].iloc[0]
@@ -151,12 +146,13 @@ def finished(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> tup
 
 @pytest.fixture
 def kept(finished: tuple[Path, pd.DataFrame], tmp_path: Path) -> Path:
-    """What results/ keeps of the tiny run (grid.yaml, seeds.csv, leaderboard.csv: no plots, models or
-    predictions), in tmp_path/results/ under the run's folder name (a run is named after its folder)."""
+    """What results/ keeps of the tiny run (grid.yaml, seeds.csv, leaderboard.csv, queries.parquet: no
+    plots, models or predictions), in tmp_path/results/ under the run's folder name (a run is named
+    after its folder)."""
     run_dir, _ = finished
     folder = tmp_path / "results" / run_dir.name
     folder.mkdir(parents=True)
-    for name in ("grid.yaml", "seeds.csv", "leaderboard.csv"):
+    for name in ("grid.yaml", "seeds.csv", "leaderboard.csv", "queries.parquet"):
         shutil.copy(run_dir / name, folder / name)
     return folder
 

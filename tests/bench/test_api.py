@@ -1,5 +1,5 @@
 """The notebook API: ``rankuq.evaluate``, ``rankuq.leaderboard`` (``rankuq.run_grid`` is the runner's
-function, run by tests/bench/test_runner.py) give what the commands print and write (the lazy
+function, run by tests/bench/run/test_runner.py) give what the commands print and write (the lazy
 attributes of ``rankuq``: tests/rankuq/test_rankuq.py)."""
 
 import pandas as pd
@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import rankuq
-from rankuq.bench.evaluate import evaluate_file
-from rankuq.bench.leaderboard import read_run_dir, read_tracking
+from rankuq.bench.evaluation.blackbox import evaluate_file
+from rankuq.bench.results.boards import read_run_dir, read_tracking
 
 
 def test_evaluate_returns_the_command_s_values(wikiqa, tmp_path):

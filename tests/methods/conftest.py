@@ -8,7 +8,8 @@ from torch import nn
 
 from rankuq import methods
 from rankuq.backbone import TINY, ModelConfig, encode_pairs, load_tokenizer
-from rankuq.bench.train import Pairs, TrainConfig, fit
+from rankuq.bench.config.training import TrainConfig
+from rankuq.bench.engine.training_loop import Pairs, fine_tune
 from rankuq.methods.base import MethodParams, NeuralMethod
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
@@ -66,12 +67,13 @@ Trainer = Callable[..., list[float]]
 
 @pytest.fixture(scope="module")
 def train_steps(build: Builder) -> Trainer:
-    """Losses of ``steps`` full-batch steps of ``bench.train.fit`` on the tiny fixture."""
+    """Losses of ``steps`` full-batch steps of ``bench.engine.training_loop.fine_tune`` on the tiny
+    fixture."""
 
     def run(name: str, raw: dict, steps: int = 12, lr: float = 3e-3) -> list[float]:
         method, _params, model = build(name, raw)
         config = TrainConfig(epochs=steps, batch_size=len(PAIRS), lr=lr, warmup=0)
-        return fit(
+        return fine_tune(
             model,
             load_tokenizer(TINY_MODEL),
             PAIRS,

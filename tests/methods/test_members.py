@@ -11,7 +11,8 @@ from transformers import AutoModel, AutoModelForSequenceClassification, AutoToke
 
 from rankuq import methods, tasks
 from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
-from rankuq.bench.train import TrainConfig, fit
+from rankuq.bench.config.training import TrainConfig
+from rankuq.bench.engine.training_loop import fine_tune
 
 # The offline MiniLM cut to 2 layers; max_length wide enough that no WikiQA pair is cut, so rankuq
 # and the outside loaders tokenise alike.
@@ -32,7 +33,7 @@ def bert_member(tmp_path_factory: pytest.TempPathFactory, wikiqa_rows: pd.DataFr
     method = methods.create("bert")
     model = method.build_model(WIDE, seed=0)
     pairs = [([*c], t, int(y > 0)) for c, t, y in zip(*wikiqa_rows.to_dict("list").values(), strict=True)]
-    fit(model, load_tokenizer(WIDE), pairs, WIDE, TrainConfig(batch_size=4, lr=1e-3, epochs=3), seed=0)
+    fine_tune(model, load_tokenizer(WIDE), pairs, WIDE, TrainConfig(batch_size=4, lr=1e-3, epochs=3), seed=0)
     folder = tmp_path_factory.mktemp("member")
     method.save_member(model, WIDE, folder)
     return folder

@@ -17,5 +17,5 @@ def test_run_merges_the_probes_of_one_table(wikiqa) -> None:
     alone = probes.PROBES.get("calibration")(wikiqa)
     assert {k: result.metrics[k] for k in alone.metrics} == alone.metrics
     assert "RA.b" in result.metrics and "ERCE" in result.curves
-    # one spelling of metric names (ir-measures'); MLflow's '_at_' is made only in bench.tracking
+    # one spelling of metric names (ir-measures'); MLflow's '_at_' is made only in bench.results.tracking
     assert "RA.nDCG@10" in result.metrics and not any("_at_" in k for k in result.metrics)

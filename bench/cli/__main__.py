@@ -1,0 +1,5 @@
+"""``python -m rankuq.bench.cli``: the ``rankuq`` command."""
+
+from rankuq.bench.cli.main import cli
+
+cli()

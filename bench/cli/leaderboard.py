@@ -1,0 +1,44 @@
+"""``rankuq leaderboard``: a grid's tables, leaderboard.md and report.html."""
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+
+from rankuq.bench.cli.run import _show
+from rankuq.errors import RankuqError
+
+
+def _leaderboard(args: argparse.Namespace) -> None:
+    from rankuq.bench.results.boards import read_run_dir, read_tracking
+    from rankuq.bench.results.rendering import paper_latex
+    from rankuq.bench.results.report import write_report
+    from rankuq.bench.rundir.atomic import atomic_write
+
+    if (args.run_dir is None) == (args.tracking_uri is None) or (args.grid and args.run_dir):
+        raise RankuqError("rankuq leaderboard: give either RUN_DIR or --tracking-uri URI [--grid NAME]")
+    from rankuq.bench.config.command_inputs import check_output_folder, check_tracking_uri
+
+    if args.tracking_uri:
+        check_tracking_uri(args.tracking_uri)
+    if args.out:
+        check_output_folder(args.out, "--out")
+    if args.latex:
+        if args.latex.is_dir():
+            raise RankuqError(f"--latex {args.latex} is a folder; give a file path such as tables.tex")
+        check_output_folder(args.latex.parent, "--latex")
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # plot downloads: no bars
+    with tempfile.TemporaryDirectory() as downloads:  # the report embeds the plots: no need to keep them
+        board = (
+            read_run_dir(args.run_dir)
+            if args.run_dir
+            else read_tracking(args.tracking_uri, args.grid, Path(downloads), args.experiment)
+        )
+        _show(board)
+        folder = args.out or args.run_dir or Path("reports") / board.name
+        paths: tuple[Path, ...] = write_report(board, folder)
+    if args.latex:
+        args.latex.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(args.latex, paper_latex(board))
+        paths = (*paths, args.latex)
+    print(f"written: {', '.join(map(str, paths[:-1]))} and {paths[-1]}")

@@ -1,0 +1,54 @@
+"""The entry point of ``rankuq``: dispatch, one-line errors and exit codes, Ctrl-C and SIGTERM."""
+
+import shlex
+import signal
+import sys
+import threading
+from collections.abc import Callable
+
+from rankuq.bench.cli.common import EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, Terminated, _on_sigterm
+from rankuq.bench.cli.evaluate import _evaluate
+from rankuq.bench.cli.findings import _findings
+from rankuq.bench.cli.leaderboard import _leaderboard
+from rankuq.bench.cli.listing import _list_methods, _list_tasks
+from rankuq.bench.cli.parser import _parser
+from rankuq.bench.cli.run import _run
+from rankuq.errors import RankuqError
+
+
+def main(argv: list[str] | None = None) -> int:
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> int:
+    args = _parser().parse_args(argv)
+    actions: dict[str, Callable[..., None]] = {  # the listings take no arguments
+        "run": _run,
+        "evaluate": _evaluate,
+        "leaderboard": _leaderboard,
+        "findings": _findings,
+        "tasks": _list_tasks,
+        "methods": _list_methods,
+    }
+    try:
+        action = actions[args.command]
+        action(args) if args.command in ("run", "evaluate", "leaderboard", "findings") else action()
+    except RankuqError as error:
+        print(f"rankuq: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt as stop:
+        command = shlex.join(["rankuq", *(sys.argv[1:] if argv is None else argv)])
+        print(f"rankuq: interrupted; finished work is kept, resume with: {command}", file=sys.stderr)
+        return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+    return 0
+
+
+def cli() -> None:
+    """Console entry point."""
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""The ``rankuq`` argument parser."""
+
+import argparse
+from pathlib import Path
+
+from rankuq import __version__
+from rankuq.bench.cli.common import EVALUATE_PROBES, _names
+
+DESCRIPTION = "The rankuq command: run a grid, list the registries, evaluate a black-box run, report a grid."
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rankuq", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"rankuq {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="run a method × task × seed grid (default: the built-in grid)")
+    run.add_argument("grid", nargs="?", type=Path, help="grid YAML file (default: built-in WikiQA grid)")
+    run.add_argument("--run-dir", type=Path, help="where models, predictions, MLflow and the leaderboard go")
+    run.add_argument("--data-dir", help="the shared data folder (default: $RANKUQ_DATA or ../shared/data)")
+    run.add_argument("--address", help="Ray cluster address, e.g. 'auto' on a cluster head")
+    run.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite file in the run dir)")
+    run.add_argument("--experiment", help="MLflow experiment (default: $MLFLOW_EXPERIMENT_NAME or rankuq)")
+    run.add_argument(
+        "--backbone",
+        type=Path,
+        help="checkpoint folder to fine-tune instead of the grid's model.backbone (e.g. a member of an "
+        "earlier run, RUN_DIR/models/<key>)",
+    )
+    run.add_argument(
+        "--plan",
+        action="store_true",
+        help="print what the grid would train, score and probe, and its cost; run nothing",
+    )
+
+    commands.add_parser("tasks", help="list the registered tasks")
+    commands.add_parser("methods", help="list the registered methods")
+
+    evaluate = commands.add_parser("evaluate", help="score a TREC run or a predictions Parquet file")
+    evaluate.add_argument("--run", type=Path, help="TREC run file (qid Q0 docno rank score tag)")
+    evaluate.add_argument("--qrels", type=Path, help="TREC qrels file (qid 0 docno relevance)")
+    evaluate.add_argument("--predictions", type=Path, help="predictions Parquet file (contract 2)")
+    evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    evaluate.add_argument(
+        "--metrics",
+        type=_names,
+        help="comma-separated ir-measures names, e.g. AP,nDCG@10,P@5,R@100,RR,ECE "
+        "(default: R@1,R@5,P@1,AP,RR,nDCG@10, and ECE,ECE.all for probabilities)",
+    )
+    evaluate.add_argument(
+        "-q", "--by-query", action="store_true", help="each query's values too (ir-measures' iter_calc)"
+    )
+    evaluate.add_argument("--write-run", type=Path, help="write the scored candidates as a TREC run file")
+    evaluate.add_argument(
+        "--probabilities",
+        action=argparse.BooleanOptionalAction,
+        help="the scores are P(relevant) (ECE applies; checked to lie in [0, 1]); default: a TREC run's "
+        "are not, a predictions file's as it records",
+    )
+    for probe in EVALUATE_PROBES:
+        evaluate.add_argument(f"--{probe}", action="store_true", help=f"add the {probe} probe (bench.probes)")
+    evaluate.add_argument(
+        "--confidences",
+        type=_names,
+        help="the abstention probe's confidence functions, e.g. u_max,u_std,u_1-2 (reference-free ones "
+        "alone are scored on the whole table; default: all that apply)",
+    )
+    evaluate.add_argument("--dev", type=Path, help="dev-split predictions Parquet: RA's b, abstention fits")
+    evaluate.add_argument(
+        "--dev-run", type=Path, help="dev-split TREC run (with --dev-qrels), instead of --dev"
+    )
+    evaluate.add_argument("--dev-qrels", type=Path, help="dev-split TREC qrels (with --dev-run)")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of the probes' splits and learners")
+    evaluate.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a (qid, docno) listed twice instead of keeping its last line",
+    )
+
+    board = commands.add_parser(
+        "leaderboard", help="print a grid's per-condition tables; write leaderboard.md and report.html"
+    )
+    board.add_argument("run_dir", nargs="?", type=Path, help="a run directory of `rankuq run`")
+    board.add_argument("--tracking-uri", help="read the grid from this MLflow store instead")
+    board.add_argument("--grid", help="with --tracking-uri: the grid's name (default: the newest grid)")
+    board.add_argument("--experiment", help="with --tracking-uri: the MLflow experiment (default: rankuq)")
+    board.add_argument("--out", type=Path, help="output folder (default: RUN_DIR, or reports/<grid name>)")
+    board.add_argument("--latex", type=Path, help="also write the tables as LaTeX (booktabs) to this file")
+
+    found = commands.add_parser(
+        "findings", help="measure the papers' claims in finished paper-grid runs; write docs/findings.md"
+    )
+    found.add_argument("run_dirs", nargs="+", type=Path, help="run directories of the paper grids")
+    found.add_argument("--out", type=Path, default=Path("docs/findings.md"), help="default: docs/findings.md")
+    found.add_argument(
+        "--cost", type=Path, help="method_cost's CSV of timed repeats (its --out): the inference-cost claims"
+    )
+    found.add_argument(
+        "--allow-stale",
+        action="store_true",
+        help="write the findings even where a run's cells are not what this checkout makes (marked stale)",
+    )
+    return parser

@@ -1,0 +1,101 @@
+"""``rankuq run``: check the inputs, take the run-directory lock, plan or run the grid."""
+
+import argparse
+import contextlib
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+
+from rankuq.errors import RankuqError
+
+if TYPE_CHECKING:
+    from rankuq.bench.results.boards import Board
+
+
+def _run(args: argparse.Namespace) -> None:
+    from rankuq.bench.config.command_inputs import check_output_folder, check_ray_address, check_tracking_uri
+    from rankuq.tasks import data_root
+
+    # What was given, checked before the slow imports (Ray, torch, MLflow) and before any write.
+    if args.grid is not None and not args.grid.is_file():
+        raise RankuqError(f"grid file not found: {args.grid}")
+    if args.data_dir:
+        data_root(args.data_dir)
+    if args.backbone is not None and not args.backbone.is_dir():
+        raise RankuqError(
+            f"--backbone {args.backbone}: no such folder; give a checkpoint folder (config.json, weights, "
+            "tokenizer), such as a trained member RUN_DIR/models/<key>"
+        )
+    if args.run_dir:
+        check_output_folder(args.run_dir, "--run-dir")
+    check_ray_address(args.address)
+    if args.tracking_uri:
+        check_tracking_uri(args.tracking_uri)
+
+    if args.plan:  # prints, writes nothing, starts nothing: no lock needed
+        _run_grid(args, locked=True)
+        return
+
+    from rankuq.bench.rundir.lock import run_dir_lock
+
+    # A run directory that exists may be in use: find out at once, not after the imports; a new one
+    # is created (and locked) only once the grid validated.
+    early = args.run_dir is not None and args.run_dir.is_dir()
+    with run_dir_lock(args.run_dir) if early else contextlib.nullcontext():
+        _run_grid(args, locked=early)
+
+
+def _run_grid(args: argparse.Namespace, locked: bool) -> None:
+    from rankuq.bench.config.grid import load_grid
+    from rankuq.bench.rundir.layout import RunLayout
+    from rankuq.tasks import data_root
+
+    spec, params = load_grid(args.grid)
+    if args.data_dir:
+        spec = spec.model_copy(update={"data_dir": args.data_dir})
+    if args.backbone is not None:  # absolute: the members' keys do not depend on the working folder
+        model = spec.model.model_copy(update={"backbone": str(args.backbone.resolve())})
+        spec = spec.model_copy(update={"model": model})
+    data_root(spec.data_dir)
+    run_dir = args.run_dir or Path("runs") / spec.name
+    if args.plan:  # before the engine's imports (Ray Train, Tune, Data; MLflow): seconds saved
+        from rankuq.bench.planning.capacity import describe
+        from rankuq.bench.planning.plan import plan
+
+        print(describe(plan(spec, params, RunLayout(run_dir))))
+        return
+
+    from rankuq.bench.config.command_inputs import check_output_folder
+    from rankuq.bench.engine.processes import stop_recorded
+    from rankuq.bench.results.boards import read_run_dir
+    from rankuq.bench.run.runner import build_lists, run_built
+    from rankuq.bench.rundir.atomic import removed_on_error
+    from rankuq.bench.rundir.lock import run_dir_lock
+
+    check_output_folder(run_dir, "run directory")
+    for noisy in ("ray", "ray.data", "ray.tune", "ray.train", "mlflow", "alembic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    layout = RunLayout(run_dir)
+    with contextlib.ExitStack() as held:
+        # Bad data rows fail while the lists are built: what this run made until then goes again.
+        with removed_on_error(layout.root, layout.cache):
+            if not locked:
+                held.enter_context(run_dir_lock(run_dir))
+            stop_recorded(layout.ray_pids)
+            planned = build_lists(spec, params, layout)
+        run_built(planned, args.tracking_uri, args.address, experiment=args.experiment)
+    _show(read_run_dir(run_dir))
+    print(f"written: leaderboard.md, .csv and report.html in {run_dir}, beside the MLflow store")
+
+
+def _show(board: "Board") -> None:
+    """The board's per-condition tables and their footnote, on the terminal."""
+    from rankuq.bench.results.leaderboard import footnote
+    from rankuq.bench.results.rendering import rich_tables
+
+    console = Console()
+    for table in rich_tables(board):
+        console.print(table)
+    console.print(footnote(board.table, changes=False))

@@ -1,0 +1,378 @@
+"""The grid spec: YAML → validated settings; unknown keys and names are rejected with the valid ones."""
+
+import re
+from collections.abc import Hashable
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from rankuq import methods, tasks
+from rankuq.backbone import ModelConfig
+from rankuq.bench.config.search_space import SearchConfig, check_space, sections_of
+from rankuq.bench.config.training import TrainConfig
+from rankuq.bench.probes import DEFAULT_PROBES, PROBES
+from rankuq.errors import RankuqError
+from rankuq.methods.base import MethodParams
+from rankuq.tasks import lists, negatives
+
+DEFAULT_GRID = "default.yaml"
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+# What the code can run: numpy seeds are below 2**32; lists of more candidates than this are not
+# reranking lists; more seeds than this is a typo for a range.
+MAX_SEED, MAX_SEEDS, MAX_CANDIDATES = 2**32 - 1, 1000, 1000
+
+
+def _plain_name(value: str) -> str:
+    """Names become folders and MLflow run names: plain file names, so '.', '..', hidden names and
+    paths are refused."""
+    if not PLAIN_NAME.fullmatch(value) or len(value) > 100:
+        raise ValueError(
+            f"{value!r} is not a plain name (up to 100 letters, digits, '_', '.', '-', not starting "
+            "with '.'): it names a folder and an MLflow run"
+        )
+    return value
+
+
+PlainName = Annotated[str, AfterValidator(_plain_name)]
+
+
+class EvalConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    split: str = "test"
+    # Rows per scorer call; neural scorers sort them by length into forward passes of 64.
+    batch_size: Annotated[int, Field(ge=1, le=1 << 20)] = 512
+    # Standard practice scores ranking metrics only on queries with a relevant candidate.
+    include_nota: bool = False
+    probes: list[str] = list(DEFAULT_PROBES)
+    dev_split: str | None = Field(
+        "dev", description="split whose predictions choose RA's b and fit the abstention learners"
+    )
+    precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto", description="neural scoring in bfloat16 autocast (bf16) or not; auto: bf16 on a GPU only"
+    )
+
+    @field_validator("probes")
+    @classmethod
+    def _known_probes(cls, value: list[str]) -> list[str]:
+        for name in value:
+            PROBES.get(name)
+        return value
+
+    @model_validator(mode="after")
+    def _dev_is_not_the_tested_split(self) -> "EvalConfig":
+        if self.dev_split == self.split:
+            raise ValueError(
+                f"dev_split '{self.dev_split}' is the tested split; name another split, or null to let "
+                "the probes fit on a held-out part of the tested split"
+            )
+        return self
+
+
+class ResourcesConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cpus_per_trial: Annotated[float, Field(gt=0, le=1024)] = 1.0
+    gpus_per_trial: Annotated[float, Field(ge=0, le=64)] = 0.0
+    max_concurrent_trials: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    workers_per_trial: Annotated[
+        int, Field(ge=1, le=1024, description="data-parallel Train workers per member")
+    ] = 1
+    # Where a member trains. "train": a Ray Train TorchTrainer (its controller, worker group and
+    # helper actors: DDP and Train's worker restarts). "trial": a one-worker member in its Tune trial's
+    # own process, one process instead of about six (each importing torch), which is what members of
+    # seconds or minutes want; a retried trial resumes from its last epoch either way.
+    trainer: Annotated[
+        Literal["train", "trial"], Field(description="train: a Ray Train TorchTrainer; trial: the Tune trial")
+    ] = "train"
+
+    @model_validator(mode="after")
+    def _one_worker_in_a_trial(self) -> "ResourcesConfig":
+        if self.trainer == "trial" and self.workers_per_trial > 1:
+            raise ValueError(
+                f"trainer 'trial' trains a member in one process, but workers_per_trial is "
+                f"{self.workers_per_trial}; use trainer 'train' for data-parallel members"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _whole_gpus_per_worker(self) -> "ResourcesConfig":
+        # Two ranks on one GPU make NCCL fail ("Duplicate GPU detected"): fractions only for one worker.
+        share = self.gpus_per_trial / self.workers_per_trial
+        if self.workers_per_trial > 1 and share != int(share):
+            raise ValueError(
+                f"gpus_per_trial {self.gpus_per_trial:g} over workers_per_trial {self.workers_per_trial} "
+                f"gives each data-parallel worker {share:g} GPU; give each worker whole GPUs "
+                "(gpus_per_trial a multiple of workers_per_trial), or pack fractions with one worker"
+            )
+        return self
+
+
+class Side(BaseModel):
+    """One side of a condition: which task's lists, built with which negative sampling."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: str
+    ns: str | None = Field(
+        None, description="negative sampling; None = native lists, else bm25; run:<path> reranks a TREC run"
+    )
+    n: Annotated[int, Field(ge=2, le=MAX_CANDIDATES)] | None = Field(
+        None, description="candidates per list (10)"
+    )
+    variant: str = "standard"
+
+    @field_validator("variant")
+    @classmethod
+    def _known_variant(cls, value: str) -> str:
+        if value not in lists.VARIANTS:
+            raise ValueError(f"unknown variant '{value}'; valid variants: {', '.join(lists.VARIANTS)}")
+        return value
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, value: str) -> str:
+        tasks.get(value)
+        return value
+
+    @field_validator("ns")
+    @classmethod
+    def _known_strategy(cls, value: str | None) -> str | None:
+        if value is not None:
+            negatives.get(value)  # an unknown name, or a run file that is not there, fails on load
+        return value
+
+    def label(self) -> str:
+        return self.task if self.ns is None else f"{self.task}:{self.ns}"
+
+
+class Shift(BaseModel):
+    """Train on one side, test on the other: cross-domain (tasks differ) or cross-NS (ns differs)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: PlainName | None = None
+    train: Side
+    test: Side
+
+    def label(self) -> str:
+        return self.name or f"{self.train.label()}→{self.test.label()}"
+
+
+class GridSpec(BaseModel):
+    """A method × condition × seed grid; a task in ``tasks`` is the condition "train and test on it"."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: PlainName = "default"
+    data_dir: str | None = None
+    tasks: list[str] = []
+    shifts: list[Shift] = []
+    methods: Annotated[dict[str, dict[str, Any] | None], Field(min_length=1)]
+    seeds: Annotated[
+        list[Annotated[int, Field(ge=0, le=MAX_SEED)]], Field(min_length=1, max_length=MAX_SEEDS)
+    ] = [0]
+    baseline: str | None = Field(None, description="method the others are compared with")
+    model: ModelConfig = ModelConfig()
+    train: TrainConfig = TrainConfig()
+    eval: EvalConfig = EvalConfig()
+    resources: ResourcesConfig = ResourcesConfig()
+    search: SearchConfig | None = None
+
+    @field_validator("tasks")
+    @classmethod
+    def _known_tasks(cls, value: list[str]) -> list[str]:
+        for name in value:
+            tasks.get(name)
+        return value
+
+    @field_validator("methods")
+    @classmethod
+    def _known_methods(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name in value:
+            methods.get(name)
+        return value
+
+    @model_validator(mode="after")
+    def _some_condition(self) -> "GridSpec":
+        if not self.tasks and not self.shifts:
+            raise ValueError(
+                "name at least one task (tasks: [wikiqa]) or shift (shifts: [{train: …, test: …}])"
+            )
+        if self.train.early_stopping is not None and self.eval.dev_split is None:
+            raise ValueError("train.early_stopping scores the train side's dev split; set eval.dev_split")
+        return self
+
+    def conditions(self) -> list[Shift]:
+        """Every train → test condition of the grid, plain tasks first."""
+        return [Shift(name=task, train=Side(task=task), test=Side(task=task)) for task in self.tasks] + list(
+            self.shifts
+        )
+
+    @field_validator("seeds")
+    @classmethod
+    def _unique_seeds(cls, value: list[int]) -> list[int]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"seeds must be unique, got {value}")
+        return value
+
+    def method_params(self, source: str) -> dict[str, MethodParams]:
+        """Each method's validated parameters; errors name ``source`` and the key."""
+        return {
+            name: methods.get(name).parse(raw, where=f"{source}: methods.{name}")
+            for name, raw in self.methods.items()
+        }
+
+
+def parse_grid(raw: Any, source: str) -> tuple[GridSpec, dict[str, MethodParams]]:
+    """Validate a loaded YAML document; one RankuqError naming ``source`` and the key on failure."""
+    if not isinstance(raw, dict):
+        raise RankuqError(f"{source}: a grid is a YAML mapping with keys {sorted(GridSpec.model_fields)}")
+    try:
+        spec = GridSpec(**raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "grid"
+        message = first["msg"].removeprefix("Value error, ")
+        if first["type"] == "extra_forbidden":
+            message = f"unknown key; valid keys here: {_valid_keys(first['loc'])}"
+        raise RankuqError(f"{source}: {key}: {message}") from None
+    except RankuqError as error:  # unknown task or method name, raised inside a validator
+        raise RankuqError(f"{source}: {error}") from None
+    params = spec.method_params(source)
+    _check_sides(spec, source)
+    if spec.baseline is not None and spec.baseline not in spec.methods:
+        raise RankuqError(
+            f"{source}: baseline '{spec.baseline}' is not one of the grid's methods {list(spec.methods)}"
+        )
+    if spec.search is not None:
+        try:
+            _check_search(spec, spec.search, params)
+        except ValueError as error:
+            raise RankuqError(f"{source}: {error}") from None
+    return spec, params
+
+
+def _check_sides(spec: GridSpec, source: str) -> None:
+    """Every split the run will read exists for its task, and each side's negative sampling fits it
+    (native lists only where the task has them): checked here, before any shard is written."""
+    # Post-hoc methods fit on the dev lists of the tested side (the plan's fit stage).
+    fit_splits = (
+        {spec.eval.dev_split or "dev"} if any(methods.get(name).posthoc for name in spec.methods) else set()
+    )
+    dev = [spec.eval.dev_split] if spec.eval.dev_split else []
+    keys = [f"tasks.{i}" for i in range(len(spec.tasks))] + [f"shifts.{i}" for i in range(len(spec.shifts))]
+    for key, condition in zip(keys, spec.conditions(), strict=True):
+        for role, side, splits in (
+            ("train", condition.train, ["train", *dev]),
+            ("test", condition.test, [spec.eval.split, *dev, *sorted(fit_splits)]),
+        ):
+            where = key if key.startswith("tasks") else f"{key}.{role}"
+            loader = tasks.get(side.task)()
+            for split in splits:
+                if split not in loader.splits:
+                    raise RankuqError(
+                        f"{source}: {where}: task {side.task} has no '{split}' split (valid splits: "
+                        f"{', '.join(loader.splits)}); the grid reads it for the {role} side "
+                        "(train, eval.split, eval.dev_split, post-hoc fits): pick another task or split"
+                    )
+                try:
+                    lists.check_native(
+                        side.ns or loader.default_strategy(split), split in loader.native_splits, ""
+                    )
+                except RankuqError as error:
+                    raise RankuqError(f"{source}: {where}.ns: {side.task}/{split}{error}") from None
+
+
+def _check_search(spec: GridSpec, search: SearchConfig, params: dict[str, MethodParams]) -> None:
+    """The space's keys and domains, and what searching them needs from the rest of the grid."""
+    try:
+        check_space(search, *sections_of(spec.train, spec.model, params))
+    except ValueError as error:
+        raise ValueError(f"search.space.{error}") from None
+    if search.training_keys() and spec.eval.dev_split is None:
+        raise ValueError("search.space: trials are scored on the dev split; set eval.dev_split")
+    if "risk.b" in search.space:
+        if "risk" not in spec.eval.probes or spec.eval.dev_split is None:
+            raise ValueError(
+                "search.space.risk.b: b is searched on the risk probe's dev predictions; "
+                "add risk to eval.probes and set eval.dev_split"
+            )
+        if search.mode == "min":
+            raise ValueError(
+                f"search.space.risk.b: b reorders candidates, which {search.metric} does not see; "
+                "search it by a ranking metric (R@1, AP, RR, nDCG@10)"
+            )
+    if search.scheduler.name == "asha" and search.scheduler.grace_period > spec.train.epochs:
+        raise ValueError(
+            f"search.scheduler.grace_period: {search.scheduler.grace_period} is more than train.epochs "
+            f"({spec.train.epochs}), so ASHA could stop no trial"
+        )
+
+
+def _valid_keys(location: tuple[Any, ...]) -> str:
+    """The keys of the model that holds the unknown key at ``location`` (list indices skipped)."""
+    model: type[BaseModel] = GridSpec
+    for part in location[:-1]:
+        if isinstance(part, int):
+            continue
+        annotation = model.model_fields[part].annotation
+        # The model inside list[Shift] or SearchConfig | None, else the annotation itself.
+        inner = [arg for arg in (*get_args(annotation), annotation) if _is_model(arg)]
+        if not inner:
+            break
+        model = inner[0]
+    return ", ".join(sorted(model.model_fields))
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.safe_load``'s loader, refusing a key given twice in one mapping (YAML would keep the
+    last silently, so a second ``seeds:`` would quietly replace the first)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                continue  # SafeLoader refuses it below
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is given twice; keep one", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_grid(path: Path | None = None) -> tuple[GridSpec, dict[str, MethodParams]]:
+    """Read a grid YAML file, or the built-in default grid when ``path`` is None."""
+    if path is None:
+        text = resources.files("rankuq.bench.grids").joinpath(DEFAULT_GRID).read_text()
+        source = f"built-in grid {DEFAULT_GRID}"
+    else:
+        if not path.is_file():
+            raise RankuqError(f"grid file not found: {path}")
+        text, source = path.read_text(), str(path)
+    try:
+        raw = yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader: no Python tags
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise RankuqError(f"{source}{where}: not valid YAML ({error.problem or error.context})") from None
+    except yaml.YAMLError as error:
+        raise RankuqError(f"{source}: not valid YAML ({' '.join(str(error).split())})") from None
+    return parse_grid(raw, source)

@@ -1,0 +1,65 @@
+"""Training settings of a grid (``train:``): the fine-tuning loop's hyperparameters and early stopping."""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
+
+from rankuq.bench import metrics
+
+
+class EarlyStopping(BaseModel):
+    """Score the train side's dev lists after every epoch; stop after ``patience`` epochs without a
+    better ``metric`` and keep the best epoch's weights (``train.epochs`` is then the most it trains)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    patience: Annotated[int, Field(ge=1, le=10_000)] = Field(
+        description="epochs without a better dev value before training stops"
+    )
+    metric: str = Field("AP", description="the dev lists' ranking metric to maximise")
+
+    @field_validator("metric")
+    @classmethod
+    def _ranking_metric(cls, value: str) -> str:
+        if metrics.get(value).family.name.startswith("ECE"):
+            raise ValueError(f"early stopping maximises a ranking metric (AP, nDCG@10, R@1…), not {value}")
+        return value
+
+
+class TrainConfig(BaseModel):
+    """Optimisation settings shared by every trained member of a grid."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    epochs: Annotated[int, Field(ge=1, le=10_000)] = 1
+    batch_size: Annotated[int, Field(ge=1, le=65_536)] = 16
+    lr: Annotated[float, Field(gt=0)] = 5e-5
+    warmup: Annotated[float, Field(ge=0, lt=1)] = 0.1
+    max_queries: Annotated[int, Field(ge=1)] | None = Field(None, description="cap on training queries")
+    negatives: Annotated[int, Field(ge=1, le=100)] = Field(
+        1, description="non-relevant candidates per relevant one (Penha & Hauff, 2021: 1, balanced pairs)"
+    )
+    ns: Literal["native", "random", "bm25", "dense"] | None = Field(
+        "bm25",
+        description="negative sampling of the training lists where a shift's train side names none "
+        "(Penha & Hauff, 2021: bm25); None: the task's own lists (native where it has them)",
+    )
+    early_stopping: EarlyStopping | None = Field(
+        None, description="stop on the dev split ({patience: 2, metric: AP}); None: train every epoch"
+    )
+
+    @model_serializer(mode="wrap")
+    def _unset_early_stopping_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The settings are part of every member's content key: a grid without early stopping keeps
+        # the keys (and cached members) it had before the option existed.
+        data = handler(self)
+        if data.get("early_stopping") is None:
+            data.pop("early_stopping", None)
+        return data

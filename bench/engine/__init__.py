@@ -1,0 +1,2 @@
+"""The Ray side of a run: the session and its processes, checkpoints, the training loop, members as Tune
+trials running Ray Train, Ray Data scoring, post-hoc fits and Tune searches."""

@@ -1,0 +1,38 @@
+"""Post-hoc calibration maps (temperature, Platt, isotonic) fitted on dev predictions as Ray tasks."""
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import ray
+import ray.train.torch
+import torch
+
+from rankuq import methods
+from rankuq.backbone import ModelConfig
+from rankuq.bench.planning.jobs import FitJob
+from rankuq.errors import RankuqError
+from rankuq.methods.base import Fitted, PostHocMethod
+from rankuq.shards import read_shards
+
+
+def fit_member(config: dict[str, Any]) -> Fitted:
+    """The entry point of a ``FitJob``: a post-hoc method's fit on its dev lists, in a worker with
+    the scorer's threads (so its numbers are those the scorer would compute)."""
+    job = FitJob.from_dict(config)
+    spec = job.scorer
+    torch.set_num_threads(spec.threads)
+    method = methods.create(spec.method, spec.params)
+    assert isinstance(method, PostHocMethod)  # the plan gives post-hoc methods only
+    rows = read_shards(Path(job.shards)).select(["context", "text", "label"]).to_pandas()
+    return method.fit(ModelConfig(**spec.model), [Path(p) for p in spec.checkpoints], rows)
+
+
+def fit_posthoc(jobs: Sequence[FitJob]) -> list[Fitted]:
+    """Fit each job as a Ray task of one CPU; their states, in order."""
+    task = ray.remote(num_cpus=1)(fit_member)
+    try:
+        return ray.get([task.remote(job.to_dict()) for job in jobs])
+    except ray.exceptions.RayError as error:
+        cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
+        raise RankuqError(f"fitting a post-hoc method failed: {cause}") from error

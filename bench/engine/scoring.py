@@ -1,0 +1,219 @@
+"""Scoring with Ray Data: ``map_batches`` with a stateful scorer over the Parquet shards, and the dev
+metric that training and searches report."""
+
+import functools
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import ray
+import ray.train.torch
+import torch
+from torch import nn
+
+from rankuq import methods
+from rankuq.backbone import ModelConfig
+from rankuq.bench import metrics as bench_metrics
+from rankuq.bench.planning.jobs import ScorerSpec
+from rankuq.bench.predictions import frame_predictions, join_scores
+from rankuq.errors import RankuqError
+from rankuq.methods.base import BatchScorer, NeuralMethod, inference_device
+from rankuq.shards import read_shards, shard_files
+
+# The candidate columns a scorer reads (contract 1 without task, split, ns and nota).
+SCORED_COLUMNS = ["qid", "context", "cid", "text", "label"]
+
+
+def dev_metric(
+    method: NeuralMethod,
+    model_config: ModelConfig,
+    model: nn.Module,
+    dev_shards: str,
+    metric: str,
+    batch_size: int,
+) -> Callable[[], float]:
+    """``metric`` of ``model`` as it is now on the dev lists (queries with a relevant candidate)."""
+    lists = read_shards(Path(dev_shards)).select(SCORED_COLUMNS).to_pandas()
+    score = method.batch_scorer(model_config, [model])
+
+    def measure() -> float:
+        with torch.random.fork_rng():  # training goes on with the numbers it would draw unmeasured
+            table = score_frame(score, lists, batch_size, method.probabilistic)
+        return bench_metrics.compute(table, [metric], drop_queries_without_relevant=True)[metric]
+
+    return measure
+
+
+def score_frame(score: BatchScorer, frame: pd.DataFrame, batch_size: int, probabilistic: bool) -> pa.Table:
+    """Predictions of ``frame``'s candidate rows, scored ``batch_size`` rows at a time in this process."""
+    batches = (frame.iloc[start : start + batch_size] for start in range(0, len(frame), batch_size))
+    samples, mean = join_scores([score(batch) for batch in batches])
+    return frame_predictions(frame, samples, probabilistic, mean)
+
+
+class ShardScorer:
+    """Stateful Ray Data scorer: loads the method's models once (on the GPU it was given, else the
+    CPU), then scores batches, in bfloat16 autocast where the spec's precision is "bf16" or, by
+    default ("auto"), on a GPU."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        scorer = ScorerSpec.from_dict(spec)
+        self.threads = scorer.threads
+        torch.set_num_threads(scorer.threads)
+        ranker = methods.create(scorer.method, scorer.params)
+        self.score = ranker.make_scorer(
+            ModelConfig(**scorer.model),
+            [Path(p) for p in scorer.checkpoints],
+            Path(scorer.shards),
+            scorer.fitted,
+        )
+        self.device = inference_device()
+        self.bf16 = scorer.precision == "bf16" or (scorer.precision == "auto" and self.device.type == "cuda")
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        torch.set_num_threads(self.threads)  # a pooled worker may have run other work in between
+        # Dropout draws come from torch's global RNG: seeded from the batch's rows, they do not depend
+        # on what the worker process ran before (same shards, same numbers).
+        torch.manual_seed(int(pd.util.hash_pandas_object(batch[["qid", "cid"]], index=False).sum()) % 2**63)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+            samples, mean = join_scores([self.score(batch)])
+        columns = {name: batch[name] for name in ("qid", "cid", "label")} | {"samples": list(samples)}
+        return pd.DataFrame(columns if mean is None else columns | {"prob_mean": mean})
+
+
+class PartScorer(ShardScorer):
+    """Ray Data's scoring actor: each row it is handed names one batch's segments of the shard
+    parts (``batch_segments``), which it reads and scores."""
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        return super().__call__(read_segments(batch))
+
+
+@functools.lru_cache(maxsize=1)
+def _pooled_scorer(spec: str, stamps: str) -> ShardScorer:
+    """The scorer a CPU worker process keeps for its next task on the same models (``spec``: the
+    ScorerSpec's JSON; ``stamps``: its checkpoints' mtimes and sizes, so rewritten weights reload)."""
+    return ShardScorer(json.loads(spec))
+
+
+def _stamp(folder: Path) -> list[list[int]]:
+    """A member folder's files' mtimes and sizes."""
+    return [[f.stat().st_mtime_ns, f.stat().st_size] for f in sorted(folder.iterdir()) if f.is_file()]
+
+
+def score_batch(batch: pd.DataFrame, spec: str, stamps: str) -> pd.DataFrame:
+    """Ray Data task, the entry point of a ``ScorerSpec``: score the batch ``batch`` names with the
+    worker's kept scorer."""
+    return _pooled_scorer(spec, stamps)(read_segments(batch))
+
+
+Segment = tuple[str, int, int]  # a shard part's path, first row, end row
+
+
+def batch_segments(files: Sequence[Path], batch_size: int) -> list[list[Segment]]:
+    """The scoring batches of a shard folder's ``files``, each as segments of parts.
+
+    They are the batches Ray Data's ``map_batches`` cut from one block per part: parts gathered, in
+    order, until they hold ``batch_size`` rows (its bundler), then cut in ``batch_size`` rows, the
+    last of a bundle shorter. Handing out batches, not parts, lets any number of scorers share a cell
+    while its batches, their padding and dropout seeds, and so its numbers, stay the same."""
+    batches: list[list[Segment]] = []
+    bundle: list[tuple[str, int]] = []
+    for index, path in enumerate(files):
+        bundle.append((str(path), pq.ParquetFile(path).metadata.num_rows))
+        if sum(rows for _, rows in bundle) >= batch_size or index == len(files) - 1:
+            batches += _cut(bundle, batch_size)
+            bundle = []
+    return batches
+
+
+def _cut(bundle: list[tuple[str, int]], batch_size: int) -> list[list[Segment]]:
+    total = sum(rows for _, rows in bundle)
+    batches = []
+    for start in range(0, total, batch_size):
+        stop, offset, segments = min(start + batch_size, total), 0, []
+        for path, rows in bundle:
+            first, end = max(start, offset), min(stop, offset + rows)
+            if first < end:
+                segments.append((path, first - offset, end - offset))
+            offset += rows
+        batches.append(segments)
+    return batches
+
+
+@functools.lru_cache(maxsize=2)
+def _part(path: str) -> pd.DataFrame:
+    """A shard part's scored columns, kept for the next batch, which mostly reads the same part (parts
+    never change in place: a folder's name is its content key)."""
+    return pq.read_table(path, columns=SCORED_COLUMNS).to_pandas()
+
+
+def read_segments(batch: pd.DataFrame) -> pd.DataFrame:
+    """The candidate rows of the batch described by ``batch``'s one row (its JSON ``segments``)."""
+    (segments,) = batch["segments"]
+    pieces = [_part(path).iloc[first:end] for path, first, end in json.loads(segments)]
+    return pd.concat(pieces, ignore_index=True)
+
+
+def score_shards(
+    spec: ScorerSpec,
+    batch_size: int,
+    gpus: float = 0.0,
+    on_rows: Callable[[int], None] | None = None,
+    scorers: int = 1,
+) -> pa.Table:
+    """Predictions (contract 2) for every candidate row of ``spec.shards``, in shard order.
+
+    The dataset is the list of batches (``batch_segments``); its scorers read their rows from the
+    shards, which every node sees. With ``gpus`` up to ``scorers`` scoring actors, each holding that
+    share of a GPU and ``spec.threads`` CPUs, take the batches in turn. On CPUs the batches run as
+    Ray tasks instead: Ray reuses a CPU worker process from task to task, and the scorer it keeps
+    (imports, weights) spares each call the fresh actor's start-up, which cost 4 s, a third of a
+    WikiQA test split's scoring. Ray does not reuse GPU workers (CUDA memory), so there an actor is
+    the way. ``on_rows`` hears of every scored batch (its row count), in order, for a progress bar.
+    """
+    ray.data.DataContext.get_current().execution_options.preserve_order = True
+    shards = Path(spec.shards)
+    batches = batch_segments(shard_files(shards), batch_size)
+    # One batch per block, so that each task or actor call gets exactly one.
+    dataset = ray.data.from_items(
+        [{"segments": json.dumps(segments)} for segments in batches], override_num_blocks=len(batches)
+    )
+    common: dict[str, Any] = {"batch_size": 1, "batch_format": "pandas"}
+    if gpus > 0:
+        scored = dataset.map_batches(
+            PartScorer,
+            fn_constructor_kwargs={"spec": spec.to_dict()},
+            compute=ray.data.ActorPoolStrategy(size=max(1, min(scorers, len(batches)))),
+            num_gpus=gpus,
+            num_cpus=spec.threads,
+            **common,
+        )
+    else:
+        stamps = json.dumps([_stamp(Path(folder)) for folder in spec.checkpoints])
+        # One task at a time, on one CPU: its threads use the driver machine's free cores.
+        scored = dataset.map_batches(
+            score_batch,  # type: ignore[arg-type]  # Ray's type for fn leaves out the fn_kwargs
+            fn_kwargs={"spec": spec.to_json(), "stamps": stamps},
+            compute=ray.data.TaskPoolStrategy(size=1),
+            num_cpus=1,
+            **common,
+        )
+    try:
+        frames = []
+        for frame in scored.iter_batches(batch_size=None, batch_format="pandas"):
+            frames.append(frame)
+            if on_rows:
+                on_rows(len(frame))
+        scored = pd.concat(frames, ignore_index=True)
+    except ray.exceptions.RayError as error:  # the scorer's own message is the last line of Ray's
+        cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
+        raise RankuqError(f"scoring {spec.method} on {shards.name} failed: {cause}") from error
+    samples = np.stack(scored["samples"].to_numpy())
+    mean = scored["prob_mean"].to_numpy() if "prob_mean" in scored.columns else None
+    return frame_predictions(scored, samples, methods.get(spec.method).probabilistic, mean)

@@ -1,0 +1,82 @@
+"""The Ray session of a run: a local cluster sized to the machine or an existing one, started and
+stopped with the run, with the processes it leaves recorded (``engine.processes``)."""
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psutil
+import ray
+import ray.train.torch
+
+from rankuq.bench.engine.processes import record_children
+from rankuq.errors import RankuqError
+
+
+@contextmanager
+def ray_session(address: str | None = None, pid_file: Path | None = None) -> Iterator[None]:
+    """Use the running Ray session, or start one (local, sized to the machine, or ``address``).
+
+    A local Ray's processes are recorded in ``pid_file`` (``bench.engine.processes``: a rerun stops what a
+    killed driver left); the caller's SIGTERM handler is kept (``ray.init`` installs its own)."""
+    # Tune's new console output prints an experiment box and result paths even at verbose=0; the
+    # grid draws its own progress bars (a user's own setting wins).
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+    if ray.is_initialized():
+        yield
+        return
+    on_sigterm = signal.getsignal(signal.SIGTERM)
+    _start_ray(address)
+    if callable(on_sigterm) and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_sigterm)
+    if pid_file is not None and address is None:
+        record_children(pid_file)
+    ray.data.DataContext.get_current().enable_progress_bars = False  # the grid draws its own
+    logging.getLogger("ray.data").setLevel(logging.ERROR)  # "progress bars disabled", execution plans
+    try:
+        yield
+    finally:
+        ray.shutdown()
+        if pid_file is not None:
+            pid_file.unlink(missing_ok=True)
+
+
+RAY_START_TRIES = 3  # Ray gives a local node a fixed 30 s to register; a loaded machine may need more
+
+
+def _start_ray(address: str | None) -> None:
+    """``ray.init``, tried again (after stopping what the try started) when the local node timed
+    out during startup, as it does on a heavily loaded machine; one error line after the last try."""
+    for _ in range(RAY_START_TRIES):
+        started = {child.pid for child in psutil.Process().children(recursive=True)}
+        try:
+            quiet = logging.ERROR
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=quiet)
+            return
+        except ConnectionError as error:  # 'auto' with no cluster running, a head that went away
+            reason = " ".join(str(error).split())
+            raise RankuqError(f"--address {address}: {reason}; start the cluster or drop --address") from None
+        except Exception as error:  # Ray raises a bare Exception for it
+            if "timed out during startup" not in str(error):
+                raise
+            ray.shutdown()
+            _stop_children_but(started)
+    raise RankuqError(
+        f"Ray's local node did not start within Ray's 30 s, {RAY_START_TRIES} times (load average "
+        f"{os.getloadavg()[0]:.0f}); finished work is kept: run the same command again when the "
+        "machine is less busy"
+    )
+
+
+def _stop_children_but(pids: set[int]) -> None:
+    """Stop this process's descendants other than ``pids`` (what a failed ``ray.init`` started)."""
+    new = [child for child in psutil.Process().children(recursive=True) if child.pid not in pids]
+    for child in new:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    psutil.wait_procs(new, timeout=5)

@@ -1,0 +1,192 @@
+"""Fine-tuning one cross-encoder: balanced pointwise cross-entropy (Penha & Hauff, 2021 §4.1)."""
+
+import copy
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import torch
+from torch import nn
+
+from rankuq.backbone import ModelConfig, encode_pairs
+from rankuq.methods.losses import cross_entropy
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+from rankuq.bench.config.training import TrainConfig
+
+Pairs = list[tuple[list[str], str, int]]
+
+
+def balanced_pairs(table: pa.Table, seed: int, max_queries: int | None = None, negatives: int = 1) -> Pairs:
+    """Every relevant candidate plus ``negatives`` times as many non-relevant ones drawn from the same
+    list (all of them where the list holds fewer), shuffled; drawn with ``seed``.
+
+    Queries without a relevant candidate give no pair. ``max_queries`` keeps the first queries.
+    """
+    rng = random.Random(seed)
+    columns = table.select(["qid", "context", "text", "label"]).to_pydict()
+    by_query: dict[str, list[int]] = {}
+    for row, qid in enumerate(columns["qid"]):
+        by_query.setdefault(qid, []).append(row)
+    pairs: Pairs = []
+    for rows in list(by_query.values())[:max_queries]:
+        relevant = [row for row in rows if columns["label"][row] > 0]
+        others = [row for row in rows if columns["label"][row] <= 0]
+        chosen = relevant + rng.sample(others, min(negatives * len(relevant), len(others)))
+        pairs += [(columns["context"][r], columns["text"][r], int(columns["label"][r] > 0)) for r in chosen]
+    rng.shuffle(pairs)
+    return pairs
+
+
+def pair_lengths(tokenizer: "PreTrainedTokenizerBase", pairs: Pairs, max_length: int) -> list[int]:
+    """Token count of every (context, candidate) pair after truncation."""
+    encoded = tokenizer(
+        [f" {tokenizer.sep_token} ".join(context) for context, _, _ in pairs],  # as encode_pairs joins turns
+        [text for _, text, _ in pairs],
+        truncation="longest_first",
+        max_length=max_length,
+    )
+    return [len(ids) for ids in encoded["input_ids"]]
+
+
+def length_bucketed_batches(
+    lengths: list[int], batch_size: int, rng: random.Random, groups: list[list[int]] | None = None
+) -> list[list[int]]:
+    """Shuffled batches of rows of similar length, so little compute goes to padding.
+
+    Groups (default: one per row; a query's rows for pairwise losses) are shuffled, sorted by their
+    longest row within windows of 50 batches, and packed whole into batches of at most
+    ``batch_size`` rows (a larger group is a batch of its own); the batches are shuffled. Each epoch
+    sees every row once, in a seeded order.
+    """
+    units = (
+        [list(group) for group in groups] if groups is not None else [[row] for row in range(len(lengths))]
+    )
+    rng.shuffle(units)
+    window = 50 * batch_size
+    batches: list[list[int]] = []
+    for start in range(0, len(units), window):
+        chunk = sorted(units[start : start + window], key=lambda unit: max(lengths[row] for row in unit))
+        batch: list[int] = []
+        for unit in chunk:
+            if batch and len(batch) + len(unit) > batch_size:
+                batches.append(batch)
+                batch = []
+            batch += unit
+        if batch:
+            batches.append(batch)
+    rng.shuffle(batches)
+    return batches
+
+
+def query_groups(pairs: Pairs) -> list[list[int]]:
+    """Rows of each query (same context), for losses that compare candidates of a query."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for row, (context, _, _) in enumerate(pairs):
+        groups.setdefault(tuple(context), []).append(row)
+    return list(groups.values())
+
+
+# What fine_tune hands to ``on_epoch_end`` and takes back as ``resume``: model, optimizer and schedule
+# state dicts, the next epoch, the losses so far and the RNG states (plain types and tensors, so
+# ``torch.load(weights_only=True)`` reads it back).
+TrainState = dict[str, Any]
+
+
+def rng_states() -> dict[str, Any]:
+    """Every global RNG a training step may draw from: dropout and the GP samplers use torch's."""
+    state = np.random.get_state(legacy=True)
+    assert isinstance(state, tuple)  # the global generator is MT19937, whose legacy state is a tuple
+    key, *rest = state[1:]
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "numpy": [key.tolist(), *rest],
+        "python": random.getstate(),
+    }
+
+
+def set_rng_states(states: dict[str, Any]) -> None:
+    torch.set_rng_state(states["torch"])
+    if states["cuda"]:
+        torch.cuda.set_rng_state_all(states["cuda"])
+    key, *rest = states["numpy"]
+    np.random.set_state(("MT19937", np.array(key, dtype=np.uint32), *rest))
+    random.setstate(states["python"])
+
+
+def fine_tune(
+    model: nn.Module,
+    tokenizer: "PreTrainedTokenizerBase",
+    pairs: Pairs,
+    model_config: ModelConfig,
+    train: TrainConfig,
+    seed: int,
+    loss_fn: Callable[[nn.Module, dict[str, torch.Tensor], torch.Tensor], torch.Tensor] = cross_entropy,
+    on_epoch_start: Callable[[], None] = lambda: None,
+    whole_queries: bool = False,
+    resume: TrainState | None = None,
+    on_epoch_end: Callable[[TrainState], bool | None] = lambda state: None,
+    shard: tuple[int, int] = (0, 1),
+) -> list[float]:
+    """Train in place with AdamW and a linear warm-up schedule; return the loss of every step.
+
+    ``whole_queries`` keeps a query's rows in one batch (pairwise losses need both candidates).
+    ``on_epoch_end`` receives the state after every epoch (to checkpoint it, or score dev for a
+    search or early stopping) and returns True to stop there; passing one back as ``resume``
+    continues from it and ends with the same weights and losses as an uninterrupted run.
+    ``shard`` = (rank, world): a data-parallel worker takes every world-th batch of the seeded order,
+    every worker the same number (DDP averages their gradients step by step).
+    """
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    lengths = pair_lengths(tokenizer, pairs, model_config.max_length)
+    groups = query_groups(pairs) if whole_queries else None
+    rank, world = shard
+    # Every epoch's batch order is drawn here from the seed, so a resumed run draws the same again.
+    epochs = []
+    for _ in range(train.epochs):
+        batches = length_bucketed_batches(lengths, train.batch_size, rng, groups)
+        epochs.append(batches[rank : len(batches) - len(batches) % world : world])
+    device = next(model.parameters()).device  # a data-parallel worker's (prepare_model), else the CPU
+    core = getattr(model, "module", model)  # the weights without DDP's wrapper: what a checkpoint holds
+    optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr)
+    total = sum(len(batches) for batches in epochs)
+    from transformers import get_linear_schedule_with_warmup  # a second to import: only training needs it
+
+    schedule = get_linear_schedule_with_warmup(optimizer, int(train.warmup * total), total)
+    start, losses = 0, []
+    if resume is not None:
+        core.load_state_dict(resume["model"])
+        optimizer.load_state_dict(resume["optimizer"])
+        schedule.load_state_dict(resume["schedule"])
+        set_rng_states(resume["rng"])
+        start, losses = resume["epoch"], list(resume["losses"])
+    for epoch in range(start, train.epochs):
+        model.train()  # again each epoch: on_epoch_end may have scored in eval mode
+        on_epoch_start()
+        for batch_rows in epochs[epoch]:
+            contexts, texts, labels = zip(*(pairs[i] for i in batch_rows), strict=True)
+            inputs = encode_pairs(tokenizer, list(contexts), list(texts), model_config.max_length)
+            inputs = {name: tensor.to(device) for name, tensor in inputs.items()}
+            loss = loss_fn(model, inputs, torch.tensor(labels, device=device))
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            optimizer.zero_grad()
+            losses.append(loss.item())
+        state = {
+            "epoch": epoch + 1,
+            "model": core.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "schedule": schedule.state_dict(),
+            "losses": losses,
+            "rng": rng_states(),
+        }
+        if on_epoch_end(copy.deepcopy(state)):  # a snapshot: the live tensors change in the next epoch
+            break
+    return losses

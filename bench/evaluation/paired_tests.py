@@ -1,0 +1,120 @@
+"""The paired significance of each method against the grid's baseline: a paired t-test per query for
+ranking metrics (papers 000 and 001), a paired bootstrap over queries for the calibration errors ECE,
+ECE.all and ERCE, which pool candidates and have no per-query value."""
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
+
+import numpy as np
+import pyarrow as pa
+
+from rankuq.bench import metrics
+from rankuq.bench.probes import scored_lists
+from rankuq.bench.probes.calibration import query_parts
+from rankuq.bench.probes.significance import paired_t
+from rankuq.errors import RankuqError
+
+CALIBRATION_ERRORS = ("ECE", "ECE.all", "ERCE")  # tested by the paired bootstrap over queries
+RESAMPLES = 1000
+BOOTSTRAP_SEED = 0
+_RESAMPLE_CELLS = 1 << 22  # resample × query counts per block (32 MiB of int64)
+
+
+T = TypeVar("T")
+
+
+def seed_averaged(tables: Sequence[pa.Table], names: Sequence[str]) -> tuple[np.ndarray, dict]:
+    """Per-query metric values averaged over seeds (every seed scores the same queries)."""
+    per_seed = [metrics.per_query(t, names, drop_queries_without_relevant=True) for t in tables]
+    qids = per_seed[0][0]
+    if any(not np.array_equal(qids, other) for other, _ in per_seed[1:]):
+        raise RankuqError("the seeds of a cell scored different queries; clear the run's predictions cache")
+    return qids, {name: np.mean([values[name] for _, values in per_seed], axis=0) for name in names}
+
+
+def significance(
+    tables: Mapping[str, Sequence[pa.Table]], baseline: str, names: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """method → metric → p-value against ``baseline``, for the methods of one condition (the
+    baseline has none), over the queries with a relevant candidate.
+
+    Ranking metrics: a two-sided paired t-test on per-query values averaged over seeds. The
+    calibration errors (``CALIBRATION_ERRORS``): ``bootstrap_p``, a paired bootstrap over
+    queries. ECE of a method or baseline whose scores are not probabilities is NaN.
+    """
+    ranking = [name for name in names if name not in CALIBRATION_ERRORS]
+    calibration = [name for name in names if name in CALIBRATION_ERRORS]
+    p_values: dict[str, dict[str, float]] = {method: {} for method in tables if method != baseline}
+    if ranking:
+        base, others = _same_queries(tables, baseline, lambda seeds, _: seed_averaged(seeds, ranking))
+        for method, values in others.items():
+            p_values[method] |= {name: paired_t(values[name], base[name]).p for name in ranking}
+    if calibration:
+        base_parts, other_parts = _same_queries(tables, baseline, _seed_parts)
+        for method, parts in other_parts.items():
+            for name in calibration:
+                tested = name in parts[0] and name in base_parts[0]
+                p_values[method][name] = (
+                    bootstrap_p([p[name] for p in parts], [p[name] for p in base_parts]) if tested else np.nan
+                )
+    return p_values
+
+
+def _same_queries(
+    tables: Mapping[str, Sequence[pa.Table]],
+    baseline: str,
+    per_query: Callable[[Sequence[pa.Table], str], tuple[np.ndarray, T]],
+) -> tuple[T, dict[str, T]]:
+    """``per_query``'s values (it returns qids, values) of the baseline, and of every other method,
+    which must have scored the same queries as the baseline."""
+    base_qids, base = per_query(tables[baseline], baseline)
+    methods = {}
+    for method in (m for m in tables if m != baseline):
+        qids, methods[method] = per_query(tables[method], method)
+        if not np.array_equal(qids, base_qids):
+            raise RankuqError(f"{method} and the baseline {baseline} scored different queries")
+    return base, methods
+
+
+def _seed_parts(tables: Sequence[pa.Table], method: str) -> tuple[np.ndarray, list[dict]]:
+    """Each seed's calibration errors split by query (``query_parts``), on the same queries."""
+    lists = [scored_lists(table, method).with_relevant() for table in tables]
+    if any(not np.array_equal(lists[0].qids, other.qids) for other in lists[1:]):
+        raise RankuqError(
+            f"the seeds of {method} scored different queries; clear the run's predictions cache"
+        )
+    return lists[0].qids, [query_parts(one) for one in lists]
+
+
+def bootstrap_p(
+    method: Sequence[tuple[np.ndarray, np.ndarray]],
+    baseline: Sequence[tuple[np.ndarray, np.ndarray]],
+    resamples: int = RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> float:
+    """Two-sided p-value of a paired bootstrap over queries for a calibration error.
+
+    Each argument holds one (per-query bin gaps [Q, bins], per-query mass [Q]) per seed
+    (``bench.metrics.ece.query_bin_gaps``). A resample draws Q queries with replacement
+    (``numpy.random.default_rng(seed)``, the same queries for method and baseline: paired) and
+    recomputes both errors on them (bins stay those of all the queries: ERCE's adaptive edges are
+    not re-cut), each averaged over seeds; Δ* = method − baseline. The p-value
+    is that of the percentile interval: 2·min(#{Δ* ≤ 0} + 1, #{Δ* ≥ 0} + 1) / (resamples + 1),
+    capped at 1 (the +1 counts the observed sample, so p is never 0).
+    """
+    n_queries = method[0][1].size
+    rng = np.random.default_rng(seed)
+    step = max(1, _RESAMPLE_CELLS // n_queries)
+    below = above = 0
+    for start in range(0, resamples, step):
+        size = min(step, resamples - start)
+        counts = rng.multinomial(n_queries, np.full(n_queries, 1 / n_queries), size=size)
+        delta = _resampled(counts, method) - _resampled(counts, baseline)
+        below += int((delta <= 0).sum())
+        above += int((delta >= 0).sum())
+    return min(1.0, 2 * (min(below, above) + 1) / (resamples + 1))
+
+
+def _resampled(counts: np.ndarray, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """The error of each resample (rows of query counts), averaged over seeds."""
+    return np.mean([np.abs(counts @ gaps).sum(axis=1) / (counts @ mass) for gaps, mass in parts], axis=0)

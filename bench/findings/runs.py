@@ -1,0 +1,103 @@
+"""Run directories read for the findings: grid.yaml, seeds.csv, leaderboard.csv, queries.parquet (the
+metrics split by query), and method_cost's CSV."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from rankuq import tasks
+from rankuq.bench.config.grid import GridSpec, Shift, load_grid
+from rankuq.bench.findings.claims import COST_COLUMNS, Kind
+from rankuq.bench.planning.plan import side_lists
+from rankuq.bench.probes.parts import QueryParts, read_parts
+from rankuq.bench.results.boards import read_leaderboard
+from rankuq.bench.results.provenance import PREDICTIONS_KEY, Provenance, check
+from rankuq.bench.rundir.layout import RunLayout
+from rankuq.errors import RankuqError
+
+
+@dataclass(frozen=True)
+class Run:
+    """What findings reads of one finished run directory."""
+
+    folder: Path
+    spec: GridSpec
+    seeds: pd.DataFrame  # seeds.csv
+    board: pd.DataFrame  # leaderboard.csv
+    kinds: dict[str, tuple[Kind, str]]  # condition → (kind, variant of its tested lists)
+    provenance: Provenance | None = None  # whether its cells are this checkout's (None: not checked)
+    queries: "QueryRecords | None" = None  # queries.parquet (None: the run predates per-query records)
+    tested: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # condition → (test task, ns)
+
+    def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]:
+        """Seed → the metric's parts for a cell (empty where the run recorded none)."""
+        return {} if self.queries is None else self.queries.parts(condition, method, metric)
+
+
+class QueryRecords:
+    """queries.parquet of a run, read once, looked up by (condition, method, metric)."""
+
+    def __init__(self, path: Path) -> None:
+        table = pq.read_table(path)
+        keys = table.select(["condition", "method", "metric", "seed"]).to_pandas()
+        self._table = table
+        self._groups = keys.groupby(["condition", "method", "metric", "seed"], sort=False).indices
+        self._cache: dict[tuple[str, str, str], dict[int, QueryParts]] = {}
+
+    def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]:
+        key = (condition, method, metric)
+        if key not in self._cache:
+            found = {}
+            for (c, m, name, seed), rows in self._groups.items():
+                if (c, m, name) == key:
+                    part = self._table.take(np.asarray(rows)).select(["metric", "statistic", "qid", "parts"])
+                    found[int(seed)] = read_parts(part)[metric]
+            self._cache[key] = found
+        return self._cache[key]
+
+
+def read_run(folder: Path) -> Run:
+    layout = RunLayout(folder)
+    fix = f"rerun `rankuq run {folder}/grid.yaml --run-dir {folder}` (cached: it trains nothing)"
+    if not layout.grid_file.is_file():
+        raise RankuqError(f"{layout.grid_file} not found: not a finished run directory; {fix}")
+    spec, params = load_grid(layout.grid_file)
+    board = read_leaderboard(folder)
+    if not layout.seeds_csv.is_file():
+        raise RankuqError(f"{layout.seeds_csv} not found (written by rankuq run); {fix}")
+    # A key is hex: read as text, or one like "12e4…" turns into a number.
+    seeds = pd.read_csv(layout.seeds_csv, keep_default_na=False, na_values=[""], dtype={PREDICTIONS_KEY: str})
+    missing = [c for c in ("condition", "method", "seed") if c not in seeds]
+    if missing:
+        raise RankuqError(f"{layout.seeds_csv}: missing columns {missing}; {fix}")
+    kinds = {shift.label(): (condition_kind(spec, shift), shift.test.variant) for shift in spec.conditions()}
+    tested = {shift.label(): (shift.test.task, shift.test.ns) for shift in spec.conditions()}
+    queries = QueryRecords(layout.queries_file) if layout.queries_file.is_file() else None
+    return Run(folder, spec, seeds, board, kinds, check(folder, spec, params, seeds), queries, tested)
+
+
+def condition_kind(spec: GridSpec, shift: Shift) -> Kind:
+    """cross-domain when the sides read different data files (trecqa and trecqa_clean are one domain),
+    cross-NS when the negative sampling of the training lists differs from the tested lists', else
+    in-domain."""
+    train, test = tasks.get(shift.train.task), tasks.get(shift.test.task)
+    if not set(train.files) & set(test.files):
+        return "cross-domain"
+    trained = side_lists(spec, shift.train, "train").strategy or train().default_strategy("train")
+    tested = shift.test.ns or test().default_strategy(spec.eval.split)
+    return "cross-NS" if trained != tested else "in-domain"
+
+
+def read_cost(path: Path) -> pd.DataFrame:
+    """method_cost's CSV (``--out``): every timed repeat of every method."""
+    fix = f"write it with `python -m rankuq.bench.benchmarks.method_cost --out {path}`"
+    if not path.is_file():
+        raise RankuqError(f"{path} not found; {fix}")
+    table = pd.read_csv(path)
+    missing = [column for column in COST_COLUMNS if column not in table]
+    if missing:
+        raise RankuqError(f"{path}: missing columns {missing}; {fix}")
+    return table

@@ -1,0 +1,365 @@
+"""The plan of a grid: what to build, search, train, fit, score and probe, each with its content key.
+
+``plan(grid, params, layout)`` is pure: no Ray, nothing written; it reads only what the keys hash
+(the data files behind the candidate-list folders, and finished searches' choices). A rerun of the
+same grid plans the same keys, so every stage finds what an earlier run finished.
+
+A searched training setting changes the members' keys, so a grid with a training search is planned
+twice: once to know its searches, then again with their choices (``chosen``).
+"""
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rankuq import methods
+from rankuq.bench.config.grid import GridSpec, Shift, Side
+from rankuq.bench.config.search_space import tuned_section
+from rankuq.bench.planning.jobs import FitJob, ScorerSpec, SearchTrial, TrainJob
+from rankuq.bench.rundir.layout import BEST_FILE, RunLayout
+from rankuq.methods.base import MethodParams, NeuralMethod
+from rankuq.tasks.base import data_root
+from rankuq.tasks.shards import shard_folder
+
+Chosen = Mapping[tuple[str, str], Mapping[str, Any]]  # (train lists' folder name, trainer) → values
+
+
+def content_key(*parts: object) -> str:
+    """A short stable hash of JSON-able parts: the cache and MLflow identity of a stage's output."""
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# Part of a post-hoc fit's key: bump it when a fit's maths or its saved state change.
+# 2: the maps of methods.calibrators (states name their map).
+FIT_VERSION = 2
+DATA_SEED = 0  # cuts the lists and draws the training pairs: every grid seed and member sees the same
+
+
+def member_seed(seed: int, member: int) -> int:
+    """Training seed of ensemble member ``member`` of grid seed ``seed``; member 0 is `bert`'s model."""
+    return seed + 1000 * member
+
+
+@dataclass(frozen=True)
+class Lists:
+    """One side's candidate lists of one split, as ``tasks.shards.build_shards`` takes them."""
+
+    task: str
+    split: str
+    strategy: str | None
+    n: int | None
+    variant: str
+    include_nota: bool
+
+    def arguments(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "n": self.n,
+            "variant": self.variant,
+            "include_nota": self.include_nota,
+        }
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (condition, method, seed) of the grid and what it scores with."""
+
+    condition: str  # the train → test label (the task's name when both sides are that task)
+    task: str  # the tested task
+    method: str
+    seed: int
+    members: tuple[str, ...]  # trained members' keys
+    key: str  # of its predictions on the tested split
+    dev_key: str | None  # of its predictions on the dev split the probes fit on
+    tuned: tuple[tuple[str, Any], ...] = ()  # searched key → chosen value, for its trained models
+    fit: str | None = None  # key of its post-hoc fit
+
+    def label(self) -> str:
+        return f"{self.method} × {self.condition} seed {self.seed}"
+
+
+@dataclass(frozen=True)
+class SearchJob:
+    """A training search: one trained model (trainer × train lists), trials on the grid's first seed."""
+
+    key: str
+    name: str  # e.g. "bert on wikiqa"
+    choice: tuple[str, str]  # what its result is keyed by in ``Chosen``
+    trial: SearchTrial
+    keys: tuple[str, ...]  # the searched keys
+
+
+@dataclass(frozen=True)
+class Plan:
+    spec: GridSpec
+    params: dict[str, MethodParams]
+    layout: RunLayout
+    lists: dict[Lists, Path]  # every candidate-list folder the grid reads
+    searches: list[SearchJob]
+    members: dict[str, TrainJob]
+    fits: dict[str, FitJob]
+    cells: list[Cell]
+    tested: dict[str, Path] = field(default_factory=dict)  # condition → its tested lists
+    dev: dict[str, Path] = field(default_factory=dict)  # condition → its dev lists (probes)
+
+    @property
+    def probes(self) -> list[str]:
+        return list(self.spec.eval.probes)
+
+    def scorer(self, cell: Cell, shards: Path, fitted: dict[str, Any] | None, threads: int) -> ScorerSpec:
+        """How a worker scores ``shards`` for ``cell``."""
+        params, model, _ = tuned(self.spec, self.params, cell.method, dict(cell.tuned))
+        return ScorerSpec(
+            method=cell.method,
+            params=params.model_dump(),
+            model=model,
+            checkpoints=tuple(str(self.layout.member(key)) for key in cell.members),
+            threads=threads,
+            precision=scoring_precision(self.spec),
+            fitted=fitted,
+            shards=str(shards),
+        )
+
+
+def scoring_precision(spec: GridSpec) -> str:
+    """The scoring precision, "auto" resolved: bfloat16 where scoring gets a GPU."""
+    precision = spec.eval.precision
+    if precision == "auto":
+        return "bf16" if spec.resources.gpus_per_trial > 0 else "fp32"
+    return precision
+
+
+def trainer_of(name: str, params: MethodParams) -> str | None:
+    """Who trains ``name``'s models: itself (its own head or loss), `bert` (the shared cross-encoder),
+    or nobody (lexical baselines)."""
+    method = methods.create(name, params)
+    if not method.trains:
+        return None
+    assert isinstance(method, NeuralMethod)  # the methods that train
+    return name if method.training_identity() is not None else "bert"
+
+
+def tuned(
+    spec: GridSpec, params: Mapping[str, MethodParams], name: str, chosen: Mapping[str, Any]
+) -> tuple[MethodParams, dict[str, Any], dict[str, Any]]:
+    """``name``'s parameters, model and train settings with the searched values ``chosen``."""
+    own = params[name]
+    return (
+        type(own)(**tuned_section(name, own.model_dump(), chosen)),
+        tuned_section("model", spec.model.model_dump(), chosen),
+        tuned_section("train", spec.train.model_dump(), chosen),
+    )
+
+
+def train_job(
+    spec: GridSpec,
+    name: str,
+    params: MethodParams,
+    shards: Path,
+    seed: int,
+    model: dict,
+    train: dict,
+    pairs_seed: int = DATA_SEED,
+    dev: Path | None = None,
+) -> TrainJob:
+    """The training job of one member of ``name`` (its trainer's model, under ``seed``; its training
+    pairs drawn with ``pairs_seed``; with early stopping, selected on the ``dev`` lists)."""
+    trainer = trainer_of(name, params)
+    method = methods.create(name, params)
+    assert isinstance(method, NeuralMethod)  # a member is trained: a neural method
+    identity = method.training_identity()
+    resources = spec.resources
+    # Data-parallel steps average several batches: another model (one worker keeps the old keys).
+    workers = [resources.workers_per_trial] if resources.workers_per_trial > 1 else []
+    selected_on = [dev.name] if dev is not None and train.get("early_stopping") else []
+    return TrainJob(
+        key=content_key(
+            "member", shards.name, seed, pairs_seed, model, train, identity, *workers, *selected_on
+        ),
+        method=str(trainer),
+        params=params.model_dump() if trainer == name else {},
+        shards=str(shards),
+        seed=seed,
+        model=model,
+        train=train,
+        cpus=resources.cpus_per_trial,
+        gpus=resources.gpus_per_trial,
+        workers=resources.workers_per_trial,
+        trainer=resources.trainer,
+        pairs_seed=pairs_seed,
+        dev_shards=str(dev) if selected_on else "",
+        dev_batch_size=spec.eval.batch_size,
+    )
+
+
+def stops(train: Mapping[str, Any]) -> bool:
+    """Whether members trained with these settings stop early on the dev split."""
+    return train.get("early_stopping") is not None
+
+
+def side_lists(spec: GridSpec, side: Side, split: str) -> Lists:
+    """Candidate lists of one side; lists are cut with the data seed so every grid seed sees the same.
+    Training lists take ``train.ns`` where the side names no negative sampling."""
+    return Lists(
+        side.task,
+        split,
+        side.ns or (spec.train.ns if split == "train" else None),
+        side.n,
+        side.variant,
+        # NOTA lists are what the nota variant and probe are about; ranking metrics skip them anyway.
+        include_nota=split == "train"
+        or side.variant == "nota"
+        or spec.eval.include_nota
+        or "nota" in spec.eval.probes,
+    )
+
+
+def plan(
+    spec: GridSpec, params: dict[str, MethodParams], layout: RunLayout, chosen: Chosen | None = None
+) -> Plan:
+    """The grid's plan; ``chosen``: the searches' choices (None: read those a finished search left)."""
+    root = data_root(spec.data_dir)
+    folders: dict[Lists, Path] = {}
+
+    def folder(lists: Lists) -> Path:
+        if lists not in folders:
+            folders[lists] = shard_folder(
+                lists.task, lists.split, root=root, cache_dir=layout.cache, **lists.arguments()
+            )
+        return folders[lists]
+
+    conditions = spec.conditions()
+    dev_split = spec.eval.dev_split
+    trained = {c.label(): folder(side_lists(spec, c.train, "train")) for c in conditions}
+    tested = {c.label(): folder(side_lists(spec, c.test, spec.eval.split)) for c in conditions}
+    dev = {c.label(): folder(side_lists(spec, c.test, dev_split)) for c in conditions} if dev_split else {}
+    searches = _searches(spec, params, layout, conditions, trained, folder)
+    if chosen is None:
+        found = {job.choice: search_choice(layout, job) for job in searches}
+        chosen = {choice: values for choice, values in found.items() if values is not None}
+    members: dict[str, TrainJob] = {}
+    fits: dict[str, FitJob] = {}
+    cells: list[Cell] = []
+    for condition in conditions:
+        label, shards = condition.label(), trained[condition.label()]
+        for name in params:
+            method = methods.create(name, params[name])
+            values = dict(chosen.get((shards.name, str(trainer_of(name, params[name]))), {}))
+            own, model, train = tuned(spec, params, name, values)
+            # A post-hoc method fits on the dev split, so it cannot score it: its probes fit on test.
+            fit_on = folder(side_lists(spec, condition.test, dev_split or "dev")) if method.posthoc else None
+            # Early stopping selects on the train side's dev lists, as a search does (never the target's).
+            selected_on = None
+            if stops(train):
+                assert dev_split is not None  # GridSpec refuses early stopping and searches without one
+                selected_on = folder(side_lists(spec, condition.train, dev_split))
+            for seed in spec.seeds:
+                count = method.members() if method.trains else 0
+                bagging = getattr(own, "bagging", False)  # members 1… draw their own pairs
+                jobs = [
+                    train_job(
+                        spec,
+                        name,
+                        own,
+                        shards,
+                        s,
+                        model,
+                        train,
+                        s if bagging and m else DATA_SEED,
+                        selected_on,
+                    )
+                    for m, s in enumerate(member_seed(seed, m) for m in range(count))
+                ]
+                members |= {job.key: job for job in jobs}
+                keys = tuple(job.key for job in jobs)
+                identity: tuple[Any, ...] = (
+                    name,
+                    own.model_dump(),
+                    model,
+                    list(keys),
+                    seed,
+                    fit_on and fit_on.name,
+                )
+                identity += (scoring_precision(spec),)
+                identity += (f"draws {method.draws}",) if method.draws else ()  # 0 left out: keys stand
+                fit = content_key("fit", FIT_VERSION, *identity) if fit_on else None
+                identity += (fit,) if fit else ()  # a refit map scores anew
+                scored_dev = None if fit_on else dev.get(label)
+                cell = Cell(
+                    condition=label,
+                    task=condition.test.task,
+                    method=name,
+                    seed=seed,
+                    members=keys,
+                    key=content_key("predictions", tested[label].name, *identity),
+                    dev_key=content_key("predictions", scored_dev.name, *identity) if scored_dev else None,
+                    tuned=tuple(values.items()),
+                    fit=fit,
+                )
+                cells.append(cell)
+                if fit_on and cell.fit:
+                    fits[cell.fit] = FitJob(
+                        cell.fit, _unfitted(spec, layout, cell, own, model, fit_on), str(fit_on)
+                    )
+    return Plan(spec, params, layout, folders, searches, members, fits, cells, tested, dev)
+
+
+def _unfitted(
+    spec: GridSpec, layout: RunLayout, cell: Cell, params: MethodParams, model: dict, shards: Path
+) -> ScorerSpec:
+    """The cell's method before its fit, on the lists it fits on (threads: set when it runs)."""
+    return ScorerSpec(
+        method=cell.method,
+        params=params.model_dump(),
+        model=model,
+        checkpoints=tuple(str(layout.member(key)) for key in cell.members),
+        shards=str(shards),
+        threads=1,
+        precision=scoring_precision(spec),
+    )
+
+
+def _searches(
+    spec: GridSpec,
+    params: dict[str, MethodParams],
+    layout: RunLayout,
+    conditions: list[Shift],
+    trained: dict[str, Path],
+    folder: Any,
+) -> list[SearchJob]:
+    """One search per trained model (trainer × train side) that a searched key changes, run on the
+    grid's first seed and scored on the train side's dev lists (a shift is not tuned on its target)."""
+    search = spec.search
+    if search is None or not search.training_keys() or not spec.eval.dev_split:
+        return []
+    found: dict[tuple[str, str], SearchJob] = {}
+    for condition in conditions:
+        shards = trained[condition.label()]
+        dev = folder(side_lists(spec, condition.train, spec.eval.dev_split))
+        for name in params:
+            trainer = trainer_of(name, params[name])
+            keys = search.keys_for(trainer) if trainer else []
+            if not keys or (shards.name, str(trainer)) in found:
+                continue
+            model, train = spec.model.model_dump(), spec.train.model_dump()
+            job = train_job(spec, name, params[name], shards, spec.seeds[0], model, train, dev=dev)
+            key = content_key("search", job.key, dev.name, search.identity(keys))
+            # A trial trains in its Tune trial's own process (bench.engine.search): one worker.
+            trial = SearchTrial(
+                TrainJob(**{**job.to_dict(), "workers": 1}), str(dev), search.metric, spec.eval.batch_size
+            )
+            name_ = f"{trainer} on {condition.train.label()}"
+            found[shards.name, str(trainer)] = SearchJob(
+                key, name_, (shards.name, str(trainer)), trial, tuple(keys)
+            )
+    return list(found.values())
+
+
+def search_choice(layout: RunLayout, job: SearchJob) -> dict[str, Any] | None:
+    """The values a finished search chose, read from its folder (None: not run yet)."""
+    best = layout.search(job.key) / BEST_FILE
+    return json.loads(best.read_text())["best"] if best.is_file() else None

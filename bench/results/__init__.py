@@ -1,0 +1,2 @@
+"""What a run leaves for people: the leaderboard (aggregation, reading boards back, rendering), MLflow
+tracking and its store, the HTML report and the provenance of a run directory."""

@@ -1,0 +1,216 @@
+"""Boards read back: from a run directory (leaderboard.csv and the plot index) or from an MLflow store."""
+
+import csv as csv_module
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from mlflow.entities import Run
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+from rankuq.bench.results.leaderboard import KEYS, board_columns, metrics_of
+from rankuq.bench.results.mlflow_names import (
+    BASELINE_TAG,
+    LEVEL_TAG,
+    METRICS_TAG,
+    ROW_TAG,
+    experiment_name,
+    mlflow_name,
+)
+from rankuq.bench.rundir.layout import PLOT_INDEX, RunLayout
+from rankuq.errors import RankuqError
+
+SEARCH_LIMIT = 50_000  # the most runs one MLflow search returns; a grid has far fewer cells
+
+
+@dataclass(frozen=True)
+class Plot:
+    condition: str
+    method: str
+    kind: str  # reliability, risk_aversion, abstention_AP, …
+    path: Path
+
+
+@dataclass(frozen=True, eq=False)
+class Board:
+    """A grid's leaderboard (the columns of leaderboard.csv: ``KEYS``, then ``M``, ``M std``,
+    ``M p`` per metric M) and its plots."""
+
+    name: str
+    table: pd.DataFrame
+    plots: tuple[Plot, ...]
+
+
+def read_run_dir(run_dir: Path) -> Board:
+    """The board of ``RUN_DIR/leaderboard.csv`` and the plots of ``RUN_DIR/plots/index.json``."""
+    table = read_leaderboard(run_dir)
+    index = RunLayout(run_dir).plot_index
+    plots = _read_index(index)
+    absent = [str(plot.path) for plot in plots if not plot.path.is_file()]
+    if absent:
+        raise RankuqError(f"{index} names missing plot files ({', '.join(absent)}): rerun `rankuq run`")
+    return Board(run_dir.resolve().name, table, plots)
+
+
+def read_leaderboard(run_dir: Path) -> pd.DataFrame:
+    """``RUN_DIR/leaderboard.csv``, checked, without the plots (``rankuq findings`` reads the committed
+    ``results/`` folders, which keep a grid's grid.yaml, seeds.csv and leaderboard.csv only)."""
+    csv = RunLayout(run_dir).leaderboard_csv
+    if not csv.is_file():
+        raise RankuqError(f"{csv} not found: run `rankuq run [GRID.yaml] --run-dir {run_dir}` first")
+    table = _read_csv(csv)
+    _check(table, str(csv))
+    return table
+
+
+def _read_csv(csv: Path) -> pd.DataFrame:
+    """leaderboard.csv, whole: a file cut mid-row or a row short of fields is refused, where pandas
+    would pad the row with missing values (a std of 0, a row gone from the board)."""
+    fix = "rerun `rankuq run` on its run directory to rewrite it"
+    try:
+        text = csv.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise RankuqError(f"{csv}: cannot read as UTF-8 text ({error}); {fix}") from None
+    if not text.endswith("\n"):
+        raise RankuqError(f"{csv}: cut off (no newline after the last row); {fix}")
+    rows = list(csv_module.reader(io.StringIO(text)))
+    short = next((i for i, row in enumerate(rows) if len(row) != len(rows[0])), None)
+    if short is not None:
+        raise RankuqError(
+            f"{csv}, line {short + 1}: {len(rows[short])} fields where the header has {len(rows[0])}; {fix}"
+        )
+    try:
+        # Only empty fields are missing values: a method or condition may well be called 'NA'.
+        return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise RankuqError(f"{csv}: not a leaderboard CSV ({error}); {fix}") from None
+
+
+def _check(table: pd.DataFrame, source: str) -> None:
+    """One error naming the source and what is wrong, before anything is formatted."""
+    fix = "rewrite it with `rankuq run` (this rankuq reads the leaderboard.csv of its own runner)"
+    metrics = metrics_of(table)
+    missing = [c for c in (*KEYS, *(f"{m} p" for m in metrics)) if c not in table]
+    if missing or not metrics:
+        raise RankuqError(f"{source}: missing columns {missing or ['M', 'M std', 'M p']}; {fix}")
+    if table.empty:
+        raise RankuqError(f"{source}: no rows (did the grid finish?); {fix}")
+    numbers = ["seeds", *board_columns(metrics)]
+    wrong = [c for c in numbers if not is_numeric_dtype(table[c])]
+    wrong += [] if is_bool_dtype(table["baseline"]) else ["baseline (True/False)"]
+    if wrong:
+        raise RankuqError(f"{source}: columns {wrong} hold values of the wrong type; {fix}")
+    blank = table[["condition", "method", "seeds"]].isna().any(axis=1) | ~(table["seeds"] >= 1)
+    if blank.any():
+        raise RankuqError(
+            f"{source}: row {int(np.argmax(blank))} lacks a condition, method or seed count; {fix}"
+        )
+    twice = table.condition[table.baseline][lambda c: c.duplicated()]
+    if len(twice):
+        raise RankuqError(f"{source}: condition {twice.iloc[0]!r} has two baseline rows; {fix}")
+
+
+def _read_index(index: Path) -> tuple[Plot, ...]:
+    """The plot index: a JSON list of {condition, method, kind, path (a file name beside it)}.
+
+    An index may come from an MLflow server: each path must name a plain file in the index's own
+    folder (no '..', no folder, no symlink), so a report never embeds a file from elsewhere."""
+    if not index.is_file():
+        raise RankuqError(f"{index} not found: rerun `rankuq run` to write the plots and their index")
+    try:
+        entries = json.loads(index.read_text())
+        plots = tuple(
+            Plot(str(e["condition"]), str(e["method"]), str(e["kind"]), _plot_path(index, e["path"]))
+            for e in entries
+        )
+    except (ValueError, TypeError, KeyError, RecursionError) as error:
+        reason = "nested too deep" if isinstance(error, RecursionError) else repr(error)
+        raise RankuqError(
+            f"{index}: not a JSON list of {{condition, method, kind, path}} objects ({reason}); "
+            "rerun `rankuq run` to rewrite it"
+        ) from None
+    return plots
+
+
+def _plot_path(index: Path, name: object) -> Path:
+    folder = index.parent.resolve()
+    path = folder / str(name)
+    if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+        raise RankuqError(f"{index}: plot path {name!r} is not a file name in {folder}; rerun `rankuq run`")
+    if path.is_symlink() or path.resolve().parent != folder:
+        raise RankuqError(
+            f"{index}: plot {name!r} is a link; a report embeds only the plots `rankuq run` wrote"
+        )
+    return path
+
+
+def read_tracking(uri: str, grid: str | None, folder: Path, experiment: str | None = None) -> Board:
+    """The newest grid run in MLflow at ``uri`` (or the one named ``grid``) as a board, its plot
+    artifacts downloaded into ``folder``. What is read is described in ``bench.results.tracking``."""
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
+        # MLflow would create an empty store there; a typo deserves an error instead.
+        raise RankuqError(f"{uri}: no such MLflow store; give the URI that `rankuq run` logged to")
+    client = MlflowClient(uri)
+    name = experiment_name(experiment)
+    if (found := client.get_experiment_by_name(name)) is None:
+        raise RankuqError(
+            f"no MLflow experiment '{name}' at {uri}: run `rankuq run` first or name --experiment"
+        )
+    parent = _grid_run(client, found.experiment_id, uri, grid)
+    grid_id = parent.info.run_id
+    cells = client.search_runs(
+        [found.experiment_id],
+        f"tags.`mlflow.parentRunId` = '{grid_id}' and tags.`{LEVEL_TAG}` = 'cell'",
+        max_results=SEARCH_LIMIT,
+    )
+    source = f"grid run {parent.info.run_name!r} ({grid_id}) at {uri}"
+    try:
+        table = _cell_table(parent.data.tags[METRICS_TAG], parent.data.tags[BASELINE_TAG], cells)
+        ids = {(run.data.tags["shift"], run.data.tags["method"]): run.info.run_id for run in cells}
+        plots = _read_index(Path(client.download_artifacts(grid_id, PLOT_INDEX, str(folder))))
+        for plot in plots:
+            client.download_artifacts(ids[plot.condition, plot.method], plot.path.name, str(folder))
+    except (KeyError, ValueError, MlflowException) as error:
+        raise RankuqError(
+            f"{source}: {type(error).__name__}: {error}; it was not logged by this rankuq's "
+            f"`rankuq run`: rerun the grid with --tracking-uri {uri}"
+        ) from error
+    _check(table, source)
+    return Board(parent.info.run_name, table, plots)
+
+
+def _grid_run(client: MlflowClient, experiment_id: str, uri: str, grid: str | None) -> Run:
+    # The name is matched here, not in the filter string: MLflow's filter syntax has no escape for
+    # a quote, so a name like "it's" would break (or change) the query.
+    is_grid = f"tags.`{LEVEL_TAG}` = 'grid'"
+    grids = client.search_runs(
+        [experiment_id], is_grid, order_by=["attributes.start_time DESC"], max_results=SEARCH_LIMIT
+    )
+    runs = [run for run in grids if grid is None or run.info.run_name == grid]
+    if not runs:
+        names = sorted({run.info.run_name for run in grids})
+        raise RankuqError(
+            f"no grid run{f' named {grid!r}' if grid else ''} at {uri} (grids there: "
+            f"{', '.join(names) or 'none'}); run `rankuq run --tracking-uri {uri}` first"
+        )
+    return runs[0]
+
+
+def _cell_table(metrics_tag: str, baseline: str, cells: list[Run]) -> pd.DataFrame:
+    columns = board_columns(json.loads(metrics_tag))
+    rows = [
+        {
+            "condition": run.data.tags["shift"],
+            "method": run.data.tags["method"],
+            "seeds": int(run.data.params["seeds"]),
+            "baseline": run.data.tags["method"] == baseline,
+            **{column: run.data.metrics.get(mlflow_name(column), np.nan) for column in columns},
+        }
+        for run in sorted(cells, key=lambda run: int(run.data.tags[ROW_TAG]))
+    ]
+    return pd.DataFrame(rows, columns=[*KEYS, *columns])

@@ -1,0 +1,154 @@
+"""A self-contained HTML report of a board: the per-condition tables and every plot, embedded as
+data URIs with inline CSS, so the one file opens anywhere without a network or the run directory."""
+
+import base64
+from pathlib import Path
+
+import jinja2
+
+from rankuq.bench.plots import overview_png
+from rankuq.bench.results.boards import Board, Plot
+from rankuq.bench.results.leaderboard import footnote, metrics_of, paper_tables
+from rankuq.bench.results.rendering import paper_markdown
+from rankuq.bench.rundir.atomic import atomic_write
+from rankuq.errors import RankuqError
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+MAX_PLOT_BYTES = 16 << 20  # a plot of bench.plots is about 50 KiB
+KIND_TITLES = {"reliability": "Reliability diagram", "risk_aversion": "Risk-aversion curve"}
+
+TEMPLATE = jinja2.Template(
+    """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>rankuq leaderboard: {{ name }}</title>
+<style>
+body { font-family: sans-serif; margin: 2em; color: #222; max-width: 100%; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 13px; }
+th, td { padding: 3px 6px; border-bottom: 1px solid #ddd; text-align: right; vertical-align: top; }
+td { white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; }
+.note { color: #666; font-size: 11px; }
+td .note { display: block; }
+img.overview { max-width: 100%; height: auto; }
+.plots { display: flex; flex-wrap: wrap; gap: 16px; }
+figure { margin: 0; }
+figure img { width: 380px; border: 1px solid #eee; }
+figcaption { font-size: 13px; text-align: center; }
+</style>
+</head>
+<body data-images="{{ images }}" data-images-loaded="0">
+<h1>Leaderboard: {{ name }}</h1>
+<p class="note">{{ footnote }}</p>
+<figure><img class="overview" src="{{ overview }}" alt="Mean ± std of every method on every metric">
+<figcaption>Every method on every metric: mean ± std over seeds, one colour per condition</figcaption>
+</figure>
+{% for section in sections %}
+<section>
+<h2>{{ section.condition }}</h2>
+{% if section.rows is not none %}
+<div class="scroll"><table>
+<tr>{% for column in section.rows.reset_index().columns %}<th>{{ column }}</th>{% endfor %}</tr>
+{% for method, row in section.rows.iterrows() %}
+<tr><td>{{ method }}</td><td>{{ row.seeds }}</td>
+{%- for entry in row.iloc[1:] %}<td>
+{%- if entry.best %}<strong>{{ entry.value }}</strong>{% else %}{{ entry.value }}{% endif %}
+{%- if entry.note %} <span class="note">{{ entry.note }}</span>{% endif %}</td>{% endfor %}</tr>
+{% endfor %}
+</table></div>
+{% endif %}
+{% for title, figures in section.kinds %}
+<h3>{{ title }}</h3>
+<div class="plots">
+{% for uri, caption in figures %}
+<figure><img src="{{ uri }}" alt="{{ caption }}"><figcaption>{{ caption }}</figcaption></figure>
+{% endfor %}
+</div>
+{% endfor %}
+</section>
+{% endfor %}
+<script>
+// Lets a headless browser's --dump-dom tell that every embedded plot decoded.
+window.addEventListener("load", () => {
+  const decoded = Array.from(document.images).filter((image) => image.complete && image.naturalWidth > 0);
+  document.body.dataset.imagesLoaded = decoded.length;
+});
+</script>
+</body>
+</html>
+""",
+    autoescape=True,
+)
+
+
+def kind_title(kind: str) -> str:
+    """'abstention_nDCG_at_10' → 'Performance–abstention curve (nDCG@10)',
+    'reliability_ERCE' → 'Reliability ERCE'."""
+    if kind.startswith("abstention_"):
+        return f"Performance–abstention curve ({kind.removeprefix('abstention_').replace('_at_', '@')})"
+    text = kind.replace("_", " ")
+    return KIND_TITLES.get(kind, text[:1].upper() + text[1:])
+
+
+def png_uri(data: bytes) -> str:
+    return f"data:image/png;base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def data_uri(path: Path) -> str:
+    """The PNG inlined, so the report needs no file beside it; anything else (by its bytes, not its
+    name) is refused, as is a link (``bench.results.leaderboard`` checked the index's paths)."""
+    if path.suffix.lower() != ".png" or path.is_symlink():
+        raise RankuqError(f"{path}: a plot must be a PNG file (not a link); fix the plot index")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_PLOT_BYTES + 1)
+    except OSError as error:
+        raise RankuqError(f"{path}: cannot read the plot ({error.strerror}); rerun `rankuq run`") from None
+    if not data.startswith(PNG_MAGIC) or len(data) > MAX_PLOT_BYTES:
+        raise RankuqError(
+            f"{path}: not a PNG image of at most {MAX_PLOT_BYTES >> 20} MiB; rerun `rankuq run` to redraw it"
+        )
+    return png_uri(data)
+
+
+def render_report(board: Board) -> str:
+    """The report's HTML: the overview plot of every method and metric, then per condition (board
+    order, then conditions with plots only) its table, then its plots grouped by kind (in index
+    order), each captioned."""
+    tables = paper_tables(board.table)
+    conditions = list(dict.fromkeys([*tables, *(plot.condition for plot in board.plots)]))
+    sections = [
+        {"condition": c, "rows": tables.get(c), "kinds": _kinds([p for p in board.plots if p.condition == c])}
+        for c in conditions
+    ]
+    return TEMPLATE.render(
+        name=board.name,
+        footnote=footnote(board.table),
+        overview=png_uri(overview_png(board.table, metrics_of(board.table))),
+        sections=sections,
+        images=len(board.plots) + 1,
+    )
+
+
+def _kinds(plots: list[Plot]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(title, [(data URI, caption)]) per kind, kinds in order of first appearance."""
+    kinds: dict[str, list[Plot]] = {}
+    for plot in plots:
+        kinds.setdefault(plot.kind, []).append(plot)
+    return [
+        (title, [(data_uri(p.path), f"{title}: {p.method}, {p.condition}") for p in group])
+        for title, group in ((kind_title(kind), group) for kind, group in kinds.items())
+    ]
+
+
+def write_report(board: Board, out: Path) -> tuple[Path, Path]:
+    """Write ``out/leaderboard.md`` (the paper layout) and ``out/report.html``; both are rendered
+    before either is written, so a bad plot leaves nothing behind."""
+    texts = paper_markdown(board), render_report(board)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = out / "leaderboard.md", out / "report.html"
+    for path, text in zip(paths, texts, strict=True):
+        atomic_write(path, text)
+    return paths

@@ -1,0 +1,300 @@
+"""MLflow leaderboard store: one parent run per grid, a child per cell, a grandchild per seed.
+
+Runs carry a ``rankuq.key`` content-hash tag, so a rerun finds them instead of adding new ones.
+Only the driver writes (a single SQLite writer avoids "database is locked").
+
+What `rankuq leaderboard --tracking-uri` reads back (``bench.results.boards.read_tracking``):
+
+- grid run: tags ``rankuq.level=grid``, ``rankuq.baseline`` (the baseline method) and
+  ``rankuq.metrics`` (JSON list of the board's metric names, in column order: MLflow keys cannot
+  be turned back into names such as ``nAUC AP u_max``); run name = grid name; artifact
+  ``index.json`` (the plot index of ``RUN_DIR/plots``); for the MLflow UI (not read back), the
+  description ``mlflow.note.content`` (the Markdown leaderboard) and the image ``leaderboard``
+  (``log_image``: the method × metric overview plot, in the run's and experiment's chart views);
+- cell runs (``mlflow.parentRunId`` = the grid run): tags ``rankuq.level=cell``, ``method``,
+  ``task``, ``shift`` (the condition) and ``rankuq.row`` (the row in leaderboard.csv, so the board
+  keeps its order); param ``seeds``; metrics ``mlflow_name(column)`` of the board's columns
+  ``M``, ``M std`` and ``M p`` (``R_at_1``, ``R_at_1_std``, ``R_at_1_p``; NaN values are not
+  logged); the plot files of index.json as artifacts under their index names.
+
+Search runs (``bench.engine.search``, under the grid run) carry ``rankuq.level=search``, the chosen values
+as params (``train.lr``, ``risk.b``), metrics ``dev_<metric>``, ``trials`` and ``stopped_early``,
+and the trial table ``trials.csv``; seed runs log the searched values they used as params.
+"""
+
+import io
+import json
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import mlflow
+import mlflow.store
+import numpy as np
+import pandas as pd
+import yaml
+from mlflow.entities import Metric, Param, RunTag
+from mlflow.store.tracking import SEARCH_MAX_RESULTS_THRESHOLD
+from mlflow.tracking import MlflowClient
+from mlflow.utils.validation import MAX_TAG_VAL_LENGTH
+
+import rankuq
+from rankuq.bench.rundir.atomic import atomic_write
+from rankuq.bench.rundir.layout import TRIALS_FILE
+
+if TYPE_CHECKING:
+    from rankuq.bench.engine.search import SearchResult
+    from rankuq.bench.evaluation.probing import Study
+    from rankuq.bench.planning.plan import Cell, Plan
+
+from rankuq.bench.results.mlflow_names import (
+    BASELINE_TAG,
+    EXPERIMENT,
+    EXPERIMENT_KIND,
+    KEY_TAG,
+    LEVEL_TAG,
+    METRICS_TAG,
+    NOTE_TAG,
+    OVERVIEW_KEY,
+    ROW_TAG,
+    experiment_name,
+    mlflow_name,
+)
+
+
+class Tracker:
+    def __init__(
+        self, tracking_uri: str, artifacts: Path | None = None, experiment: str = EXPERIMENT
+    ) -> None:
+        """``artifacts``: where a local store keeps artifacts (MLflow's default is ./mlruns in the cwd)."""
+        mlflow.set_tracking_uri(tracking_uri)
+        self.client = MlflowClient(tracking_uri)
+        found = self.client.get_experiment_by_name(experiment)
+        self.experiment_id = (
+            found.experiment_id
+            if found
+            else self.client.create_experiment(
+                experiment,
+                artifact_location=artifacts.resolve().as_uri() if artifacts else None,
+                tags=EXPERIMENT_KIND,
+            )
+        )
+
+    def find(self, key: str, finished: bool = False) -> str | None:
+        """The run tagged ``key``; with ``finished``, only once ``finish`` has closed it (a run an
+        interrupted driver left open is found by ``open`` and logged again, never skipped)."""
+        where = f"tags.`{KEY_TAG}` = '{key}'" + (" and attributes.status = 'FINISHED'" if finished else "")
+        runs = self.client.search_runs([self.experiment_id], filter_string=where, max_results=1)
+        return runs[0].info.run_id if runs else None
+
+    def run_keys(self) -> list[str]:
+        """The key of every run of the experiment: one per grid, cell and seed, none twice."""
+        runs = self.client.search_runs([self.experiment_id], max_results=SEARCH_MAX_RESULTS_THRESHOLD)
+        return [run.data.tags[KEY_TAG] for run in runs]
+
+    def open(self, key: str, name: str, parent: str | None = None, tags: Mapping[str, str] = {}) -> str:
+        """The run tagged ``key``, created (under ``parent``) if it does not exist yet."""
+        found = self.find(key)
+        if found:
+            return found
+        all_tags = {KEY_TAG: key, "mlflow.runName": name, **tags}
+        if parent:
+            all_tags["mlflow.parentRunId"] = parent
+        return self.client.create_run(self.experiment_id, tags=all_tags, run_name=name).info.run_id
+
+    def log(
+        self,
+        run_id: str,
+        metrics: Mapping[str, float] = {},
+        params: Mapping[str, object] = {},
+        tags: Mapping[str, str] = {},
+        artifacts: tuple[Path, ...] = (),
+    ) -> None:
+        now = int(time.time() * 1000)
+        self.client.log_batch(
+            run_id,
+            metrics=[Metric(mlflow_name(k), float(v), now, 0) for k, v in metrics.items()],
+            params=[Param(k, str(v)) for k, v in params.items()],
+            tags=[RunTag(k, v) for k, v in tags.items()],
+        )
+        for path in artifacts:
+            self.client.log_artifact(run_id, str(path))
+
+    def log_history(self, run_id: str, name: str, values: list[tuple[int, float]]) -> None:
+        """One metric's values by step (e.g. a member's loss per epoch)."""
+        now = int(time.time() * 1000)
+        self.client.log_batch(run_id, metrics=[Metric(name, value, now, step) for step, value in values])
+
+    def finish(self, run_id: str) -> None:
+        self.client.set_terminated(run_id)
+
+
+def track(
+    plan: "Plan",
+    studies: "dict[Cell, Study]",
+    results: pd.DataFrame,
+    board: pd.DataFrame,
+    files: tuple[Path, ...],
+    searches: "list[SearchResult]",
+    tracking_uri: str | None = None,
+    experiment: str | None = None,
+) -> None:
+    """Log the grid to MLflow: what the store does not hold yet; a rerun of finished cells logs
+    nothing. A run counts as held once finished, so one an interrupted driver left open is completed,
+    never duplicated. ``files``: the grid's report files, the plot index last."""
+    # Imported here: leaderboard reads this module's tags, and the plan imports the methods (torch).
+    from rankuq.bench.planning.plan import content_key
+    from rankuq.bench.results.leaderboard import board_columns, metrics_of
+
+    layout, spec = plan.layout, plan.spec
+    uri = tracking_uri or layout.default_tracking_uri
+    local = uri == layout.default_tracking_uri
+    tracker = Tracker(uri, layout.mlartifacts if local else None, experiment_name(experiment))
+    grid_key = content_key("grid", spec.model_dump(mode="json"))
+    names = metrics_of(board)
+    grid_tags = {LEVEL_TAG: "grid", BASELINE_TAG: spec.baseline or "", METRICS_TAG: json.dumps(names)}
+    changed = tracker.find(grid_key, finished=True) is None
+    parent = tracker.open(grid_key, spec.name, tags={**grid_tags, **provenance()})
+    if changed:  # every validated setting, flattened (model.backbone, train.lr, methods.ensemble.M, …)
+        atomic_write(layout.grid_file, yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
+        files = (layout.grid_file, *files)
+        tracker.log(parent, params=flat(spec.model_dump(mode="json")))
+    for search in searches:
+        _track_search(tracker, parent, content_key("search", grid_key, search.folder.name), search)
+    plots = json.loads(files[-1].read_text())  # the plot index
+    for row, summary in board.iterrows():
+        condition, method = summary.condition, summary.method
+        cells = [cell for cell in studies if (cell.condition, cell.method) == (condition, method)]
+        cell_key = content_key("cell", grid_key, condition, method, [studies[cell].key for cell in cells])
+        if tracker.find(cell_key, finished=True):
+            continue
+        changed = True
+        tags = {"method": method, "task": cells[0].task, "shift": condition}
+        child = tracker.open(
+            cell_key, f"{method} × {condition}", parent, {**tags, LEVEL_TAG: "cell", ROW_TAG: str(row)}
+        )
+        seeds = results[(results.condition == condition) & (results.method == method)]
+        for cell, values in zip(cells, seeds.to_dict("records"), strict=True):
+            # Keyed by its cell too: two conditions with one test side share bm25's predictions.
+            seed_key = content_key("seed", cell_key, cell.key)
+            _track_seed(tracker, child, seed_key, plan, cell, values, studies[cell], tags)
+        own = [e["path"] for e in plots if (e["condition"], e["method"]) == (condition, method)]
+        tracker.log(
+            child,
+            metrics=_finite(summary, board_columns(names)),  # "R@1 std" → R_at_1_std (mlflow_name)
+            params={**tags, "seeds": len(cells)},
+            artifacts=tuple(files[-1].parent / name for name in own),
+        )
+        tracker.finish(child)
+    if changed:
+        tracker.log(parent, artifacts=files)
+        log_board(tracker, parent, spec.name, board)
+    tracker.finish(parent)
+
+
+def log_board(tracker: Tracker, run_id: str, name: str, board: pd.DataFrame) -> None:
+    """The comparison one click away in the MLflow UI, on the grid run: its description (the
+    ``NOTE_TAG``) is the Markdown leaderboard, cut at a row where a tag's limit requires it, and the
+    method × metric overview plot is a keyed image, which the run's and the experiment's chart views
+    show (MLflow keeps no server-side chart layout a client could save)."""
+    from matplotlib.image import imread
+
+    from rankuq.bench.plots import overview_png
+    from rankuq.bench.results.boards import Board
+    from rankuq.bench.results.leaderboard import metrics_of
+    from rankuq.bench.results.rendering import paper_markdown
+
+    text = paper_markdown(Board(name, board, ()))
+    if len(text) > MAX_TAG_VAL_LENGTH:
+        tail = "\n\n… cut here: the whole leaderboard is this run's artifact leaderboard.md\n"
+        text = text[: MAX_TAG_VAL_LENGTH - len(tail)].rsplit("\n", 1)[0] + tail
+    tracker.client.set_tag(run_id, NOTE_TAG, text)
+    image = imread(io.BytesIO(overview_png(board, metrics_of(board))), format="png")
+    tracker.client.log_image(run_id, image, key=OVERVIEW_KEY, step=0)
+
+
+def _track_search(tracker: Tracker, parent: str, key: str, search: "SearchResult") -> None:
+    """A search's run: the chosen values as params, the best dev metric, the trial table."""
+    if tracker.find(key):
+        return
+    run = tracker.open(key, f"search {search.name}", parent, {LEVEL_TAG: "search"})
+    values = {f"dev {search.metric}": search.score, "trials": search.trials, "stopped early": search.stopped}
+    tracker.log(run, metrics=values, params=search.best, artifacts=(search.folder / TRIALS_FILE,))
+    tracker.finish(run)
+
+
+def _track_seed(
+    tracker: Tracker,
+    parent: str,
+    key: str,
+    plan: "Plan",
+    cell: "Cell",
+    row: dict,
+    study: "Study",
+    tags: dict[str, str],
+) -> None:
+    """A seed's run: its leaderboard metrics, every probe metric, its plots, and the probes' notes."""
+    from rankuq.bench.planning.plan import tuned
+    from rankuq.bench.results.leaderboard import LEADERBOARD_METRICS
+
+    if tracker.find(key, finished=True):  # logged before the driver was interrupted
+        return
+    seed_run = tracker.open(key, cell.label(), parent, {**tags, LEVEL_TAG: "seed", "seed": str(cell.seed)})
+    method_params = tuned(plan.spec, plan.params, cell.method, dict(cell.tuned))[0].model_dump()
+    params = {**tags, "seed": cell.seed, **method_params, **study.searched}
+    values = {**_finite(study.metrics, study.metrics), **_finite(row, LEADERBOARD_METRICS)}
+    notes = {"rankuq.notes": "\n".join(study.notes)[:5000]} if study.notes else {}
+    predictions = plan.layout.predictions(cell.task, cell.method, cell.seed, cell.key)
+    tracker.log(seed_run, metrics=values, params=params, tags=notes, artifacts=(*study.plots, predictions))
+    for member, key in enumerate(cell.members):  # each member's loss (and dev value) per epoch, step = epoch
+        suffix = "" if member == 0 else f"_member_{member}"
+        for name, history in member_histories(plan.layout.training_file(key)).items():
+            tracker.log_history(seed_run, f"{name}{suffix}", history)
+    tracker.finish(seed_run)
+
+
+def _finite(row: dict | pd.Series, names) -> dict[str, float]:
+    return {n: float(row[n]) for n in names if n in row and np.isfinite(row[n])}
+
+
+def flat(values: Mapping[str, object], prefix: str = "") -> dict[str, object]:
+    """Nested settings as dotted MLflow params: {"train": {"lr": 1e-4}} → {"train.lr": 1e-4}."""
+    out: dict[str, object] = {}
+    for key, value in values.items():
+        if isinstance(value, Mapping) and value:
+            out |= flat(value, f"{prefix}{key}.")
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def provenance() -> dict[str, str]:
+    """Tags saying which rankuq logged a run: its version and, from a git checkout, the commit."""
+    tags = {"rankuq.version": rankuq.__version__}
+    source = Path(rankuq.__file__).resolve().parents[1]
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return tags
+    if done.returncode == 0:
+        tags["mlflow.source.git.commit"] = done.stdout.strip()
+    return tags
+
+
+def member_histories(training_file: Path) -> dict[str, list[tuple[int, float]]]:
+    """A trained member's values per epoch, from its training.json: ``train_loss`` (the mean step
+    loss) and, with early stopping, its dev metric (``dev_AP``…); empty for older members."""
+    if not training_file.is_file():
+        return {}
+    record = json.loads(training_file.read_text())
+    series = {"train_loss": record.get("epoch_losses", [])}
+    series |= {name: values for name, values in record.items() if name.startswith("dev_")}
+    return {
+        name: [(epoch, float(value)) for epoch, value in enumerate(values, start=1)]
+        for name, values in series.items()
+        if values
+    }

@@ -1,0 +1,345 @@
+"""The stages of a grid run, each a function over the plan (``bench.planning.plan``), in the order
+``bench.run.runner.run_grid`` calls them:
+
+    build → search → train → fit_calibrators → score → search_risk → probe → aggregate
+
+(then ``bench.results.tracking.track``)
+
+A stage does only what its cache (``bench.rundir.layout.RunLayout``) does not hold yet, so a rerun of a
+finished grid starts no Ray and trains, fits and scores nothing. The Ray parts live in
+``bench.engine`` and ``bench.engine.search``; a stage only decides what to hand them.
+"""
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import ray
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from rankuq.bench import metrics
+from rankuq.bench.engine.members import train_members
+from rankuq.bench.engine.posthoc import fit_posthoc
+from rankuq.bench.engine.scoring import score_shards
+from rankuq.bench.engine.search import SearchResult, search_risk_b, search_training
+from rankuq.bench.engine.session import ray_session
+from rankuq.bench.evaluation.paired_tests import CALIBRATION_ERRORS, significance
+from rankuq.bench.evaluation.probing import PROBES_VERSION, Study, cached_probes, headline
+from rankuq.bench.planning.plan import Cell, Plan, content_key
+from rankuq.bench.predictions import is_probabilistic, read_cached_predictions
+from rankuq.bench.probes import scored_lists
+from rankuq.bench.results.boards import read_run_dir
+from rankuq.bench.results.leaderboard import RANKING_METRICS, leaderboard, write_csv
+from rankuq.bench.results.provenance import recorded_keys
+from rankuq.bench.results.report import write_report
+from rankuq.bench.rundir.atomic import atomic_write, staged_file
+from rankuq.bench.rundir.layout import BEST_FILE, RunLayout
+from rankuq.methods.base import Fitted
+from rankuq.tasks.base import data_root
+from rankuq.tasks.shards import build_shards
+
+Tables = dict[Cell, pa.Table]
+CALIBRATION = ("ECE", "ECE.all")  # metrics of probabilities the leaderboard computes from the table
+
+
+def _bars(console: Console) -> Progress:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    return Progress(*columns, console=console, transient=False)
+
+
+class Cluster:
+    """Ray, started at its first need (a finished grid never starts it) and stopped with the run."""
+
+    def __init__(self, address: str | None, layout: RunLayout) -> None:
+        self.address, self.layout = address, layout
+        self._stack = ExitStack()
+
+    def __enter__(self) -> "Cluster":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def start(self) -> None:
+        if not ray.is_initialized():
+            # A local Ray's processes are recorded, so a rerun stops what a killed driver left.
+            self._stack.enter_context(ray_session(self.address, pid_file=self.layout.ray_pids))
+
+    def trials_at_once(self, plan: Plan) -> int:
+        """Trials at once: as set, else as many as the cluster's CPUs hold."""
+        resources = plan.spec.resources
+        cpus = ray.cluster_resources().get("CPU", 1)
+        return resources.max_concurrent_trials or max(1, int(cpus // resources.cpus_per_trial))
+
+    def scoring_threads(self) -> int:
+        """A CPU scorer's threads: the driver machine's cores, as far as Ray has them free."""
+        return max(1, min(os.cpu_count() or 1, int(ray.available_resources().get("CPU", 1))))
+
+    def scorers_at_once(self, gpus: float, cpus: int) -> int:
+        """GPU scorers the live nodes hold at once, each with a ``gpus`` share and ``cpus`` CPUs."""
+        fits = [
+            min(
+                int(node["Resources"].get("GPU", 0) / gpus + 1e-9),
+                int(node["Resources"].get("CPU", 0) / cpus),
+            )
+            for node in ray.nodes()
+            if node["Alive"]
+        ]
+        return max(1, sum(fits))
+
+
+@contextmanager
+def progress(console: Console, what: str, total: int) -> Iterator[Callable[[str], None]]:
+    with _bars(console) as bar:
+        task = bar.add_task(what, total=total)
+        yield lambda done: bar.update(task, advance=1, description=f"{what} (last: {done})")
+
+
+def over_cells(console: Console, what: str, cells: list[Cell]) -> Iterator[Cell]:
+    with progress(console, what, len(cells)) as advance:
+        for cell in cells:
+            yield cell
+            advance(cell.label())
+
+
+def build(plan: Plan) -> None:
+    """Write every candidate-list folder the plan reads (a cached one is kept as it is)."""
+    root = data_root(plan.spec.data_dir)
+    for lists, folder in plan.lists.items():
+        built = build_shards(
+            lists.task, lists.split, root=root, cache_dir=plan.layout.cache, **lists.arguments()
+        )
+        assert built == folder, f"planned {folder}, built {built}"  # one hash rule for both
+
+
+def search(plan: Plan, cluster: Cluster, console: Console) -> dict[tuple[str, str], SearchResult]:
+    """Run (or read) each training search; keyed like ``plan``'s ``chosen``."""
+    found = {}
+    for job in plan.searches:
+        assert plan.spec.search is not None  # a plan searches only for a grid with a search section
+        folder, storage = plan.layout.search(job.key), str(plan.layout.ray_storage)
+        finished = (folder / BEST_FILE).exists()  # only read: no Ray needed
+        if not finished:
+            cluster.start()
+        at_once = None if finished else cluster.trials_at_once(plan)
+        found[job.choice] = search_training(job, plan.spec.search, folder, storage, at_once)
+        console.print(found[job.choice].line())
+    return found
+
+
+def train(plan: Plan, cluster: Cluster, console: Console) -> None:
+    """Train the members no earlier run finished, as parallel Tune trials."""
+    layout = plan.layout
+    pending = [job for key, job in plan.members.items() if not layout.training_file(key).exists()]
+    console.print(f"[bold]training[/] {len(pending)} members ({len(plan.members) - len(pending)} cached)")
+    if not pending:
+        return
+    cluster.start()
+    with progress(console, "training members", len(pending)) as advance:
+        train_members(pending, layout.models, layout.ray_storage, cluster.trials_at_once(plan), advance)
+
+
+def fit_calibrators(plan: Plan, cluster: Cluster) -> dict[str, Fitted]:
+    """Each post-hoc cell's fitted state (temperature's T, …), fitted once on the dev lists."""
+    files = {key: plan.layout.fit_file(key) for key in plan.fits}
+    pending = [key for key, path in files.items() if not path.exists()]
+    if pending:
+        cluster.start()
+        threads = cluster.scoring_threads()
+        jobs = [plan.fits[key] for key in pending]
+        states = fit_posthoc([job.with_threads(threads) for job in jobs])
+        for key, state in zip(pending, states, strict=True):
+            files[key].parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(files[key], json.dumps(state, indent=1))
+    return {key: json.loads(path.read_text()) for key, path in files.items()}
+
+
+def score(plan: Plan, cluster: Cluster, fitted: dict[str, Fitted], console: Console) -> tuple[Tables, Tables]:
+    """Every cell's predictions on the tested split and, for the probes, on the dev split; a second
+    bar follows the rows of the split being scored."""
+    tested: Tables = {}
+    dev: Tables = {}
+    with _bars(console) as bars:
+        cells = bars.add_task("scoring cells", total=len(plan.cells))
+        rows = bars.add_task("  rows", total=None)
+        for cell in plan.cells:
+            state = fitted.get(cell.fit) if cell.fit else None
+            for on_dev in (False, True) if cell.dev_key else (False,):
+                split = plan.spec.eval.dev_split if on_dev else plan.spec.eval.split
+                bars.reset(
+                    rows, total=None, description=f"  rows of {cell.method} seed {cell.seed} on {split}"
+                )
+                found = _predictions(plan, cluster, cell, on_dev, state, lambda n: bars.advance(rows, n))
+                (dev if on_dev else tested)[cell] = found
+            bars.update(cells, advance=1, description=f"scoring cells (last: {cell.label()})")
+    return tested, dev
+
+
+def _predictions(
+    plan: Plan,
+    cluster: Cluster,
+    cell: Cell,
+    on_dev: bool,
+    fitted: Fitted | None,
+    on_rows: Callable[[int], None],
+) -> pa.Table:
+    key = cell.dev_key if on_dev else cell.key
+    path = plan.layout.predictions(cell.task, cell.method, cell.seed, str(key), dev=on_dev)
+    cached = read_cached_predictions(path)  # a cut or foreign file: one warning, scored again
+    if cached is not None:
+        return cached
+    cluster.start()
+    shards = (plan.dev if on_dev else plan.tested)[cell.condition]
+    resources = plan.spec.resources
+    gpus = min(1.0, resources.gpus_per_trial)
+    if gpus > 0:  # a scorer holds what a trial holds, on every node that has room for one
+        threads = max(1, int(resources.cpus_per_trial))
+        scorers = cluster.scorers_at_once(gpus, threads)
+    else:  # one scorer with the driver machine's free cores
+        threads, scorers = cluster.scoring_threads(), 1
+    scorer = plan.scorer(cell, shards, fitted, threads)
+    table = score_shards(scorer, plan.spec.eval.batch_size, gpus=gpus, on_rows=on_rows, scorers=scorers)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table, staging)
+    os.replace(staging, path)
+    return table
+
+
+def search_risk(plan: Plan, dev: Tables, cluster: Cluster, console: Console) -> dict[Cell, SearchResult]:
+    """Each stochastic cell's RA b, searched on its dev predictions (with one draw b changes nothing)."""
+    grid = plan.spec.search
+    if grid is None or "risk.b" not in grid.space:
+        return {}
+    found = {}
+    for cell, table in dev.items():
+        lists = scored_lists(table, "dev").with_relevant()
+        if lists.samples is None:
+            continue
+        key = content_key("search-b", cell.dev_key, grid.identity(["risk.b"]))
+        folder, storage = plan.layout.search(key), str(plan.layout.ray_storage)
+        if not folder.exists():
+            cluster.start()
+        found[cell] = search_risk_b(f"risk.b of {cell.label()}", lists, grid, folder, storage, cell.seed)
+        console.print(found[cell].line())
+    return found
+
+
+def probe(
+    plan: Plan, tested: Tables, dev: Tables, risk: dict[Cell, SearchResult], console: Console
+) -> dict[Cell, Study]:
+    """The probes of every seed (cached), RA at the searched b where there is one."""
+    studies = {}
+    for cell in over_cells(console, "probing cells", plan.cells):
+        searched = {**dict(cell.tuned), **(risk[cell].best if cell in risk else {})}
+        b = searched.get("risk.b")
+        key = content_key("probes", PROBES_VERSION, cell.key, cell.dev_key, b)
+        folder = plan.layout.probes(cell.task, cell.method, cell.seed, key)
+        options = {"risk": {"b": b}} if b is not None else {}
+        found = cached_probes(folder, tested[cell], dev.get(cell), plan.probes, cell.seed, options)
+        studies[cell] = Study(*found, key=key, searched=searched)
+    return studies
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The grid's numbers: one row per seed, the leaderboard, and the files written from them."""
+
+    results: pd.DataFrame
+    board: pd.DataFrame
+    files: tuple[Path, ...]  # leaderboard.md, report.html, leaderboard.csv, plots/index.json
+
+
+def aggregate(plan: Plan, tested: Tables, studies: dict[Cell, Study]) -> Evaluation:
+    """Ranking metrics and ECE per seed, the leaderboard (mean ± std, p-values against the
+    baseline), the plot index, leaderboard.csv, seeds.csv (every probe value of every seed) and
+    queries.parquet (the same split by query: what `rankuq findings` resamples), and the Markdown and
+    HTML reports."""
+    results = pd.DataFrame([_seed_row(cell, tested[cell], studies[cell]) for cell in plan.cells])
+    board = leaderboard(results, _significance(plan, tested), plan.spec.baseline)
+    layout = plan.layout
+    _write_seeds(plan, results, studies)
+    _write_queries(plan, studies)
+    csv, index = write_csv(board, layout.leaderboard_csv), _plot_index(plan, studies)
+    # leaderboard.md (Penha & Hauff, 2021's layout) and report.html, read back as `rankuq leaderboard` does
+    files = (*write_report(read_run_dir(layout.root), layout.root), csv, index)
+    return Evaluation(results, board, files)
+
+
+def _write_seeds(plan: Plan, results: pd.DataFrame, studies: dict[Cell, Study]) -> None:
+    """seeds.csv: the leaderboard's per-seed values beside every probe metric (sorted columns), and
+    each cell's keys (bench.results.provenance)."""
+    probes = pd.DataFrame([studies[cell].metrics for cell in plan.cells], index=results.index)
+    extra = sorted(set(probes.columns) - set(results.columns))
+    table = pd.concat([results, probes[extra]], axis=1)
+    for position, (column, values) in enumerate(recorded_keys(plan).items(), start=3):
+        table.insert(position, column, values)  # after condition, method, seed: what findings checks
+    atomic_write(plan.layout.seeds_csv, table.to_csv(index=False))
+
+
+def _write_queries(plan: Plan, studies: dict[Cell, Study]) -> None:
+    """queries.parquet: every cell's per-query parts (``bench.probes.parts``) under its condition,
+    method and seed, in the order of seeds.csv."""
+    tables = []
+    for cell in plan.cells:
+        parts = pq.read_table(studies[cell].parts)
+        keys = {"condition": cell.condition, "method": cell.method, "seed": cell.seed}
+        for position, (name, value) in enumerate(keys.items()):
+            column = pa.array([value] * parts.num_rows, pa.int64() if name == "seed" else pa.string())
+            parts = parts.add_column(position, name, column)
+        tables.append(parts)
+    with staged_file(plan.layout.queries_file) as staging:
+        pq.write_table(pa.concat_tables(tables), staging, compression="zstd")
+
+
+def _seed_row(cell: Cell, table: pa.Table, study: Study) -> dict[str, object]:
+    """A seed's leaderboard values: ranking metrics and, for probabilities, Penha & Hauff, 2021's balanced ECE
+    and the pooled ECE.all (from the table, probes or not), then the probes' headline values."""
+    names = [*RANKING_METRICS, *(CALIBRATION if is_probabilistic(table) else ())]
+    values = metrics.compute(table, names, drop_queries_without_relevant=True)
+    keys = {"condition": cell.condition, "method": cell.method, "seed": cell.seed}
+    return {**keys, **dict.fromkeys(CALIBRATION, np.nan), **headline(study.metrics), **values}
+
+
+def _significance(plan: Plan, tested: Tables) -> dict[tuple[str, str], dict[str, float]]:
+    """Each (condition, method)'s p-values against the baseline method of that condition."""
+    baseline = plan.spec.baseline
+    if baseline is None:
+        return {}
+    p_values = {}
+    for condition in dict.fromkeys(cell.condition for cell in tested):
+        tables: dict[str, list[pa.Table]] = {}
+        for cell, table in tested.items():
+            if cell.condition == condition:
+                tables.setdefault(cell.method, []).append(table)
+        tests = significance(tables, baseline, [*RANKING_METRICS, *CALIBRATION_ERRORS])
+        p_values.update({(condition, method): values for method, values in tests.items()})
+    return p_values
+
+
+def _plot_index(plan: Plan, studies: dict[Cell, Study]) -> Path:
+    """plots/ holds each (condition, method)'s plots of its first seed, listed in index.json."""
+    layout = plan.layout
+    layout.plots.mkdir(exist_ok=True)
+    index, seen = [], set()
+    for cell, study in studies.items():
+        if (cell.condition, cell.method) in seen:
+            continue
+        seen.add((cell.condition, cell.method))
+        for plot in study.plots:
+            target = layout.plot(plot.stem, cell.condition, cell.method)
+            shutil.copyfile(plot, target)
+            index.append(
+                {"condition": cell.condition, "method": cell.method, "kind": plot.stem, "path": target.name}
+            )
+    atomic_write(layout.plot_index, json.dumps(index, indent=1, ensure_ascii=False))
+    return layout.plot_index

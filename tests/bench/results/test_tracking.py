@@ -1,0 +1,50 @@
+import io
+
+import pandas as pd
+from mlflow.utils.validation import MAX_TAG_VAL_LENGTH
+from PIL import Image
+
+from rankuq.bench.plots import overview_png
+from rankuq.bench.results.boards import Board, read_run_dir
+from rankuq.bench.results.leaderboard import metrics_of
+from rankuq.bench.results.mlflow_names import NOTE_TAG, OVERVIEW_KEY
+from rankuq.bench.results.mlflow_store import default_tracking_uri
+from rankuq.bench.results.rendering import paper_markdown
+from rankuq.bench.results.tracking import Tracker, log_board
+
+
+def test_a_run_left_open_is_found_to_complete_but_not_as_logged(tmp_path):
+    tracker = Tracker(default_tracking_uri(tmp_path), tmp_path / "mlartifacts")
+    opened = tracker.open("k1", "seed run")  # a driver interrupted before finish()
+    assert tracker.find("k1") == opened and tracker.find("k1", finished=True) is None
+    assert tracker.open("k1", "seed run") == opened  # the rerun completes it: no second run
+    tracker.finish(opened)
+    assert tracker.find("k1", finished=True) == opened
+    assert tracker.run_keys() == ["k1"]
+
+
+def test_the_grid_run_shows_the_board_as_its_description_and_overview_image(finished_run, tmp_path):
+    tracker = Tracker(default_tracking_uri(tmp_path), tmp_path / "mlartifacts")
+    grid = tracker.open("g", "my-grid")
+    board = read_run_dir(finished_run).table
+    log_board(tracker, grid, "my-grid", board)
+    run = tracker.client.get_run(grid)
+    assert run.data.tags[NOTE_TAG] == paper_markdown(Board("my-grid", board, ()))
+    # log_image's keyed images: a PNG (and its thumbnail) per step under images/, named by the key.
+    images = [a.path for a in tracker.client.list_artifacts(grid, "images")]
+    pngs = [path for path in images if path.endswith(".png") and "compressed" not in path]
+    assert len(pngs) == 1 and pngs[0].startswith(f"images/{OVERVIEW_KEY}+step+0+")
+    logged = Image.open(tracker.client.download_artifacts(grid, pngs[0], str(tmp_path)))
+    drawn = Image.open(io.BytesIO(overview_png(board, metrics_of(board))))
+    assert logged.size == drawn.size
+
+
+def test_a_long_board_is_cut_at_a_row_within_the_tag_limit(finished_run, tmp_path):
+    tracker = Tracker(default_tracking_uri(tmp_path), tmp_path / "mlartifacts")
+    grid = tracker.open("g", "my-grid")
+    board = read_run_dir(finished_run).table
+    long = pd.concat([board.assign(condition=board.condition + f"-{i}") for i in range(40)])
+    log_board(tracker, grid, "my-grid", long.reset_index(drop=True))
+    text = tracker.client.get_run(grid).data.tags[NOTE_TAG]
+    assert len(text) <= MAX_TAG_VAL_LENGTH and text.endswith("artifact leaderboard.md\n")
+    assert text.splitlines()[-3].startswith("|")  # the last whole line kept is a table row
