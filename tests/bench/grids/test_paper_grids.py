@@ -1,0 +1,91 @@
+"""The paper grids hold the conditions their claims are judged in: every claim of the registry finds a
+condition of its kinds, list variant and name in its grid, every shifted condition has the no-shift
+condition its shift claims compare with, and the grids keep what issue 29 asks of them (R_10 lists,
+every domain a target in paper000, dense negatives, NOTA across domains and negative sampling, BM25 and
+the stochastic methods beside the GP heads). No Ray, nothing written: the grids are only loaded."""
+
+from functools import cache
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rankuq.bench.config.grid import GridSpec, load_grid
+from rankuq.bench.findings.claims import CLAIMS, COST, R10, SHIFTS, Claim
+from rankuq.bench.findings.runs import Run, condition_kind
+from rankuq.bench.findings.sides import no_shift_condition
+from rankuq.bench.findings.verdicts import conditions_of
+from rankuq.methods.base import MethodParams
+
+GRIDS = Path(__file__).parents[3] / "bench" / "grids"
+JUDGED = [claim for claim in CLAIMS if claim.grid != COST]
+DOMAINS = {"wikiqa", "clariq", "semeval", "trecqa_clean"}
+
+
+@cache
+def grid(name: str) -> tuple[GridSpec, dict[str, MethodParams], Run]:
+    """The grid file and a run of it as findings sees one before it has any result: its conditions'
+    kinds, tested variants and tasks."""
+    spec, params = load_grid(GRIDS / f"{name}.yaml")
+    shifts = spec.conditions()
+    kinds = {shift.label(): (condition_kind(spec, shift), shift.test.variant) for shift in shifts}
+    tested = {shift.label(): (shift.test.task, shift.test.ns) for shift in shifts}
+    return spec, params, Run(GRIDS, spec, pd.DataFrame(), pd.DataFrame(), kinds, tested=tested)
+
+
+@pytest.mark.parametrize("claim", JUDGED, ids=[claim.id for claim in JUDGED])
+def test_every_claim_finds_its_conditions_in_its_grid(claim: Claim):
+    spec, params, run = grid(claim.grid)
+    found = conditions_of(claim, run)
+    assert found, f"{claim.grid} has no {'/'.join(claim.kinds)} condition on {claim.variant} lists"
+    methods = {claim.method, claim.against or spec.baseline}
+    assert methods <= set(params), f"{claim.grid} lacks {methods - set(params)}"
+    if "above_bm25" in claim.preconditions:
+        assert {"bert", "bm25"} <= set(params)
+    if "shift_hurts" in claim.preconditions or claim.baseline_condition == "no-shift":
+        for condition in found:
+            if run.kinds[condition][0] in SHIFTS:
+                assert no_shift_condition(run, condition), f"{condition} has no condition without shift"
+
+
+@pytest.mark.parametrize("name", sorted({claim.grid for claim in JUDGED}))
+def test_every_shift_has_its_no_shift_reference(name: str):
+    *_, run = grid(name)
+    for condition, (kind, variant) in run.kinds.items():
+        if kind in SHIFTS:
+            reference = no_shift_condition(run, condition)
+            assert reference is not None, condition
+            assert run.tested[reference][0] == run.tested[condition][0] and run.kinds[reference][1] == variant
+
+
+def test_paper_000_tests_every_domain_on_r10_lists_with_dense_negatives_and_nota_under_both_shifts():
+    spec, params, run = grid("paper000")
+    tests = {shift.label(): shift.test for shift in spec.conditions()}
+    assert {run.tested[c][0] for c in run.kinds} == DOMAINS
+    assert all((side.variant, side.n) == (R10, 10) for side in tests.values() if side.variant != "nota")
+    assert any(run.kinds[c][0] == "cross-NS" and side.ns == "dense" for c, side in tests.items())
+    nota = {run.kinds[c][0] for c, side in tests.items() if side.variant == "nota"}
+    assert nota == {"in-domain", "cross-domain", "cross-NS"}
+    assert params["mc_dropout"].T == 10 and params["ensemble"].M == 5 and "bm25" in params
+
+
+def test_the_gp_grids_hold_bm25_and_r10_lists_and_gp_compares_with_mc_dropout_and_the_ensemble():
+    for name in ("gp", "gp_fit"):
+        spec, params, run = grid(name)
+        assert "bm25" in params and all((s.test.variant, s.test.n) == (R10, 10) for s in spec.conditions())
+    _, params, run = grid("gp")
+    assert params["mc_dropout"].T == 10 and params["ensemble"].M == 5
+    assert {kind for kind, _ in run.kinds.values()} == {"in-domain", "cross-domain"}
+
+
+@pytest.mark.parametrize("name", ["paper001", "paper001_l4"])
+def test_paper_001_tests_trecqa_in_domain_beside_wikiqa_to_trecqa(name: str):
+    *_, run = grid(name)
+    assert run.kinds["trecqa_clean"] == ("in-domain", "standard")
+    assert no_shift_condition(run, "wikiqa-to-trecqa_clean") == "trecqa_clean"
+
+
+@pytest.mark.parametrize("name", ["paper000", "paper001", "paper001_l4", "gp", "gp_fit"])
+def test_the_claim_grids_stop_early_on_dev(name: str):
+    spec, *_ = grid(name)
+    assert spec.train.early_stopping is not None and spec.train.epochs >= 2 and len(spec.seeds) >= 3
