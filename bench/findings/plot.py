@@ -14,7 +14,7 @@ matplotlib.use("Agg")  # files only; no display on servers
 import matplotlib.pyplot as plt
 
 from rankuq.bench.findings import statistics
-from rankuq.bench.findings.verdicts import Row
+from rankuq.bench.findings.rows import Row
 
 COLOURS = {
     statistics.REPRODUCED: "tab:green",

@@ -8,8 +8,9 @@ from pathlib import Path
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import CLAIMS, Claim
 from rankuq.bench.findings.plot import forest_plot
+from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.runs import Run, read_cost, read_run
-from rankuq.bench.findings.verdicts import Measured, Row, assess, judge_all
+from rankuq.bench.findings.verdicts import assess, judge_all
 from rankuq.bench.results.provenance import STALE
 from rankuq.bench.results.rendering import markdown_text
 from rankuq.bench.rundir.atomic import atomic_write

@@ -14,12 +14,12 @@ Statistics, registered by name (the name is stored beside the parts in ``queries
   the oracle's F1).
 - ``fold_f1_macro`` (``bench.probes.nota``): rows [fold, truth, prediction] of out-of-fold
   predictions: the mean over folds of F1-macro (NOTA's 5-fold protocol).
-- ``normalised_auc`` (``bench.probes.abstention``): rows [metric value, confidence]: nAUC of
+- ``normalised_auc`` (``bench.probes.abstention_protocol``): rows [metric value, confidence]: nAUC of
   abstaining by the confidence.
-- ``threshold_error`` (``bench.probes.abstention``): rows [kept, metric value, reference
-  performance]: |reference performance − mean metric of the kept test queries| (paper 002 §5.3).
-- ``abstention_rate_error`` (``bench.probes.abstention``): rows [kept, target rate]: |target − (1 −
-  mean kept)|, the achieved abstention rate's error (paper 002 §5.3).
+- ``threshold_error`` (``bench.probes.abstention_studies``): rows [kept, metric value,
+  reference performance]: |reference performance − mean metric of the kept test queries| (paper 002 §5.3).
+- ``abstention_rate_error`` (``bench.probes.abstention_studies``): rows [kept, target rate]:
+  |target − (1 − mean kept)|, the achieved abstention rate's error (paper 002 §5.3).
 """
 
 from collections.abc import Callable, Mapping

@@ -364,7 +364,7 @@ def test_reference_free_confidences_give_whole_table_naucs_under_one_spelling(
 
     from rankuq.bench.cli.main import main
     from rankuq.bench.probes import scored_lists
-    from rankuq.bench.probes.abstention import normalised_auc, usable
+    from rankuq.bench.probes.abstention_protocol import normalised_auc, usable
     from rankuq.bench.probes.confidence import free_confidence
 
     run, qrels = wikiqa_trec_files(wikiqa, tmp_path)

@@ -1,5 +1,6 @@
 """Fixtures of the probe tests: builders of small hand-written tables and the real WikiQA-based table
-of tests/bench/conftest.py as a deterministic ranker. (Tests import nothing from here.)"""
+of tests/bench/conftest.py as a deterministic ranker, and the abstention probe on that pair
+(``transfer``). (Tests import nothing from here.)"""
 
 from collections.abc import Callable, Sequence
 
@@ -8,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from rankuq.bench.predictions import predictions_table
+from rankuq.bench.probes import ProbeResult, abstention, scored_lists
 
 
 def lists_table(
@@ -45,3 +47,14 @@ def wikiqa_deterministic(wikiqa: pa.Table) -> pa.Table:
     return predictions_table(
         wikiqa["qid"].to_pylist(), wikiqa["cid"].to_pylist(), wikiqa["label"].to_numpy(), means[:, None]
     )
+
+
+@pytest.fixture(scope="session")
+def transfer(wikiqa, wikiqa_deterministic) -> tuple[ProbeResult, np.ndarray]:
+    """dev = the stochastic table, test = the deterministic one (the grids' setting: one part),
+    and the usable test queries' qids."""
+    test = scored_lists(wikiqa_deterministic)
+    result = abstention.run(
+        test, dev=scored_lists(wikiqa), confidences=["u_max", "u_std", "u_lin"], names=["AP", "RR"]
+    )
+    return result, test.qids[(test.ranked.n_relevant > 0) & (test.length >= 2)]

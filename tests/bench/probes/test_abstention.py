@@ -1,7 +1,7 @@
-"""Abstention: the protocol by hand (rates, ties, trapezoids, nAUC), reference sets, threshold
-calibration and the skips (the confidence functions themselves: test_confidence.py)."""
-
-import itertools
+"""The abstention probe (rankuq.bench.probes.abstention): reference sets, default confidences, the
+per-query parts and the skips (the protocol by hand: test_abstention_protocol.py; threshold
+calibration and the reference-set size: test_abstention_studies.py; the confidence functions
+themselves: test_confidence.py)."""
 
 import numpy as np
 import pyarrow as pa
@@ -9,43 +9,11 @@ import pyarrow.compute as pc
 import pytest
 from sklearn.linear_model import Ridge
 
-from rankuq.bench.probes import ProbeResult, abstention, scored_lists
-from rankuq.bench.probes.abstention import kept_means, normalised_auc, oracle_curve, performance_curve
+from rankuq.bench.probes import abstention, scored_lists
+from rankuq.bench.probes.abstention_protocol import normalised_auc
 from rankuq.bench.probes.confidence import sorted_scores
 from rankuq.bench.probes.parts import STATISTICS
 from rankuq.errors import RankuqError
-
-# Two failed queries (metric 0) among ten, listed in query order.
-METRIC = np.array([0.0, 0.0, 1, 1, 1, 1, 1, 1, 1, 1])
-ORACLE = [0.8, 8 / 9, 1, 1, 1, 1, 1, 1, 1]
-WORST = [0.8, 7 / 9, 6 / 8, 5 / 7, 4 / 6, 3 / 5, 2 / 4, 1 / 3, 0 / 2]  # good queries abstained first
-
-
-def trapezoid(curve: list[float]) -> float:
-    return sum(0.1 * (a + b) / 2 for a, b in itertools.pairwise(curve))
-
-
-def test_curves_abstain_on_floor_r_n_queries() -> None:
-    np.testing.assert_allclose(oracle_curve(METRIC), ORACLE)
-    np.testing.assert_allclose(performance_curve(METRIC, -METRIC), WORST)
-    # N = 7: ⌊r·7⌋ = 0, 0, 1, 2, 2, 3, 4, 4, 5 queries abstained
-    kept = kept_means(np.arange(7.0))
-    np.testing.assert_allclose(kept, [3, 3, 3.5, 4, 4, 4.5, 5, 5, 5.5])
-
-
-def test_ties_in_confidence_abstain_on_the_lower_qid_first() -> None:
-    flat = np.zeros(10)
-    np.testing.assert_allclose(performance_curve(METRIC, flat), ORACLE)  # failures come first
-    np.testing.assert_allclose(performance_curve(METRIC[::-1], flat), WORST)
-
-
-def test_normalised_auc_by_hand() -> None:
-    random, oracle, worst = 0.8 * 0.8, trapezoid(ORACLE), trapezoid(WORST)
-    best = normalised_auc(METRIC, METRIC)
-    assert (best.value, best.oracle, best.random) == pytest.approx((1.0, oracle, random))
-    assert normalised_auc(METRIC, -METRIC).value == pytest.approx((worst - random) / (oracle - random))
-    assert normalised_auc(METRIC, -METRIC).value < 0  # harmful abstention
-    assert np.isnan(normalised_auc(np.ones(10), np.arange(10.0)).value)  # oracle = random
 
 
 def test_a_perfect_ranker_has_auc_terms_and_no_nauc(wikiqa) -> None:
@@ -91,13 +59,6 @@ def test_u_lin_is_ridge_on_the_sorted_scores_of_the_reference_set(wikiqa, wikiqa
     assert result.curves["reference_size"]["size"][-1] == kept_dev.length.size
 
 
-def test_threshold_calibration_is_exact_when_reference_and_test_coincide(wikiqa) -> None:
-    result = abstention.run(wikiqa, dev=wikiqa, confidences=["u_max"], names=["AP"])
-    for target in (10, 50, 90):
-        assert result.metrics[f"threshold.AP_MAE.{target}.u_max"] == pytest.approx(0.0, abs=1e-12)
-        assert result.metrics[f"threshold.rate_MAE.{target}.u_max"] < 0.01  # |r − ⌊r·N⌋/N| and ties
-
-
 def test_splits_average_every_confidence_on_the_same_test_parts(wikiqa) -> None:
     result = abstention.run(wikiqa, confidences=["u_std", "u_lin", "u_log"], names=["AP", "RR"], splits=2)
     assert {"nAUC.AP.u_std", "nAUC.AP.u_lin", "nAUC.AP.u_log", "threshold.rate_MAE.90.u_lin"} <= set(
@@ -140,18 +101,7 @@ def test_a_learner_the_reference_set_cannot_define_is_noted(scores_table) -> Non
     )
 
 
-@pytest.fixture(scope="module")
-def transfer(wikiqa, wikiqa_deterministic) -> tuple[ProbeResult, np.ndarray]:
-    """dev = the stochastic table, test = the deterministic one (the grids' setting: one part),
-    and the usable test queries' qids."""
-    test = scored_lists(wikiqa_deterministic)
-    result = abstention.run(
-        test, dev=scored_lists(wikiqa), confidences=["u_max", "u_std", "u_lin"], names=NAMES
-    )
-    return result, test.qids[(test.ranked.n_relevant > 0) & (test.length >= 2)]
-
-
-NAMES = ["AP", "RR"]
+NAMES = ["AP", "RR"]  # the metrics of the fixture transfer (conftest.py)
 
 
 def test_with_a_reference_set_every_claimed_metric_has_parts_that_recompute_it(transfer) -> None:
@@ -186,23 +136,6 @@ def test_the_statistics_on_a_subset_are_the_probe_on_those_queries(
         assert STATISTICS[parts.statistic](parts.rows[subset]) == pytest.approx(
             alone.metrics[name], rel=1e-12
         )
-
-
-def test_u_lin_at_a_claimed_size_is_the_reference_size_curve(transfer) -> None:
-    result, _ = transfer
-    curve = result.curves["reference_size"]
-    assert result.metrics["nAUC.AP.u_lin@100"] == curve["u_lin"][curve["size"] == 100][0]
-    assert "nAUC.AP.u_lin@500" not in result.metrics  # only sizes below the reference set's
-    assert result.metrics["break_even.AP.largest"] == curve["size"][-1] == 240  # usable dev queries
-    assert "nAUC.RR.u_lin@100" not in result.metrics  # the break-even studies the first metric
-
-
-def test_the_break_even_says_how_far_it_looked(wikiqa, wikiqa_deterministic) -> None:
-    dev = wikiqa.filter(pc.is_in(wikiqa["qid"], pa.array(sorted(set(wikiqa["qid"].to_pylist()))[:150])))
-    result = abstention.run(wikiqa_deterministic, dev=dev, confidences=["u_std", "u_lin"], names=["AP"])
-    largest = result.metrics["break_even.AP.largest"]
-    assert largest == result.curves["reference_size"]["size"][-1] < 100
-    assert not any("@" in name for name in result.metrics)  # no claimed size below the reference size
 
 
 def test_splits_emit_no_parts_and_the_whole_table_does(wikiqa) -> None:

@@ -1,0 +1,43 @@
+"""What measuring and judging a claim gives: ``Measured``, the claim in one condition, and ``Row``,
+the claim over its conditions."""
+
+import math
+from dataclasses import dataclass
+
+from rankuq.bench.findings import statistics
+from rankuq.bench.findings.claims import Claim
+from rankuq.bench.findings.preconditions import Check
+from rankuq.bench.findings.runs import Run
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A claim in one condition: its effect, the two sides' values, the checks, the verdict."""
+
+    condition: str
+    effect: statistics.Effect | None
+    value: float  # the method's metric, mean over seeds
+    reference: float  # what it is compared with, mean over seeds
+    checks: tuple[Check, ...] = ()
+    verdict: str = statistics.NOT_MEASURED
+    note: str = ""
+    adjusted_p: float = math.nan
+    unit: str = "seeds × queries"
+
+    @property
+    def failed(self) -> Check | None:
+        return next((c for c in self.checks if c.passed is False or c.passed is None), None)
+
+
+@dataclass(frozen=True)
+class Row:
+    """A claim over its conditions: each condition measured, the overall verdict."""
+
+    claim: Claim
+    run: Run | None
+    measured: tuple[Measured, ...]
+    verdict: str
+    note: str
+    overall: statistics.Estimate | None = None  # one condition's effect, or the conditions pooled
+    overall_adjusted_p: float = math.nan
+    command: str = ""  # what produced the measurements, where no run directory did

@@ -1,0 +1,121 @@
+"""The sides of a claim's comparison and its effect: each side's per-query parts per seed
+(``sides_of``), aligned on the queries every side has (``aligned``), the seed's effect d in the
+paper's terms (``contrast``) and the paired bootstrap over seeds and queries (``bootstrap``); shared by
+the verdicts, the preconditions and the cost claims."""
+
+import numpy as np
+
+from rankuq.bench.findings import statistics
+from rankuq.bench.findings.claims import Claim
+from rankuq.bench.findings.runs import Run
+from rankuq.bench.probes.parts import STATISTICS, QueryParts
+
+Sides = list[dict[int, QueryParts]]
+
+
+def contrast(claim: Claim, sides: int) -> statistics.Contrast:
+    """d of one seed from the sides' values: the method's value against a floor (d is the value
+    itself, judged against the floor), or against the reference (the best of several), absolute or
+    relative to it."""
+    if claim.floor is not None:
+        return statistics.value(0)
+    if sides == 2:
+        return statistics.relative(0, 1) if claim.scale == "relative" else statistics.difference(0, 1)
+    if claim.scale == "absolute":
+        return statistics.over_best(0)
+
+    def best_relative(v: np.ndarray) -> np.ndarray:
+        best = v[1:].max(axis=0)
+        return (v[0] - best) / np.abs(best)
+
+    return statistics.Contrast(best_relative, "(v0 − max of the others) / |max|")
+
+
+def _pooled_error(sums: np.ndarray, n: int) -> np.ndarray:
+    return np.abs(sums[..., :-1]).sum(axis=-1) / sums[..., -1]
+
+
+# The parts' statistics (bench.probes.parts) in the bootstrap's vectorised forms where they are
+# functions of column sums; the others are called on each resample's rows.
+FAST: dict[str, statistics.SumStatistic] = {
+    "mean": statistics.mean(0),
+    "ratio_of_means": statistics.ratio_of_means(0, 1),
+    "calibration_error": statistics.SumStatistic(_pooled_error, "pooled calibration error"),
+}
+
+
+def aligned(sides: Sides) -> tuple[list[list[np.ndarray]], list[str]] | None:
+    """Each side's rows per seed on the queries every side has (the first side's order), and the
+    statistics; None when a side lacks a seed of the first."""
+    seeds = sorted(sides[0])
+    if not seeds or any(set(seeds) - set(side) for side in sides[1:]):
+        return None
+    rows: list[list[np.ndarray]] = [[] for _ in sides]
+    for seed in seeds:
+        common = set(sides[0][seed].qids)
+        for side in sides[1:]:
+            common &= set(side[seed].qids)
+        for i, side in enumerate(sides):
+            parts = side[seed]
+            index = {qid: n for n, qid in enumerate(parts.qids)}
+            order = [index[q] for q in sides[0][seed].qids if q in common]
+            rows[i].append(parts.rows[order])
+    return rows, [next(iter(side.values())).statistic for side in sides]
+
+
+def bootstrap(sides: Sides, d: statistics.Contrast) -> statistics.Effect | None:
+    """The paired bootstrap of the sides on their common queries: the crossed design, as every seed of
+    a grid scores the same test queries (one query resample serves every seed of a replicate)."""
+    found = aligned(sides)
+    if found is None or any(len(r) == 0 for seed_rows in found[0] for r in seed_rows):
+        return None
+    rows, names = found
+    chosen = [FAST.get(name, STATISTICS[name]) for name in names]
+    return statistics.paired_bootstrap(rows, chosen, d, design="crossed")
+
+
+def side_values(sides: Sides) -> list[float]:
+    """Each side's metric on all its queries, mean over seeds."""
+    return [float(np.mean([parts.value() for parts in side.values()])) for side in sides]
+
+
+def sides_of(claim: Claim, run: Run, condition: str) -> tuple[Sides, str] | str:
+    """The sides of the claim's comparison in ``condition``, and the reference's description, or why
+    there are none."""
+    mine = run.parts(condition, claim.method, claim.metric)
+    if not mine:
+        return f"no per-query {claim.metric} of {claim.method}"
+    if claim.floor is not None:
+        return [mine], f"{claim.floor:g}"
+    if claim.baseline_condition is not None:
+        plain = no_shift_condition(run, condition)
+        if plain is None:
+            return f"no condition without shift on {condition}'s test data"
+        theirs = run.parts(plain, claim.method, claim.metric)
+        return (
+            ([mine, theirs], plain) if theirs else f"no per-query {claim.metric} of {claim.method} in {plain}"
+        )
+    if claim.reference is not None:
+        owner = claim.against or claim.method
+        others = [run.parts(condition, owner, metric) for metric in claim.reference]
+        missing = [m for m, side in zip(claim.reference, others, strict=True) if not side]
+        return ([mine, *others], owner) if not missing else f"no per-query {', '.join(missing)} of {owner}"
+    other = claim.against or run.spec.baseline
+    if other is None:
+        return "the grid has no baseline method to compare with"
+    theirs = run.parts(condition, other, claim.metric)
+    return ([mine, theirs], other) if theirs else f"no per-query {claim.metric} of {other}"
+
+
+def no_shift_condition(run: Run, condition: str) -> str | None:
+    """The in-domain condition of ``run`` (trained on its own test task) that tests the same task and
+    list variant as ``condition``: the reference a shift is measured against."""
+    task, variant = run.tested[condition][0], run.kinds[condition][1]
+    return next(
+        (
+            other
+            for other, (kind, other_variant) in run.kinds.items()
+            if kind == "in-domain" and other_variant == variant and run.tested[other][0] == task
+        ),
+        None,
+    )

@@ -1,0 +1,89 @@
+"""One statistical procedure for every claim: effects with a paired two-level bootstrap,
+power, Benjamini–Hochberg, and the verdict taxonomy. docs/statistics.md states the procedure.
+
+A claim compares, in one condition, one or more *sides* (the method's metric and its reference).
+Each side holds, per seed, one row of *parts* per query (``n_queries × k``); a side's metric on a set
+of query rows is ``statistic(rows) -> float``. All sides of a comparison hold the same queries in the
+same row order within a seed (paired). ``contrast(values) -> float`` maps the sides' values of one
+seed to the effect d of that seed; the effect is the mean of d over the seeds.
+
+- ``contrasts``: the statistics and contrasts that run vectorised over the replicates
+  (``SumStatistic``, ``BatchStatistic``, ``Contrast``; ``mean``, ``ratio_of_means``, ``difference``,
+  ``relative``, ``over_best``, ``value``).
+- ``bootstrap``: ``paired_bootstrap``: d, its 95 % and 90 % percentile intervals, standard error and
+  p-value from a bootstrap over seeds, then queries (one query resample for every side: paired).
+- ``power``: ``minimum_detectable_effect``, ``scale_for_power``: what the data can detect, and how
+  much more data would detect the paper's effect.
+- ``judging``: ``benjamini_hochberg``: adjusted p-values over the registry; ``judge``, ``pooled``,
+  ``overall``: the verdict of a condition and of a claim over its conditions.
+
+This package's namespace is the procedure's public surface: ``statistics.judge``,
+``statistics.Effect`` and the rest are importable from here.
+"""
+
+from rankuq.bench.findings.statistics.bootstrap import Design, Effect, Estimate, paired_bootstrap
+from rankuq.bench.findings.statistics.contrasts import (
+    BatchStatistic,
+    Contrast,
+    Statistic,
+    SumStatistic,
+    difference,
+    mean,
+    over_best,
+    ratio_of_means,
+    relative,
+    value,
+)
+from rankuq.bench.findings.statistics.judging import (
+    DEFINITIONS,
+    INCONCLUSIVE,
+    MIXED,
+    NOT_MEASURED,
+    REFUTED,
+    REPRODUCED,
+    SMALLER,
+    UNTESTABLE,
+    Expect,
+    Pooled,
+    benjamini_hochberg,
+    claim_p,
+    judge,
+    overall,
+    pooled,
+)
+from rankuq.bench.findings.statistics.power import Scale, minimum_detectable_effect, scale_for_power
+
+__all__ = [
+    "DEFINITIONS",
+    "INCONCLUSIVE",
+    "MIXED",
+    "NOT_MEASURED",
+    "REFUTED",
+    "REPRODUCED",
+    "SMALLER",
+    "UNTESTABLE",
+    "BatchStatistic",
+    "Contrast",
+    "Design",
+    "Effect",
+    "Estimate",
+    "Expect",
+    "Pooled",
+    "Scale",
+    "Statistic",
+    "SumStatistic",
+    "benjamini_hochberg",
+    "claim_p",
+    "difference",
+    "judge",
+    "mean",
+    "minimum_detectable_effect",
+    "over_best",
+    "overall",
+    "paired_bootstrap",
+    "pooled",
+    "ratio_of_means",
+    "relative",
+    "scale_for_power",
+    "value",
+]
