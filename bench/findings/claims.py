@@ -39,8 +39,10 @@ Scale = Literal["absolute", "relative"]
 # shift_hurts: bert's metric is significantly lower in the condition than without shift on the same
 #   test data (the condition is a shift at all);
 # headroom: the baseline's value leaves room for the paper's effect (R@1 below its ceiling);
-# b_selected: RA's b on dev is not 0 in every seed (a degenerate selection is no finding).
-Precondition = Literal["above_bm25", "shift_hurts", "headroom", "b_selected"]
+# b_selected: RA's b on dev is not 0 in every seed (a degenerate selection is no finding);
+# distinct: checked for every claim, never declared: the two sides differ on some query and seed (two
+#   identical rankings, e.g. a deterministic ranker's CVaR ranking, give d = 0 with no spread: no test).
+Precondition = Literal["above_bm25", "shift_hurts", "headroom", "b_selected", "distinct"]
 
 
 @dataclass(frozen=True)

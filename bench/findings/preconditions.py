@@ -37,6 +37,11 @@ def check(name: Precondition, claim: Claim, run: Run, condition: str, reference:
     return _b_selected(claim, run, condition)
 
 
+def condition_check(name: Precondition, run: Run, condition: str) -> Check:
+    """A precondition that depends on the condition alone: above_bm25 or shift_hurts."""
+    return _effect_check(run, condition, name)
+
+
 def _above_bm25(run: Run, condition: str) -> Check:
     return _effect_check(run, condition, "above_bm25")
 

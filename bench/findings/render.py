@@ -8,6 +8,7 @@ from pathlib import Path
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import CLAIMS, Claim
 from rankuq.bench.findings.plot import forest_plot
+from rankuq.bench.findings.preconditions import condition_check as check
 from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.runs import Run, read_cost, read_run
 from rankuq.bench.findings.verdicts import assess, judge_all
@@ -215,6 +216,34 @@ def _runs_table(runs: Sequence[Run]) -> list[str]:
     return lines
 
 
+def _preconditions_table(runs: Sequence[Run]) -> list[str]:
+    """Every condition of every run with per-query records: is bert a working ranker there (above
+    BM25), and, for a shifted condition, does the shift hurt it?"""
+    lines = [
+        "## Preconditions per condition",
+        "",
+        "Whether each condition can test a claim about a working neural ranker under shift: `bert`'s AP "
+        "against BM25's, and against its own on the same test data without shift (95 % CIs, the same "
+        "bootstrap).",
+        "",
+        "| grid | condition | kind | bert above BM25 | the shift hurts bert |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    marks = {True: "✓", False: "✗", None: "?"}
+    for run in runs:
+        if run.queries is None:
+            continue
+        for condition, (kind, _) in run.kinds.items():
+            above = check("above_bm25", run, condition)
+            shift = check("shift_hurts", run, condition) if kind != "in-domain" else None
+            hurts = "—" if shift is None else f"{marks[shift.passed]} {shift.detail}"
+            lines.append(
+                f"| {run.spec.name} | {markdown_text(condition)} | {kind} | {marks[above.passed]} "
+                f"{_cell(above.detail)} | {_cell(hurts)} |"
+            )
+    return [*lines, ""] if len(lines) > 6 else []
+
+
 def render(
     rows: Sequence[Row], command: str, runs: Sequence[Run] = (), forest: str = "findings-forest.png"
 ) -> str:
@@ -234,6 +263,7 @@ def render(
             "0.70), judged as the claims are.",
         ),
         *_conditions_table(sanity)[2:],
+        *_preconditions_table(runs),
         *_runs_table(runs),
     ]
     return "\n".join(lines) + "\n"

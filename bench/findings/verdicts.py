@@ -20,7 +20,7 @@ import pandas as pd
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import COST, Claim
 from rankuq.bench.findings.cost import assess_cost
-from rankuq.bench.findings.preconditions import check
+from rankuq.bench.findings.preconditions import Check, check
 from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.runs import Run
 from rankuq.bench.findings.sides import bootstrap, contrast, side_values, sides_of
@@ -47,6 +47,9 @@ def measure(claim: Claim, run: Run, condition: str) -> Measured:
     checks = tuple(check(name, claim, run, condition, reference) for name in claim.preconditions)
     effect = bootstrap(sides, contrast(claim, len(sides)))
     note = "" if effect is not None else "the sides share no seed and query"
+    if effect is not None and effect.se == 0 and effect.d == 0 and claim.floor is None:
+        same = "the two sides are equal on every query and seed: d has no spread to test"
+        checks += (Check("distinct", False, same),)
     return Measured(condition, effect, values[0], float(reference), checks, note=note)
 
 
