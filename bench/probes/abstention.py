@@ -49,7 +49,7 @@ from rankuq.bench.probes.abstention_protocol import (
     Part,
     all_assessed,
     area,
-    assess,
+    assess_confidence,
     instances,
     metric_parts,
     usable,
@@ -101,7 +101,7 @@ def run(
             parts.append((data.take(ref), data.take(test), split_seed))
     else:
         parts = [(None, data, seed)]
-    assessed = {u: [assess(u, ref, test, names, s) for ref, test, s in parts] for u in confidences}
+    assessed = {u: [assess_confidence(u, ref, test, names, s) for ref, test, s in parts] for u in confidences}
     # per-query parts where the one test part is every usable query (not with the 80/20 splits)
     qids = lists.qids if len(parts) == 1 and parts[0][1] is data else None
     results = [_normalised_aucs(parts, assessed, names, qids)]

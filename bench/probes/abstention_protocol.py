@@ -2,7 +2,7 @@
 (``bench.probes.abstention_studies``): the performance–abstention curves at the rates of RATES, their
 areas and nAUC against the oracle and random abstention, the protocol's per-query inputs
 (``Instances``, ``usable``) and a confidence function assessed on a (reference, test) part
-(``assess``).
+(``assess_confidence``).
 """
 
 from collections.abc import Sequence
@@ -178,7 +178,7 @@ class Assessed(NamedTuple):
     curve: np.ndarray
 
 
-def assess(
+def assess_confidence(
     u: str, reference: Instances | None, test: Instances, names: Sequence[str], seed: int
 ) -> dict[str, Assessed | NotFittable]:
     """Confidence ``u`` on a (reference, test) part, per metric: a data-driven one is fitted on

@@ -12,7 +12,7 @@ from rankuq.bench.probes.abstention_protocol import (
     Instances,
     Part,
     all_assessed,
-    assess,
+    assess_confidence,
     metric_parts,
     performance_curve,
 )
@@ -139,6 +139,6 @@ def _subset_fit(part: Part, n: int, metric: str) -> Assessed:
     """u_lin fitted on n reference queries drawn with the part's seed, on the part's test set."""
     (ref, features), (_, test, seed) = _reference(part), part
     subset = ref.take(np.sort(np.random.default_rng(seed).permutation(len(features))[:n]))
-    fitted = assess("u_lin", subset, test, [metric], seed)[metric]
+    fitted = assess_confidence("u_lin", subset, test, [metric], seed)[metric]
     assert isinstance(fitted, Assessed)  # a ridge is fitted on any reference set
     return fitted
