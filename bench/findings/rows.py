@@ -21,7 +21,8 @@ class Measured:
     checks: tuple[Check, ...] = ()
     verdict: str = statistics.NOT_MEASURED
     note: str = ""
-    adjusted_p: float = math.nan
+    p: float = math.nan  # the claim's test (``statistics.claim_p``): d = 0, TOST, or against the floor
+    adjusted_p: float = math.nan  # that p, Benjamini–Hochberg adjusted over the registry's conditions
     unit: str = "seeds × queries"
 
     @property
@@ -39,5 +40,6 @@ class Row:
     verdict: str
     note: str
     overall: statistics.Estimate | None = None  # one condition's effect, or the conditions pooled
-    overall_adjusted_p: float = math.nan
+    overall_p: float = math.nan  # the claim's test on its overall estimate
+    overall_adjusted_p: float = math.nan  # adjusted over the registry's claims
     command: str = ""  # what produced the measurements, where no run directory did

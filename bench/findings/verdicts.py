@@ -126,7 +126,8 @@ def _judged(claim: Claim, m: Measured, adjusted: float | None) -> Measured:
     if failed is not None:
         return replace(m, verdict=statistics.UNTESTABLE, note=f"{failed.name}: {failed.detail}")
     verdict = statistics.judge(m.effect, _expect(claim), _paper(claim), _margin(claim), adjusted)
-    return replace(m, verdict=verdict, adjusted_p=math.nan if adjusted is None else adjusted)
+    adjusted_p = math.nan if adjusted is None else adjusted
+    return replace(m, verdict=verdict, p=_claim_p(claim, m.effect), adjusted_p=adjusted_p)
 
 
 def _paper(claim: Claim) -> float | None:
@@ -167,7 +168,8 @@ def _overall(row: Row, estimate: statistics.Estimate | None, adjusted: float) ->
         verdict = statistics.overall(
             effects, verdicts, _expect(claim), _paper(claim), _margin(claim), adjusted_p=p
         )
-    return replace(row, verdict=verdict, overall=estimate, overall_adjusted_p=adjusted)
+    overall_p = _claim_p(claim, estimate)
+    return replace(row, verdict=verdict, overall=estimate, overall_p=overall_p, overall_adjusted_p=adjusted)
 
 
 def scope(claim: Claim) -> str:
