@@ -155,11 +155,13 @@ def _claims_table(rows: Sequence[Row], title: str) -> list[str]:
             f" ±{_number(claim.margin, claim.scale).lstrip('+')})" if claim.expect == "within" else ")"
         )
         if row.overall is not None:
-            many = f" pooled over {len(row.measured)} conditions" if len(row.measured) > 1 else ""
+            left_out = (statistics.UNTESTABLE, statistics.NOT_MEASURED)
+            judged = sum(m.verdict not in left_out for m in row.measured)
+            many = f" pooled over {judged} conditions" if judged > 1 else ""
             ours = _effect(row.overall, claim.scale) + many
             p = f"{_p(row.overall_p, row.overall)} ({_p(row.overall_adjusted_p)})"
         else:
-            ours, p = markdown_text(row.note) or "—", "—"
+            ours, p = _cell(row.note) or "—", "—"
         run = _run_command(row.run) if row.run is not None else f"`{row.command}`" if row.command else "—"
         if row.run is not None and _stale(row.run):
             run += " (a stale run: see the run directories below)"
@@ -185,7 +187,7 @@ def _conditions_table(rows: Sequence[Row]) -> list[str]:
         for m in row.measured:
             scale = row.claim.scale
             p = _p(m.p, m.effect) if m.effect is not None else "—"
-            verdict = m.verdict + (f": {markdown_text(m.note)}" if m.note else "")
+            verdict = m.verdict + (f": {_cell(m.note)}" if m.note else "")
             lines.append(
                 f"| {row.claim.id} | {markdown_text(m.condition)} | {m.value:.3f} vs {m.reference:.3f} | "
                 f"{_effect(m.effect, scale)} | {p} | {_p(m.adjusted_p)} | {_cell(_checks(m))} | {verdict} | "
