@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import CLAIMS, Claim
-from rankuq.bench.findings.plot import forest_plot
+from rankuq.bench.findings.plot import forest_plot, offset
 from rankuq.bench.findings.preconditions import condition_check as check
 from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.runs import Run, read_cost, read_run
@@ -50,11 +50,14 @@ def _p(value: float, estimate: statistics.Estimate | None = None) -> str:
     return "< 1e-04" if value < 1e-4 else f"{value:.2g}"
 
 
-def _effect(effect: statistics.Estimate | None, scale: str) -> str:
+def _effect(effect: statistics.Estimate | None, scale: str, shift: float = 0.0) -> str:
+    """d [95 % CI]; a floor claim's as value − floor (``shift``), the terms of its paper effect."""
     if effect is None:
         return "—"
     low, high = effect.interval()
-    return f"{_number(effect.d, scale)} [{_number(low, scale)}, {_number(high, scale)}]"
+    return (
+        f"{_number(effect.d - shift, scale)} [{_number(low - shift, scale)}, {_number(high - shift, scale)}]"
+    )
 
 
 def _cell(text: str) -> str:
@@ -108,15 +111,15 @@ def _header(command: str, forest: str) -> list[str]:
         "same cell, the same model without shift, or a floor) on the same queries. d is the effect in the"
         " paper's own terms (absolute, or relative to the reference, as the paper states it), with a 95 %"
         " confidence interval from one procedure for every claim: a paired two-level bootstrap that draws"
-        " seeds, then queries within each seed, the same draws for both sides (docs/statistics.md). p is "
-        "the bootstrap p of the claim's own test (two-sided for d = 0; TOST for a margin; one-sided "
-        "against a floor), adjusted by Benjamini–Hochberg over every judged condition of the report (the "
-        "claims' overall tests form a second family); α = 0.05. A condition is judged only when its "
-        "preconditions hold (✓; ✗ failed, ? could not be checked): bert significantly above BM25 in AP (a"
-        " working ranker), the shift significantly lowering bert's AP against the same test data without "
-        "shift, room below the metric's ceiling for the paper's effect, a risk aversion b on dev that is "
-        "not 0 in every seed. A claim over several conditions is judged from their inverse-variance "
-        "pooled estimate, never a vote.",
+        " seeds, then queries within each seed, the same draws for both sides (docs/statistics.md); a "
+        "floor claim's d is its value − the floor. p is the bootstrap p of the claim's own test (two-"
+        "sided for d = 0; TOST for a margin; one-sided against a floor), adjusted by Benjamini–Hochberg "
+        "over every judged condition of the report (the claims' overall tests form a second family); α = "
+        "0.05. A condition is judged only when its preconditions hold (✓; ✗ failed, ? could not be "
+        "checked): bert significantly above BM25 in AP (a working ranker), the shift significantly "
+        "lowering bert's AP against the same test data without shift, room below the metric's ceiling for"
+        " the paper's effect, a risk aversion b on dev that is not 0 in every seed. A claim over several "
+        "conditions is judged from their inverse-variance pooled estimate, never a vote.",
         "",
         "| verdict | meaning |",
         "| --- | --- |",
@@ -158,7 +161,7 @@ def _claims_table(rows: Sequence[Row], title: str) -> list[str]:
             left_out = (statistics.UNTESTABLE, statistics.NOT_MEASURED)
             judged = sum(m.verdict not in left_out for m in row.measured)
             many = f" pooled over {judged} conditions" if judged > 1 else ""
-            ours = _effect(row.overall, claim.scale) + many
+            ours = _effect(row.overall, claim.scale, offset(claim)) + many
             p = f"{_p(row.overall_p, row.overall)} ({_p(row.overall_adjusted_p)})"
         else:
             ours, p = _cell(row.note) or "—", "—"
@@ -188,9 +191,10 @@ def _conditions_table(rows: Sequence[Row]) -> list[str]:
             scale = row.claim.scale
             p = _p(m.p, m.effect) if m.effect is not None else "—"
             verdict = m.verdict + (f": {_cell(m.note)}" if m.note else "")
+            effect = _effect(m.effect, scale, offset(row.claim))
             lines.append(
                 f"| {row.claim.id} | {markdown_text(m.condition)} | {m.value:.3f} vs {m.reference:.3f} | "
-                f"{_effect(m.effect, scale)} | {p} | {_p(m.adjusted_p)} | {_cell(_checks(m))} | {verdict} | "
+                f"{effect} | {p} | {_p(m.adjusted_p)} | {_cell(_checks(m))} | {verdict} | "
                 f"{_power(row.claim, m)} |"
             )
     return [*lines, ""]
