@@ -27,31 +27,19 @@ class Check:
 def check(name: Precondition, claim: Claim, run: Run, condition: str, reference: float) -> Check:
     """One precondition of a claim in a condition (see ``bench.findings.claims.Precondition``)."""
     if name == "above_bm25":
-        return _above_bm25(run, condition)
+        return condition_check(name, run, condition)
     if name == "shift_hurts":
         if run.kinds[condition][0] == "in-domain":
             return Check(name, True, "no shift in this condition")
-        return _shift_hurts(run, condition)
+        return condition_check(name, run, condition)
     if name == "headroom":
         return _headroom(claim, run, condition, reference)
     return _b_selected(claim, run, condition)
 
 
 def condition_check(name: Precondition, run: Run, condition: str) -> Check:
-    """A precondition that depends on the condition alone: above_bm25 or shift_hurts."""
-    return _effect_check(run, condition, name)
-
-
-def _above_bm25(run: Run, condition: str) -> Check:
-    return _effect_check(run, condition, "above_bm25")
-
-
-def _shift_hurts(run: Run, condition: str) -> Check:
-    return _effect_check(run, condition, "shift_hurts")
-
-
-def _effect_check(run: Run, condition: str, name: Precondition) -> Check:
-    """bert's AP against BM25's in the condition, or against its own without shift."""
+    """A precondition that depends on the condition alone: above_bm25 (bert's AP against BM25's in
+    the condition) or shift_hurts (against its own AP without shift)."""
     metric = PRECONDITION_METRIC
     bert = run.parts(condition, "bert", metric)
     if name == "above_bm25":

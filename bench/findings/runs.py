@@ -43,19 +43,22 @@ class QueryRecords:
     def __init__(self, path: Path) -> None:
         table = pq.read_table(path)
         keys = table.select(["condition", "method", "metric", "seed"]).to_pandas()
-        self._table = table
-        self._groups = keys.groupby(["condition", "method", "metric", "seed"], sort=False).indices
+        self._table = table.select(["metric", "statistic", "qid", "parts"])
+        # (condition, method, metric) → seed → its rows: indexed once, not scanned per lookup
+        self._rows: dict[tuple[str, str, str], dict[int, np.ndarray]] = {}
+        for (c, m, name, seed), rows in keys.groupby(
+            ["condition", "method", "metric", "seed"], sort=False
+        ).indices.items():
+            self._rows.setdefault((c, m, name), {})[int(seed)] = rows
         self._cache: dict[tuple[str, str, str], dict[int, QueryParts]] = {}
 
     def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]:
         key = (condition, method, metric)
         if key not in self._cache:
-            found = {}
-            for (c, m, name, seed), rows in self._groups.items():
-                if (c, m, name) == key:
-                    part = self._table.take(np.asarray(rows)).select(["metric", "statistic", "qid", "parts"])
-                    found[int(seed)] = read_parts(part)[metric]
-            self._cache[key] = found
+            seeds = self._rows.get(key, {})
+            self._cache[key] = {
+                seed: read_parts(self._table.take(np.asarray(rows)))[metric] for seed, rows in seeds.items()
+            }
         return self._cache[key]
 
 
