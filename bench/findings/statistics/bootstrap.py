@@ -312,43 +312,26 @@ def _effect(
 ) -> Effect:
     resamples = replicates.size
     p_floor = min(1.0, 2 / (1 + resamples)) if resamples else math.nan
-    if not math.isfinite(d) or resamples < 2:
-        nan = math.nan
-        return Effect(
-            d,
-            nan,
-            nan,
-            nan,
-            nan,
-            nan,
-            nan,
-            p_floor,
-            False,
-            n_seeds,
-            n_queries,
-            design,
-            seed_contrasts,
-            replicates,
-            between,
-            within,
-            between_known,
-            dropped,
-        )
-    low, high = np.quantile(replicates, [0.025, 0.975])
-    low90, high90 = np.quantile(replicates, [0.05, 0.95])
-    se = float(np.std(replicates, ddof=1))
-    if d == 0:
-        p, at_floor = 1.0, False
+    nan = math.nan
+    if not math.isfinite(d) or resamples < 2:  # no interval, no test
+        low = high = low90 = high90 = se = p = nan
+        at_floor = False
     else:
-        other_side = np.count_nonzero(replicates <= 0 if d > 0 else replicates >= 0)
-        p = min(1.0, 2 * (1 + int(other_side)) / (1 + resamples))
-        at_floor = bool(other_side == 0)
+        low, high = (float(q) for q in np.quantile(replicates, [0.025, 0.975]))
+        low90, high90 = (float(q) for q in np.quantile(replicates, [0.05, 0.95]))
+        se = float(np.std(replicates, ddof=1))
+        if d == 0:
+            p, at_floor = 1.0, False
+        else:
+            other_side = np.count_nonzero(replicates <= 0 if d > 0 else replicates >= 0)
+            p = min(1.0, 2 * (1 + int(other_side)) / (1 + resamples))
+            at_floor = bool(other_side == 0)
     return Effect(
         d,
-        float(low),
-        float(high),
-        float(low90),
-        float(high90),
+        low,
+        high,
+        low90,
+        high90,
         se,
         p,
         p_floor,
