@@ -2,6 +2,7 @@
 
 from collections.abc import Callable, Iterator
 
+import pandas as pd
 import pytest
 import torch
 from torch import nn
@@ -18,6 +19,16 @@ CONTEXTS = [["who wrote hamlet"]] * 2 + [["how tall is everest"]] * 2
 TEXTS = ["hamlet was written by shakespeare", "paris is in france", "everest is 8849 m tall", "the sea"]
 LABELS = [1, 0, 1, 0]
 PAIRS: Pairs = [([*c], t, y) for c, t, y in zip(CONTEXTS, TEXTS, LABELS, strict=True)]
+# Three candidate rows of two queries, as a scorer reads them (contract 1's scored columns).
+BATCH = pd.DataFrame(
+    {
+        "qid": ["q1", "q1", "q2"],
+        "context": [["who wrote hamlet"], ["who wrote hamlet"], ["how tall is everest"]],
+        "cid": ["a", "b", "c"],
+        "text": ["hamlet was written by shakespeare", "paris is in france", "everest is 8849 m tall"],
+        "label": [1, 0, 1],
+    }
+)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -84,3 +95,14 @@ def train_steps(build: Builder) -> Trainer:
         )
 
     return run
+
+
+@pytest.fixture
+def tiny_model() -> ModelConfig:
+    return TINY_MODEL
+
+
+@pytest.fixture
+def batch() -> pd.DataFrame:
+    """Scorer rows of two queries (a fresh copy: a test may change it)."""
+    return BATCH.copy()

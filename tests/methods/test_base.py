@@ -5,19 +5,8 @@ import pandas as pd
 import torch
 
 from rankuq import methods
-from rankuq.backbone import TINY, ModelConfig, build_cross_encoder
+from rankuq.backbone import build_cross_encoder
 from rankuq.methods.base import length_buckets
-
-TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
-BATCH = pd.DataFrame(
-    {
-        "qid": ["q1", "q1", "q2"],
-        "context": [["who wrote hamlet"], ["who wrote hamlet"], ["how tall is everest"]],
-        "cid": ["a", "b", "c"],
-        "text": ["hamlet was written by shakespeare", "paris is in france", "everest is 8849 m tall"],
-        "label": [1, 0, 1],
-    }
-)
 
 
 def test_length_buckets_sort_rows_and_cut_each_chunk_to_its_longest_row():
@@ -28,11 +17,11 @@ def test_length_buckets_sort_rows_and_cut_each_chunk_to_its_longest_row():
     assert chunks[1][1]["attention_mask"].shape == (1, 3)
 
 
-def test_a_bucketed_scorer_call_equals_scoring_row_by_row(tmp_path):
+def test_a_bucketed_scorer_call_equals_scoring_row_by_row(tmp_path, tiny_model, batch):
     checkpoint = tmp_path / "member"
-    methods.create("bert").save_member(build_cross_encoder(TINY_MODEL, seed=0), TINY_MODEL, checkpoint)
-    score = methods.create("bert").make_scorer(TINY_MODEL, [checkpoint], tmp_path)
-    rows = pd.concat([BATCH] * 30, ignore_index=True)  # 90 rows: two buckets of 64 and 26
+    methods.create("bert").save_member(build_cross_encoder(tiny_model, seed=0), tiny_model, checkpoint)
+    score = methods.create("bert").make_scorer(tiny_model, [checkpoint], tmp_path)
+    rows = pd.concat([batch] * 30, ignore_index=True)  # 90 rows: two buckets of 64 and 26
     rows["text"] = [text + " word" * (i % 7) for i, text in enumerate(rows.text)]
     alone = np.concatenate([score(rows.iloc[[i]]) for i in range(len(rows))])
     np.testing.assert_allclose(score(rows), alone, atol=1e-6)
