@@ -81,11 +81,13 @@ def resolve_n(strategy: str, n: int | None, variant: str) -> int | None:
 def count_rows(pool: Pool, strategy: str, n: int | None, variant: str, include_nota: bool) -> tuple[int, int]:
     """(candidate rows, answerable queries) that ``build_lists`` would cut from ``pool``, without
     sampling a negative: whole native lists keep their judged candidates, other lists hold at most
-    ``n`` (fewer only where a corpus is smaller); lists without a relevant candidate count only with
-    ``include_nota``. ``rankuq run --plan`` sizes unbuilt lists with it."""
+    ``n`` (fewer only where a corpus is smaller); a query without a relevant candidate counts only with
+    ``include_nota`` and a standard list (the imbalance and nota variants drop it, as ``_plan`` does).
+    ``rankuq run --plan`` sizes unbuilt lists with it."""
     size = resolve_n(strategy, n, variant)
     answerable = [any(label > 0 for _, label in judged) for judged in pool.judged]
-    kept = [q for q, has in enumerate(answerable) if has or include_nota]
+    unanswerable_kept = include_nota and variant == "standard"
+    kept = [q for q, has in enumerate(answerable) if has or unanswerable_kept]
     if size is None:
         return sum(len(pool.judged[q]) for q in kept), sum(answerable)
     return len(kept) * min(size, len(pool.cids)), sum(answerable)

@@ -7,11 +7,12 @@ vendor's peak times an assumed utilisation (stated in every estimate), nothing h
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
+    from rankuq.bench.config.search_space import SearchConfig
+    from rankuq.bench.planning.jobs import TrainJob
     from rankuq.bench.planning.plan import Plan
 
 # Every figure with where it comes from.
@@ -205,11 +206,10 @@ CPU_FORWARD_PASSES: dict[str, PerMethod] = {
 }
 
 
-def counts(plan: "Plan") -> dict["Path", tuple[int, int]]:
+def counts(plan: "Plan") -> dict[Path, tuple[int, int]]:
     """(candidate rows, answerable queries) of every list folder of the plan: from a built folder's
     manifest, else counted on the task's pool as the lists would be cut (no negative is sampled)."""
     import json
-    from pathlib import Path
 
     from rankuq import tasks
     from rankuq.shards import MANIFEST
@@ -232,13 +232,53 @@ def counts(plan: "Plan") -> dict["Path", tuple[int, int]]:
     return found
 
 
+def trial_epochs(search: "SearchConfig", epochs: int) -> float:
+    """Expected epochs of one search trial: every epoch with FIFO; with ASHA, a trial passes each rung
+    (grace period × reduction factor^k below ``epochs``) with probability 1/reduction factor, the
+    synchronous successive-halving fraction Ray's asynchronous ASHA approaches with many trials."""
+    scheduler = search.scheduler
+    if scheduler.name == "fifo":
+        return float(epochs)
+    rungs = [float(scheduler.grace_period)]
+    while rungs[-1] * scheduler.reduction_factor < epochs:
+        rungs.append(rungs[-1] * scheduler.reduction_factor)
+    ends = [*rungs, float(epochs)]
+    return ends[0] + sum(
+        (ends[k + 1] - ends[k]) / scheduler.reduction_factor ** (k + 1) for k in range(len(ends) - 1)
+    )
+
+
+def _cut(search: "SearchConfig") -> str:
+    scheduler = search.scheduler
+    if scheduler.name == "fifo":
+        return "FIFO: every trial runs every epoch"
+    return (
+        f"ASHA: grace period {scheduler.grace_period}, 1 in {scheduler.reduction_factor:g} trials goes on "
+        "at each rung"
+    )
+
+
+def train_pair_epochs(job: "TrainJob", sizes: dict[Path, tuple[int, int]], epochs: float) -> float:
+    """Training pairs × epochs of one member: a relevant candidate and ``negatives`` non-relevant ones
+    per answerable query (≈ one relevant each), the first ``max_queries`` of them."""
+    queries = sizes[Path(job.shards)][1]
+    if job.train.get("max_queries"):
+        queries = min(queries, job.train["max_queries"])
+    return queries * (1 + job.train.get("negatives", 1)) * epochs
+
+
+def _dev_rows(folder: str, sizes: dict[Path, tuple[int, int]]) -> int:
+    """Rows of the dev lists scored after every epoch (early stopping, a search's trials); 0: none."""
+    return sizes[Path(folder)][0] if folder else 0
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def describe(plan: "Plan") -> str:
     """The plan in a few lines: what runs, what is cached, and the estimated work left."""
-    from pathlib import Path
+    from rankuq.bench.planning.plan import search_choice
 
     spec, layout = plan.spec, plan.layout
     layers, tokens = spec.model.layers or 6, spec.model.max_length
@@ -254,23 +294,27 @@ def describe(plan: "Plan") -> str:
         f"run directory {layout.root}",
         f"candidate lists: {len(plan.lists)} folders ({sum(f.is_dir() for f in plan.lists.values())} built)",
     ]
-    if plan.searches:
-        assert spec.search is not None  # a plan searches only for a grid with a search section
-        lines += [
-            f"search {job.name}: {spec.search.num_samples} trials over {', '.join(job.keys)}"
-            for job in plan.searches
-        ]
     pending = [job for key, job in plan.members.items() if not layout.training_file(key).exists()]
     backbone = spec.model.backbone or "all-MiniLM-L6-v2 (offline)"
     cached = len(plan.members) - len(pending)
     lines.append(f"members to train: {len(plan.members)} ({cached} cached), backbone {backbone}")
-    # a relevant candidate and `negatives` non-relevant ones per answerable query (≈ one relevant each)
-    train_passes = sum(
-        sizes[Path(job.shards)][1] * (1 + job.train.get("negatives", 1)) * job.train["epochs"]
-        for job in pending
-    )
-    cpu = train_passes * cpu_ms * value("cpu_train_over_forward") / 3.6e6
-    gpu = train_passes * gpu_s * value("train_over_forward") / 3600
+    trained, scored = 0.0, 0.0  # training pair-epochs, and dev pairs scored between epochs
+    for job in pending:
+        trained += train_pair_epochs(job, sizes, job.train["epochs"])
+        scored += _dev_rows(job.dev_shards, sizes) * job.train["epochs"]
+    for search in plan.searches:
+        if search_choice(layout, search) is not None:
+            continue
+        assert spec.search is not None  # a plan searches only for a grid with a search section
+        epochs = trial_epochs(spec.search, search.trial.job.train["epochs"])
+        trained += spec.search.num_samples * train_pair_epochs(search.trial.job, sizes, epochs)
+        scored += spec.search.num_samples * _dev_rows(search.trial.dev_shards, sizes) * epochs
+        lines.append(
+            f"search {search.name}: {spec.search.num_samples} trials over {', '.join(search.keys)}, "
+            f"{epochs:.3g} epochs each expected ({_cut(spec.search)})"
+        )
+    cpu = (trained * value("cpu_train_over_forward") + scored) * cpu_ms / 3.6e6
+    gpu = (trained * value("train_over_forward") + scored) * gpu_s / 3600
     by_method: dict[tuple[str, str], int] = {}
     for cell in plan.cells:
         params = plan.params[cell.method].model_dump()
@@ -289,6 +333,7 @@ def describe(plan: "Plan") -> str:
     lines.append(f"probes per seed: {', '.join(plan.probes) or 'none'}")
     lines.append(
         f"estimated work left: {cpu:.3g} CPU-hours (one core, fp32) or {gpu:.2g} GPU-hours (H100 bf16 at "
-        f"{value('utilisation'):.0%} of peak, assumed). Sources: bench/cost.py COST (docs/benchmarks.md)."
+        f"{value('utilisation'):.0%} of peak, assumed). Sources: bench/planning/capacity.py COST "
+        "(docs/benchmarks.md)."
     )
     return "\n".join(lines)

@@ -13,7 +13,7 @@ from rankuq.contract import CANDIDATE_SCHEMA, validate_candidates
 from rankuq.errors import RankuqError
 from rankuq.shards import read_shards
 from rankuq.tasks import negatives
-from rankuq.tasks.lists import VARIANTS, build_lists
+from rankuq.tasks.lists import VARIANTS, build_lists, count_rows
 from rankuq.tasks.pool import Pool
 from rankuq.tasks.shards import build_shards
 
@@ -156,6 +156,22 @@ def test_real_wikiqa_natural_nota_kept() -> None:
     assert_lists_sound(table, pool, 10)
     nota = pc.unique(pc.filter(table.column("qid"), table.column("nota")))
     assert len(nota) == 296 - 126  # WikiQA's unanswerable dev questions
+
+
+@pytest.mark.parametrize(
+    ("variant", "include_nota"),
+    [("standard", False), ("standard", True), ("imbalance", False), ("imbalance", True), ("nota", True)],
+)
+def test_count_rows_matches_the_built_lists_on_real_wikiqa(variant: str, include_nota: bool) -> None:
+    """--plan's count equals the lists as built (the plan always keeps the nota variant's NOTA half):
+    the imbalance and nota variants drop WikiQA's 170 unanswerable dev questions whatever
+    include_nota says (they were counted before)."""
+    pool = tasks.get("wikiqa")().pool("dev", tasks.data_root())
+    table = build_lists(pool, "random", n=10, variant=variant)
+    if not include_nota:
+        table = table.filter(pc.invert(table.column("nota")))
+    rows, answerable = count_rows(pool, "random", 10, variant, include_nota)
+    assert (rows, answerable) == (table.num_rows, 126)
 
 
 @pytest.mark.parametrize(
