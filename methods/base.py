@@ -16,7 +16,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from safetensors.torch import load_file
 from torch import nn
 
-from rankuq.backbone import ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
+from rankuq.backbone import (
+    CLASSIFIER_FILE,
+    ModelConfig,
+    build_cross_encoder,
+    encode_pairs,
+    load_tokenizer,
+    save_cross_encoder,
+)
 from rankuq.errors import RankuqError
 from rankuq.methods.losses import cross_entropy
 from rankuq.registry import Registry
@@ -192,20 +199,28 @@ class NeuralMethod(Method):
     def load_models(
         self, model: ModelConfig, checkpoints: Sequence[Path], fitted: Fitted | None = None
     ) -> list[nn.Module]:
-        """The models ``sample`` receives: the trained members, loaded once per scorer."""
+        """The models ``sample`` receives: the trained members, loaded once per scorer; with none
+        (``train.epochs: 0``), the backbone as given, its own head (the grid admits only the methods
+        that score it so)."""
+        if not checkpoints:
+            return [build_cross_encoder(model, seed=0, given_head=True).to(inference_device())]
         return [self.load_member(model, path) for path in checkpoints]
 
     # --- how a trained member is kept: a Hugging Face folder ---
 
     def save_member(self, member: nn.Module, model: ModelConfig, folder: Path) -> None:
-        """``member`` as transformers' ``save_pretrained`` folder (safetensors weights, config.json)
-        with its tokenizer: ``AutoModelForSequenceClassification.from_pretrained(folder)`` loads it."""
-        cast("PreTrainedModel", member).save_pretrained(folder)  # the cross-encoder (build_model)
+        """``member`` as a one-logit CrossEncoder folder (``save_cross_encoder``: safetensors weights,
+        config.json) with its tokenizer: sentence-transformers' ``CrossEncoder(folder)`` and
+        ``AutoModelForSequenceClassification.from_pretrained(folder)`` load it."""
+        save_cross_encoder(cast("PreTrainedModel", member), folder)  # the cross-encoder (build_model)
         load_tokenizer(model).save_pretrained(folder)
 
     def member_state(self, member: nn.Module, folder: Path) -> dict[str, torch.Tensor]:
-        """The state dict of ``member`` (freshly built) that ``save_member`` wrote to ``folder``."""
-        return load_file(folder / WEIGHTS_FILE)
+        """The state dict of ``member`` (freshly built) that ``save_member`` wrote to ``folder``: its
+        2-way output layer from ``CLASSIFIER_FILE`` (members saved before it have it in the weights)."""
+        state = load_file(folder / WEIGHTS_FILE)
+        two_way = folder / CLASSIFIER_FILE
+        return state | load_file(two_way) if two_way.is_file() else state
 
     def load_member(self, model: ModelConfig, folder: Path) -> nn.Module:
         """A trained member from its folder (``save_member``)."""

@@ -6,21 +6,26 @@
   a new 2-way head, seeded by ``seed``;
 - a sentence-transformers CrossEncoder (one output logit z, P(relevant) = σ(z)): its head is kept,
   rewritten as the 2-way head with logits (0, z), whose softmax gives the same σ(z);
-- a 2-way sequence classifier (e.g. a member rankuq saved): its head is kept.
+- a 2-way sequence classifier: its head is kept;
+- a member rankuq saved (``save_cross_encoder``): a one-logit CrossEncoder whose 2-way output layer
+  is kept beside it in ``CLASSIFIER_FILE``, restored as it was trained.
 Weights the checkpoint lacks are never filled in silently: any missing weight outside the head
 raises one line naming the checkpoint (a pooler the checkpoint lacks is new, and said so in one
-warning line, as it is the first layer of BERT's classification head). transformers' own load
-report is left on.
+warning line, as it is the first layer of BERT's classification head). ``given_head`` (zero-shot
+scoring, ``train.epochs: 0``) refuses a new head or pooler too. transformers' own load report is
+left on.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
+from safetensors.torch import load_file, save_file
 from torch import nn
 
 from rankuq.errors import RankuqError
@@ -30,6 +35,9 @@ if TYPE_CHECKING:  # transformers takes seconds to import: only loading a model 
 
 logger = logging.getLogger(__name__)
 
+# A saved member's 2-way output layer, beside the one-logit head its folder holds for CrossEncoder.
+CLASSIFIER_FILE = "rankuq-classifier.safetensors"
+RELEVANT = "relevant"  # the label name of a saved member's one logit
 TINY = "tiny"  # a random 2-layer BERT with MiniLM's tokenizer, for tests and smoke runs
 # Config keys of the encoder's dropout across architectures (BERT, RoBERTa, ELECTRA, DeBERTa use the
 # first two; DistilBERT the last two; ModernBERT-style configs a mix).
@@ -80,8 +88,9 @@ def load_tokenizer(config: ModelConfig) -> PreTrainedTokenizerBase:
         raise RankuqError(f"model.backbone '{config.backbone}': cannot load a tokenizer ({error})") from error
 
 
-def build_cross_encoder(config: ModelConfig, seed: int) -> PreTrainedModel:
-    """The backbone with a 2-way head ({non-relevant, relevant}); a new head is seeded by ``seed``."""
+def build_cross_encoder(config: ModelConfig, seed: int, given_head: bool = False) -> PreTrainedModel:
+    """The backbone with a 2-way head ({non-relevant, relevant}); a new head is seeded by ``seed``.
+    ``given_head``: the checkpoint as it is, its own trained head (a new head or pooler raises)."""
     from transformers import (
         AutoConfig,
         AutoModelForSequenceClassification,
@@ -90,6 +99,12 @@ def build_cross_encoder(config: ModelConfig, seed: int) -> PreTrainedModel:
     )
 
     torch.manual_seed(seed)
+    if given_head and config.backbone in (None, TINY):
+        raise RankuqError(
+            f"model.backbone {config.backbone or 'MiniLM (the default)'}: an encoder without a trained "
+            "relevance head; scoring a checkpoint as given (train.epochs: 0) needs a cross-encoder: set "
+            "model.backbone to its folder"
+        )
     if config.backbone == TINY:
         tiny = BertConfig(
             vocab_size=30522,
@@ -118,9 +133,12 @@ def build_cross_encoder(config: ModelConfig, seed: int) -> PreTrainedModel:
             f"{where}: cannot load it as a sequence classifier ({reason}); pass a local checkpoint folder "
             "of an architecture transformers' AutoModelForSequenceClassification supports"
         ) from error
-    _refuse_missing(model, info, where)
+    _refuse_missing(model, info, where, given_head)
     if single_logit:
         _two_way_head(model, where)
+        saved = Path(_source(config)) / CLASSIFIER_FILE
+        if saved.is_file():  # a member rankuq saved: its 2-way layer as trained
+            model.load_state_dict(load_file(saved), strict=False)
     return model
 
 
@@ -144,11 +162,18 @@ def _configured(hf_config: PretrainedConfig, config: ModelConfig, where: str) ->
     return hf_config
 
 
-def _refuse_missing(model: PreTrainedModel, info: dict, where: str) -> None:
-    """Raise when a weight outside the head had to be initialised at random; warn for a new pooler."""
+def _refuse_missing(model: PreTrainedModel, info: dict, where: str, given_head: bool = False) -> None:
+    """Raise when a weight outside the head had to be initialised at random (``given_head``: any
+    weight); warn for a new pooler."""
     prefix = f"{model.base_model_prefix}."
-    missing = [key for key in info["missing_keys"] if key.startswith(prefix)]
-    missing += [key for key, *_ in info.get("mismatched_keys", ()) if key.startswith(prefix)]
+    new = [*info["missing_keys"], *(key for key, *_ in info.get("mismatched_keys", ()))]
+    if given_head and new:
+        raise RankuqError(
+            f"{where}: no trained relevance head to score as given (train.epochs: 0): it lacks "
+            f"{len(new)} weights of {type(model).__name__} (e.g. {sorted(new)[0]}); give a cross-encoder "
+            "checkpoint (one relevance logit, or two labels) or fine-tune it (train.epochs ≥ 1)"
+        )
+    missing = [key for key in new if key.startswith(prefix)]
     pooler = [key for key in missing if key.startswith(f"{prefix}pooler.")]
     encoder = sorted(set(missing) - set(pooler))
     if encoder:
@@ -161,20 +186,25 @@ def _refuse_missing(model: PreTrainedModel, info: dict, where: str) -> None:
         logger.warning("%s: no pooler weights in the checkpoint; the pooler is new, like the head", where)
 
 
-def _two_way_head(model: PreTrainedModel, where: str) -> None:
-    """A CrossEncoder's 1-logit output layer z → a 2-way one with logits (0, z): softmax gives σ(z)."""
+def _output_layer(model: PreTrainedModel, logits: int, where: str) -> tuple[str, nn.Linear]:
+    """The head's linear layer with ``logits`` outputs, and its name."""
     prefix = f"{model.base_model_prefix}."
     outputs = [
         (name, module)
         for name, module in model.named_modules()
-        if isinstance(module, nn.Linear) and module.out_features == 1 and not name.startswith(prefix)
+        if isinstance(module, nn.Linear) and module.out_features == logits and not name.startswith(prefix)
     ]
     if len(outputs) != 1:
         raise RankuqError(
-            f"{where}: a one-logit classifier whose output layer rankuq cannot find "
-            f"({len(outputs)} one-output linear layers in the head); save it as a 2-label classifier"
+            f"{where}: a {logits}-logit classifier whose output layer rankuq cannot find "
+            f"({len(outputs)} {logits}-output linear layers in the head); save it as a 2-label classifier"
         )
-    name, layer = outputs[0]
+    return outputs[0]
+
+
+def _two_way_head(model: PreTrainedModel, where: str) -> None:
+    """A CrossEncoder's 1-logit output layer z → a 2-way one with logits (0, z): softmax gives σ(z)."""
+    name, layer = _output_layer(model, 1, where)
     two_way = nn.Linear(layer.in_features, 2, bias=layer.bias is not None)
     with torch.no_grad():
         two_way.weight.copy_(torch.cat([torch.zeros_like(layer.weight), layer.weight]))
@@ -185,6 +215,21 @@ def _two_way_head(model: PreTrainedModel, where: str) -> None:
     model.config.num_labels = 2
     # The classifiers' own attribute, which PreTrainedModel does not declare (mypy sees nn.Module's).
     model.num_labels = 2  # type: ignore[assignment]
+
+
+def save_cross_encoder(model: PreTrainedModel, folder: Path) -> None:
+    """``model`` (2-way head) as a sentence-transformers CrossEncoder folder: one relevance logit
+    z = (w₁ − w₀)·h + (b₁ − b₀), label "relevant", whose σ(z) is the 2-way softmax's P(relevant); the
+    2-way layer itself in ``CLASSIFIER_FILE`` beside it, so rankuq loads the weights it trained."""
+    name, layer = _output_layer(model, 2, f"saving {folder}")
+    two_way = {f"{name}.{key}": value.detach().contiguous() for key, value in layer.state_dict().items()}
+    one = {key: (value[1:] - value[:1]).contiguous() for key, value in two_way.items()}
+    model.save_pretrained(folder, state_dict={**model.state_dict(), **one})
+    config = copy.deepcopy(model.config)
+    config.num_labels = 1
+    config.id2label, config.label2id = {0: RELEVANT}, {RELEVANT: 0}
+    config.save_pretrained(folder)
+    save_file(two_way, folder / CLASSIFIER_FILE)
 
 
 def encode_pairs(

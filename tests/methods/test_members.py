@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification, AutoTokenizer
 
 from rankuq import methods, tasks
 from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
@@ -39,10 +39,11 @@ def bert_member(tmp_path_factory: pytest.TempPathFactory, wikiqa_rows: pd.DataFr
     return folder
 
 
-def test_a_saved_member_loads_with_the_auto_class_and_gives_rankuq_s_probabilities(
+def test_a_saved_member_loads_with_the_auto_class_and_its_sigmoid_gives_rankuq_s_probabilities(
     bert_member: Path, wikiqa_rows: pd.DataFrame
 ) -> None:
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in bert_member.iterdir()}
+    assert AutoConfig.from_pretrained(bert_member).num_labels == 1  # one relevance logit z
     loaded = AutoModelForSequenceClassification.from_pretrained(bert_member).eval()
     tokenizer = AutoTokenizer.from_pretrained(bert_member)
     contexts = [list(turns) for turns in wikiqa_rows["context"]]
@@ -50,27 +51,32 @@ def test_a_saved_member_loads_with_the_auto_class_and_gives_rankuq_s_probabiliti
     with torch.inference_mode():
         logits = loaded(**inputs).logits
     ours = methods.create("bert").make_scorer(WIDE, [bert_member], bert_member)(wikiqa_rows)[:, 0]
-    np.testing.assert_allclose(torch.softmax(logits, -1)[:, 1].numpy(), ours, atol=1e-6)
+    np.testing.assert_allclose(torch.sigmoid(logits[:, 0]).numpy(), ours, atol=1e-6)
     assert np.ptp(ours) > 0.05  # trained: the pairs get different probabilities
 
 
-def test_sentence_transformers_cross_encoder_loads_a_member_with_the_same_logits(
+def test_sentence_transformers_cross_encoder_predicts_and_ranks_a_member_as_rankuq_scores(
     bert_member: Path, wikiqa_rows: pd.DataFrame
 ) -> None:
+    """A member is a one-logit CrossEncoder: ``predict`` gives σ(z), rankuq's P(relevant), and
+    ``rank`` orders one question's sentences as rankuq's scorer does."""
     from sentence_transformers import CrossEncoder
 
+    cross = CrossEncoder(str(bert_member), device="cpu")
+    assert cross.num_labels == 1 and cross.config.id2label == {0: "relevant"}
     pairs = [
         (turns[0], text) for turns, text in zip(wikiqa_rows["context"], wikiqa_rows["text"], strict=True)
     ]
-    logits = CrossEncoder(str(bert_member), device="cpu").predict(pairs, batch_size=4)
-    member = methods.create("bert").load_member(WIDE, bert_member).eval()
-    contexts = [list(turns) for turns in wikiqa_rows["context"]]
-    inputs = encode_pairs(
-        AutoTokenizer.from_pretrained(bert_member), contexts, wikiqa_rows["text"].tolist(), 512
+    ours = methods.create("bert").make_scorer(WIDE, [bert_member], bert_member)(wikiqa_rows)[:, 0]
+    np.testing.assert_allclose(cross.predict(pairs, batch_size=4), ours, atol=1e-6)
+    first = wikiqa_rows["context"].map(lambda turns: turns[0]) == pairs[0][0]
+    question, texts = pairs[0][0], wikiqa_rows["text"][first].tolist()
+    assert len(texts) >= 3  # one question's candidate sentences
+    ranked = cross.rank(question, texts, batch_size=4)
+    assert [hit["corpus_id"] for hit in ranked] == list(np.argsort(-ours[first.to_numpy()], kind="stable"))
+    np.testing.assert_allclose(
+        [hit["score"] for hit in ranked], np.sort(ours[first.to_numpy()])[::-1], atol=1e-6
     )
-    with torch.inference_mode():
-        expected = member(**inputs).logits.numpy()
-    np.testing.assert_allclose(logits, expected, atol=1e-5)
 
 
 def test_a_member_is_a_backbone_to_fine_tune_again(bert_member: Path) -> None:
