@@ -5,7 +5,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from rankuq.bench.cli.run import _show
+from rankuq.bench.cli.run import _experiment_option, _show
 from rankuq.errors import RankuqError
 
 
@@ -17,10 +17,12 @@ def _leaderboard(args: argparse.Namespace) -> None:
 
     if (args.run_dir is None) == (args.tracking_uri is None) or (args.grid and args.run_dir):
         raise RankuqError("rankuq leaderboard: give either RUN_DIR or --tracking-uri URI [--grid NAME]")
-    from rankuq.bench.config.command_inputs import check_output_folder, check_tracking_uri
+    from rankuq.bench.config.command_inputs import check_experiment, check_output_folder, check_tracking_uri
+    from rankuq.bench.results.mlflow_names import experiment_name
 
     if args.tracking_uri:
         check_tracking_uri(args.tracking_uri)
+        check_experiment(experiment_name(args.experiment), _experiment_option(args.experiment))
     if args.out:
         check_output_folder(args.out, "--out")
     if args.latex:

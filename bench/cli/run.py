@@ -15,7 +15,13 @@ if TYPE_CHECKING:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from rankuq.bench.config.command_inputs import check_output_folder, check_ray_address, check_tracking_uri
+    from rankuq.bench.config.command_inputs import (
+        check_experiment,
+        check_output_folder,
+        check_ray_address,
+        check_tracking_uri,
+    )
+    from rankuq.bench.results.mlflow_names import experiment_name
     from rankuq.tasks import data_root
 
     # What was given, checked before the slow imports (Ray, torch, MLflow) and before any write.
@@ -33,6 +39,7 @@ def _run(args: argparse.Namespace) -> None:
     check_ray_address(args.address)
     if args.tracking_uri:
         check_tracking_uri(args.tracking_uri)
+    check_experiment(experiment_name(args.experiment), _experiment_option(args.experiment))
 
     if args.plan:  # prints, writes nothing, starts nothing: no lock needed
         _run_grid(args, locked=True)
@@ -47,7 +54,13 @@ def _run(args: argparse.Namespace) -> None:
         _run_grid(args, locked=early)
 
 
+def _experiment_option(given: str | None) -> str:
+    """Where the experiment's name came from, for its error line."""
+    return "--experiment" if given else "$MLFLOW_EXPERIMENT_NAME"
+
+
 def _run_grid(args: argparse.Namespace, locked: bool) -> None:
+    from rankuq.bench.config.command_inputs import check_backbone
     from rankuq.bench.config.grid import load_grid
     from rankuq.bench.rundir.layout import RunLayout
     from rankuq.tasks import data_root
@@ -59,6 +72,7 @@ def _run_grid(args: argparse.Namespace, locked: bool) -> None:
         model = spec.model.model_copy(update={"backbone": str(args.backbone.resolve())})
         spec = spec.model_copy(update={"model": model})
     data_root(spec.data_dir)
+    check_backbone(spec.model)  # a model that does not load fails here, not in a trial once Ray is up
     run_dir = args.run_dir or Path("runs") / spec.name
     if args.plan:  # before the engine's imports (Ray Train, Tune, Data; MLflow): seconds saved
         from rankuq.bench.planning.capacity import describe

@@ -1,19 +1,26 @@
 """What a command was given, checked before the slow imports (Ray, torch, MLflow take seconds) and
 before anything is written: the endpoints answer within ``CONNECT_TIMEOUT_S``, folders are
-writable folders, and a tracking URI that names a file names an MLflow store."""
+writable folders, a tracking URI that names a file names an MLflow store MLflow opens, and the
+experiment's name is one MLflow takes."""
 
+import json
 import os
 import socket
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from rankuq.errors import RankuqError
+
+if TYPE_CHECKING:  # rankuq.backbone imports torch (seconds): the grid's loading has it by then
+    from rankuq.backbone import ModelConfig
 
 CONNECT_TIMEOUT_S = 5.0
 RAY_DEFAULT_PORT = 6379
 SQLITE_MAGIC = b"SQLite format 3\0"
 MLFLOW_TABLES = {"alembic_version", "experiments", "runs"}
+MAX_EXPERIMENT_NAME_LENGTH = 500  # mlflow.utils.validation's (not imported here: MLflow takes seconds)
 
 
 def check_endpoint(host: str, port: int, what: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
@@ -77,11 +84,33 @@ def check_tracking_uri(uri: str) -> None:
                 "`rankuq run` wrote, or a path that does not exist yet"
             )
         return
-    folder = Path(uri.removeprefix("file://")) if scheme in ("", "file") else None
-    if folder is not None and folder.exists() and not folder.is_dir():
+    if scheme not in ("", "file"):
+        return
+    if not _file_store_allowed():  # MLflow would refuse it only once the run logs, after every stage
+        raise RankuqError(
+            f"--tracking-uri {uri}: a folder (MLflow's file store), which MLflow no longer opens (its "
+            "filesystem backend is in maintenance mode); give a SQLite store such as sqlite:///mlflow.db "
+            "or a server such as http://localhost:5000"
+        )
+    folder = Path(uri.removeprefix("file://"))
+    if folder.exists() and not folder.is_dir():
         raise RankuqError(
             f"--tracking-uri {uri}: {folder} is a file, not an MLflow file store (a folder); "
             "give a sqlite:/// URI or a folder"
+        )
+
+
+def _file_store_allowed() -> bool:
+    """MLflow's opt-in to its file store ($MLFLOW_ALLOW_FILE_STORE, read as mlflow reads it)."""
+    return os.environ.get("MLFLOW_ALLOW_FILE_STORE", "false").lower() in ("true", "1")
+
+
+def check_experiment(name: str, option: str) -> None:
+    """An MLflow experiment name MLflow takes (it checks only when the run logs, after the work)."""
+    if len(name) > MAX_EXPERIMENT_NAME_LENGTH:
+        raise RankuqError(
+            f"{option} {name[:20]}…: {len(name):,} characters, and MLflow takes at most "
+            f"{MAX_EXPERIMENT_NAME_LENGTH}; give a shorter experiment name"
         )
 
 
@@ -130,3 +159,93 @@ def check_output_folder(path: Path, what: str) -> None:
 
 def _read_only(path: Path) -> bool:
     return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+
+
+# What a checkpoint folder holds: its weights (whole, or an index of shards) and its tokenizer.
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model", "spiece.model")
+HUB = "huggingface.co"
+
+
+def check_backbone(config: "ModelConfig") -> None:
+    """``model.backbone`` loads, checked before Ray starts (a trial would fail on it after a minute):
+    a folder's config.json, weights (or the shards its index names) and tokenizer; a hub name's hub
+    answering (or its files cached). Then transformers loads the config and tokenizer (seconds); the
+    shipped MiniLM (the default, and ``tiny``'s tokenizer) is not checked."""
+    from rankuq.backbone import TINY
+
+    if config.backbone in (None, TINY):
+        return
+    where = f"model.backbone {config.backbone}"
+    folder = Path(config.backbone).expanduser()
+    hub_name = (
+        not folder.exists()
+        and not config.backbone.startswith(("/", ".", "~"))
+        and config.backbone.count("/") <= 1
+    )
+    if not folder.exists() and not hub_name:
+        raise RankuqError(
+            f"{where}: no such folder; give a checkpoint folder (config.json, weights, tokenizer)"
+        )
+    offline = hub_name and _hub_offline(config.backbone, where)
+    if not hub_name:
+        _check_folder(folder, where)
+    from transformers import AutoConfig, AutoTokenizer
+
+    source = str(folder) if not hub_name else config.backbone
+    for what, load in (("config", AutoConfig.from_pretrained), ("tokenizer", AutoTokenizer.from_pretrained)):
+        try:
+            load(source, local_files_only=offline)
+        except (OSError, ValueError, KeyError) as error:
+            reason = " ".join(str(error).split())[:200]
+            raise RankuqError(f"{where}: its {what} does not load ({reason})") from None
+
+
+def _check_folder(folder: Path, where: str) -> None:
+    """The files a checkpoint folder needs are there (and a weights index's shards)."""
+    if not folder.is_dir():
+        raise RankuqError(f"{where}: a file, not a checkpoint folder (config.json, weights, tokenizer)")
+    if not (folder / "config.json").is_file():
+        raise RankuqError(f"{where}: {folder} has no config.json; give a save_pretrained folder")
+    names = [name for weights in WEIGHT_FILES for name in (weights, f"{weights}.index.json")]
+    found = [name for name in names if (folder / name).is_file()]
+    if not found:
+        raise RankuqError(
+            f"{where}: {folder} has a config.json but no weights ({', '.join(names)}); save the model "
+            "with save_pretrained, or give the folder that holds its weights"
+        )
+    if found[0].endswith(".index.json"):
+        try:
+            shards = sorted(set(json.loads((folder / found[0]).read_text())["weight_map"].values()))
+        except (ValueError, KeyError, AttributeError) as error:
+            raise RankuqError(f"{where}: {folder / found[0]} is no weights index ({error})") from None
+        missing = [shard for shard in shards if not (folder / shard).is_file()]
+        if missing:
+            raise RankuqError(
+                f"{where}: {folder} lacks {len(missing)} of the {len(shards)} weight shards its "
+                f"{found[0]} names (e.g. {missing[0]}); copy the whole checkpoint folder"
+            )
+    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        raise RankuqError(
+            f"{where}: {folder} has no tokenizer ({', '.join(TOKENIZER_FILES)}); save it beside the "
+            "model (tokenizer.save_pretrained(folder))"
+        )
+
+
+def _hub_offline(name: str, where: str) -> bool:
+    """True where the hub does not answer but ``name``'s files are cached; refused where neither."""
+    host = urlsplit(os.environ.get("HF_ENDPOINT", f"https://{HUB}")).hostname or HUB
+    if os.environ.get("HF_HUB_OFFLINE", "0").lower() not in ("1", "true"):
+        try:
+            check_endpoint(host, 443, where, timeout=CONNECT_TIMEOUT_S)
+            return False
+        except RankuqError:
+            pass
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        return True
+    raise RankuqError(
+        f"{where}: no such folder, and {host} cannot be reached to download it as a hub model (nor is "
+        "it cached); give a local checkpoint folder, or run where the hub answers"
+    )

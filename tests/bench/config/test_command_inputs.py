@@ -10,10 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from mlflow.exceptions import MlflowException
+from mlflow.store.tracking.file_store import FileStore
+from mlflow.utils.validation import MAX_EXPERIMENT_NAME_LENGTH as MLFLOW_MAX_NAME
 
 from rankuq.bench.config.command_inputs import (
+    MAX_EXPERIMENT_NAME_LENGTH,
     MLFLOW_TABLES,
     check_endpoint,
+    check_experiment,
     check_output_folder,
     check_ray_address,
     check_tracking_uri,
@@ -93,7 +98,8 @@ def test_a_malformed_tracking_uri_is_refused(uri, message):
     assert one_error(lambda: check_tracking_uri(uri)).startswith(message)
 
 
-def test_a_tracking_uri_naming_a_file_that_is_no_store_is_refused_untouched(tmp_path):
+def test_a_tracking_uri_naming_a_file_that_is_no_store_is_refused_untouched(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # a file store at all: MLflow's opt-in
     notes = tmp_path / "notes.db"
     notes.write_text("my notes\n")
     message = one_error(lambda: check_tracking_uri(f"sqlite:///{notes}"))
@@ -108,11 +114,34 @@ def test_a_tracking_uri_naming_a_file_that_is_no_store_is_refused_untouched(tmp_
     )
 
 
-def test_a_new_or_sound_store_and_a_folder_store_pass(tmp_path):
+def test_a_new_or_sound_store_and_a_folder_store_mlflow_opens_pass(tmp_path, monkeypatch):
     check_tracking_uri(f"sqlite:///{tmp_path / 'new.db'}")  # made by the run
     check_tracking_uri(f"sqlite:///{_mlflow_like(tmp_path / 'mlflow.db')}")
-    check_tracking_uri(str(tmp_path))  # a file store: a folder
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "1")
+    check_tracking_uri(str(tmp_path))  # a file store: a folder, where the user opted in
     assert not (tmp_path / "new.db").exists()  # the check writes nothing
+
+
+@pytest.mark.parametrize("uri", ["mlruns", "file:///tmp/mlruns", "./mlruns"])
+def test_a_file_store_is_refused_as_mlflow_refuses_it(uri, monkeypatch, tmp_path):
+    """MLflow opens no file store unless $MLFLOW_ALLOW_FILE_STORE: refused before the run, not after."""
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    with pytest.raises(MlflowException, match="maintenance mode"):
+        FileStore(str(tmp_path))
+    assert one_error(lambda: check_tracking_uri(uri)) == (
+        f"--tracking-uri {uri}: a folder (MLflow's file store), which MLflow no longer opens (its "
+        "filesystem backend is in maintenance mode); give a SQLite store such as sqlite:///mlflow.db "
+        "or a server such as http://localhost:5000"
+    )
+
+
+def test_an_experiment_name_longer_than_mlflow_takes_is_refused():
+    assert MAX_EXPERIMENT_NAME_LENGTH == MLFLOW_MAX_NAME
+    check_experiment("e" * MLFLOW_MAX_NAME, "--experiment")
+    assert one_error(lambda: check_experiment("e" * 5000, "--experiment")) == (
+        f"--experiment {'e' * 20}…: 5,000 characters, and MLflow takes at most {MLFLOW_MAX_NAME}; "
+        "give a shorter experiment name"
+    )
 
 
 def test_store_problems_are_named_by_what_the_file_is(tmp_path):
