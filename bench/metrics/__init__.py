@@ -2,7 +2,8 @@
 
 Names are spelled as ir-measures spells them: ``P@k``, ``R@k``, ``AP[@k]``, ``RR``,
 ``nDCG[@k]``, plus ``ECE``. Ranking metrics equal ir-measures (pytrec_eval) per query; see
-``matrix`` for the tie rule and the query set.
+``matrix`` for the tie rule and the query set. Any other measure ir-measures computes (``RR@10``,
+``P(rel=2)@10``, ``Judged@10``, ``ERR@20``, ``Rprec``) is delegated to it (``delegated``).
 """
 
 from collections.abc import Sequence
@@ -11,8 +12,9 @@ from typing import cast
 
 import numpy as np
 import pyarrow as pa
+from ir_measures.measures import Measure
 
-from rankuq.bench.metrics import ap, ece, ndcg, precision, recall, rr  # noqa: F401  (they register)
+from rankuq.bench.metrics import ap, delegated, ece, ndcg, precision, recall, rr  # noqa: F401  (they register)
 from rankuq.bench.metrics.base import FAMILIES, Family
 from rankuq.bench.metrics.matrix import RankedLists, ranked_lists
 from rankuq.errors import RankuqError
@@ -21,17 +23,24 @@ __all__ = ["DEFAULT_METRICS", "FAMILIES", "Metric", "compute", "get", "per_query
 
 DEFAULT_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10")
 _SPELLING = {"required": "{}@k", "optional": "{}[@k]", "none": "{}"}
+_DELEGATED_EXAMPLES = "RR@10, P(rel=2)@10, Judged@10, ERR@20, Rprec"
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A parsed metric name: a family and its cutoff, e.g. ``nDCG@10`` → (nDCG, 10)."""
+    """A parsed metric name: a family and its cutoff, e.g. ``nDCG@10`` → (nDCG, 10); or an
+    ir-measures ``measure`` the core does not compute (``compute`` and ``per_query`` delegate it)."""
 
     name: str
     family: Family
     k: int | None
+    measure: Measure | None = None
 
     def __call__(self, lists: RankedLists) -> np.ndarray | float:
+        if self.measure is not None:  # its provider needs the cids and the qrels, not label matrices
+            raise RankuqError(
+                f"metric '{self.name}' is ir-measures'; compute it with metrics.compute or per_query"
+            )
         return self.family.fn(lists) if self.k is None else self.family.fn(lists, self.k)
 
     def by_query(self, lists: RankedLists) -> np.ndarray:
@@ -41,19 +50,37 @@ class Metric:
 
 
 def get(name: str) -> Metric:
-    """Parse ``name`` (``family`` or ``family@k``); unknown names list the valid families."""
+    """Parse ``name`` (``family`` or ``family@k``), or delegate a measure the core lacks to
+    ir-measures; unknown names list the valid families."""
     family_name, at, cutoff = name.partition("@")
-    if family_name not in FAMILIES:
-        valid = ", ".join(_SPELLING[FAMILIES.get(f).cutoff].format(f) for f in FAMILIES)
-        raise RankuqError(f"unknown metric '{name}'; valid metric families: {valid}")
-    family = FAMILIES.get(family_name)
-    if at and family.cutoff == "none":
-        raise RankuqError(f"metric '{name}': {family_name} takes no cutoff; write '{family_name}'")
+    family = FAMILIES.get(family_name) if family_name in FAMILIES else None
+    if family is None or (at and family.cutoff == "none"):  # RR@10: the core has RR without a cutoff
+        return _delegated(name)
     if not at and family.cutoff == "required":
         raise RankuqError(f"metric '{name}' needs a cutoff, e.g. '{family_name}@10'")
     if at and not (cutoff.isdigit() and int(cutoff) > 0):
         raise RankuqError(f"metric '{name}': the cutoff must be a positive integer, e.g. '@10'")
     return Metric(name, family, int(cutoff) if at else None)
+
+
+def _delegated(name: str) -> Metric:
+    """An ir-measures measure that an installed provider computes and the core does not."""
+    measure = delegated.parse(name)
+    if measure is None:
+        valid = ", ".join(_SPELLING[FAMILIES.get(f).cutoff].format(f) for f in FAMILIES)
+        raise RankuqError(
+            f"unknown metric '{name}'; valid metric families: {valid}, or a measure of ir-measures "
+            f"(e.g. {_DELEGATED_EXAMPLES})"
+        )
+    if str(measure) != name and str(measure).partition("@")[0] in FAMILIES:  # an alias: MAP is AP
+        raise RankuqError(f"metric '{name}': write '{measure}', ir-measures' own name for it")
+    cutoff = measure.params.get("cutoff")
+    if not delegated.computable(measure) or (isinstance(cutoff, int) and cutoff <= 0):
+        raise RankuqError(
+            f"metric '{name}': no installed ir-measures provider computes it as written; check its "
+            f"cutoff and parameters (e.g. {_DELEGATED_EXAMPLES})"
+        )
+    return Metric(name, Family(str(measure.NAME), delegated.per_query, "optional", pooled=False), None, measure)
 
 
 def per_query(
@@ -74,7 +101,7 @@ def per_query(
     if pooled:
         raise RankuqError(f"metrics {pooled} pool all candidates and have no per-query value; use compute()")
     lists = _lists(table, qrels, drop_queries_without_relevant, source)
-    return lists.qids, {m.name: m.by_query(lists) for m in metrics}
+    return lists.qids, _by_query(metrics, lists, table, qrels)
 
 
 def compute(
@@ -88,7 +115,29 @@ def compute(
     """Each metric's mean over queries; pooled metrics (ECE) over the queries' candidate rows."""
     metrics = [get(name) for name in names]
     lists = _lists(table, qrels, drop_queries_without_relevant, source)
-    return {m.name: float(np.mean(m(lists))) for m in metrics}
+    core = {m.name: float(np.mean(m(lists))) for m in metrics if m.measure is None}
+    outside = [m for m in metrics if m.measure is not None]
+    values = _by_query(outside, lists, table, qrels)
+    return {m.name: core[m.name] if m.measure is None else _aggregate(m, values[m.name]) for m in metrics}
+
+
+def _by_query(
+    metrics: Sequence[Metric], lists: RankedLists, table: pa.Table, qrels: pa.Table | None
+) -> dict[str, np.ndarray]:
+    """Per-query values of ranking metrics: the core's from ``lists``, the others by ir-measures
+    on the same queries."""
+    outside = {m.measure: m.name for m in metrics if m.measure is not None}
+    found = delegated.per_query(table, qrels, lists.qids, list(outside)) if outside else {}
+    return {m.name: m.by_query(lists) if m.measure is None else found[m.measure] for m in metrics}
+
+
+def _aggregate(metric: Metric, values: np.ndarray) -> float:
+    """ir-measures' aggregate of a delegated measure (a mean, or a sum for counts such as NumRet)."""
+    assert metric.measure is not None
+    aggregator = metric.measure.aggregator()
+    for value in values:
+        aggregator.add(float(value))
+    return float(aggregator.result())
 
 
 def _lists(

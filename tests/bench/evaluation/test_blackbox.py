@@ -341,9 +341,9 @@ def test_unknown_metrics_and_confidences_exit_2_listing_the_valid_ones(
 
     run, qrels = trec_files(tmp_path, 0, probabilities=False)
     files = ["evaluate", "--run", str(run), "--qrels", str(qrels)]
-    assert main([*files, "--metrics", "AP,ERR@20"]) == 2
+    assert main([*files, "--metrics", "AP,nERR@20"]) == 2
     error = capsys.readouterr().err.strip()
-    assert "unknown metric 'ERR@20'" in error and "nDCG[@k]" in error and "\n" not in error
+    assert "unknown metric 'nERR@20'" in error and "nDCG[@k]" in error and "\n" not in error
     assert main([*files, "--abstention", "--confidences", "u_max,u_best"]) == 2
     error = capsys.readouterr().err.strip()
     assert "unknown confidence function 'u_best'" in error and "u_1-2" in error and "u_mlp" in error

@@ -152,10 +152,16 @@ def test_metric_names_parse_as_ir_measures_spells_them() -> None:
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("MAP", "unknown metric 'MAP'; valid metric families: AP[@k], ECE, ECE.all, P@k, R@k, RR, nDCG[@k]"),
+        (
+            "MAPS",
+            "unknown metric 'MAPS'; valid metric families: AP[@k], ECE, ECE.all, P@k, R@k, RR, nDCG[@k], "
+            "or a measure of ir-measures (e.g. RR@10",
+        ),
         ("ndcg@10", "unknown metric 'ndcg@10'"),
         ("P", "'P' needs a cutoff, e.g. 'P@10'"),
-        ("RR@5", "RR takes no cutoff"),
+        ("MAP", "metric 'MAP': write 'AP', ir-measures' own name for it"),
+        ("ERR", "metric 'ERR': no installed ir-measures provider computes it as written"),
+        ("RR@0", "metric 'RR@0': no installed ir-measures provider computes it as written"),
         ("nDCG@0", "positive integer"),
         ("R@five", "positive integer"),
     ],
