@@ -246,7 +246,7 @@ class PostHocMethod(NeuralMethod):
         """The fitted state from the dev candidate rows (contract-1 columns)."""
 
 
-REGISTRY: Registry[type[Method]] = Registry("method", plugins="rankuq.methods")
+REGISTRY: Registry[type[Method]] = Registry("method", plugins="rankuq.methods", base=Method)
 
 
 def create(

@@ -2,6 +2,7 @@
 by installed plugins: a package declares an entry point in the registry's group (``rankuq.tasks``,
 ``rankuq.methods``, ``rankuq.probes``) naming its object or the module that registers it."""
 
+import inspect
 from collections.abc import Iterator
 from importlib.metadata import entry_points
 from types import ModuleType
@@ -17,11 +18,12 @@ class Registry(Generic[T]):
 
     The name is the object's own, stated once: its ``name`` attribute (a class's ``name = "bert"``,
     a metric family's), else, for a probe's ``run`` function, the last part of its module's name.
-    With ``plugins``, the entry points of that group are loaded at the first lookup.
+    With ``plugins``, the entry points of that group are loaded at the first lookup; one names a
+    subclass of ``base`` (where given, else a function or class) or a module that registers.
     """
 
-    def __init__(self, kind: str, plugins: str | None = None) -> None:
-        self.kind, self.plugins = kind, plugins
+    def __init__(self, kind: str, plugins: str | None = None, base: type | None = None) -> None:
+        self.kind, self.plugins, self.base = kind, plugins, base
         self._items: dict[str, T] = {}
 
     def register(self, item: T) -> T:
@@ -58,9 +60,25 @@ class Registry(Generic[T]):
                     f"plugin {point.name} = {point.value} (entry point group {group}) failed to load: "
                     f"{error}; fix or uninstall that package"
                 ) from None
-            if not isinstance(found, ModuleType) and name_of(found) not in self._items:
+            if isinstance(found, ModuleType):
+                continue
+            if not self._fits(found):  # an int, a string, an instance: no name to register it by
+                raise RankuqError(
+                    f"plugin {point.name} = {point.value} (entry point group {group}) names "
+                    f"{type(found).__name__} {found!r:.40}, not {self._expected()} or a module that "
+                    "registers one; fix or uninstall that package"
+                )
+            if name_of(found) not in self._items:
                 self.register(found)
         return self._items
+
+    def _fits(self, found: object) -> bool:
+        if self.base is None:
+            return isinstance(found, type) or inspect.isfunction(found)
+        return isinstance(found, type) and issubclass(found, self.base)
+
+    def _expected(self) -> str:
+        return f"a {self.base.__name__} class" if self.base is not None else "a function or class"
 
 
 def name_of(item: object) -> str:

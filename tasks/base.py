@@ -98,7 +98,7 @@ class Task(ABC):
 
 
 # Holds the Task classes (as methods.REGISTRY holds Method classes): tasks.get(name)() loads.
-REGISTRY: Registry[type[Task]] = Registry("task", plugins="rankuq.tasks")
+REGISTRY: Registry[type[Task]] = Registry("task", plugins="rankuq.tasks", base=Task)
 
 
 # Families of tasks named by a prefix and an argument (``beir/scifact``, ``parquet:lists.parquet``):

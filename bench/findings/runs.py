@@ -1,6 +1,7 @@
 """Run directories read for the findings: grid.yaml, seeds.csv, leaderboard.csv, queries.parquet (the
 metrics split by query), and method_cost's CSV."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,8 +14,8 @@ from rankuq.bench.config.grid import GridSpec, Shift, load_grid
 from rankuq.bench.findings.claims import COST_COLUMNS, Kind
 from rankuq.bench.planning.plan import side_lists
 from rankuq.bench.probes.parts import QueryParts, read_parts
-from rankuq.bench.results.boards import read_leaderboard
-from rankuq.bench.results.provenance import PREDICTIONS_KEY, Provenance, check
+from rankuq.bench.results.boards import read_leaderboard, read_whole_csv
+from rankuq.bench.results.provenance import PREDICTIONS_KEY, PROBES, Provenance, check
 from rankuq.bench.rundir.layout import RunLayout
 from rankuq.errors import RankuqError
 
@@ -72,10 +73,11 @@ def read_run(folder: Path) -> Run:
     if not layout.seeds_csv.is_file():
         raise RankuqError(f"{layout.seeds_csv} not found (written by rankuq run); {fix}")
     # A key is hex: read as text, or one like "12e4…" turns into a number.
-    seeds = pd.read_csv(layout.seeds_csv, keep_default_na=False, na_values=[""], dtype={PREDICTIONS_KEY: str})
+    seeds = read_whole_csv(layout.seeds_csv, fix, "seeds CSV", dtype={PREDICTIONS_KEY: str})
     missing = [c for c in ("condition", "method", "seed") if c not in seeds]
     if missing:
         raise RankuqError(f"{layout.seeds_csv}: missing columns {missing}; {fix}")
+    _check_numbers(seeds, layout.seeds_csv, fix, whole=["seed", PROBES])
     kinds = {shift.label(): (condition_kind(spec, shift), shift.test.variant) for shift in spec.conditions()}
     tested = {shift.label(): (shift.test.task, shift.test.ns) for shift in spec.conditions()}
     queries = QueryRecords(layout.queries_file) if layout.queries_file.is_file() else None
@@ -99,8 +101,26 @@ def read_cost(path: Path) -> pd.DataFrame:
     fix = f"write it with `python -m rankuq.bench.benchmarks.method_cost --out {path}`"
     if not path.is_file():
         raise RankuqError(f"{path} not found; {fix}")
-    table = pd.read_csv(path)
+    table = read_whole_csv(path, fix, "method_cost CSV")
     missing = [column for column in COST_COLUMNS if column not in table]
     if missing:
         raise RankuqError(f"{path}: missing columns {missing}; {fix}")
+    _check_numbers(table, path, fix, whole=["layers", "pairs", "threads", "repeat"], positive=["seconds"])
     return table
+
+
+def _check_numbers(
+    table: pd.DataFrame, path: Path, fix: str, whole: Sequence[str], positive: Sequence[str] = ()
+) -> None:
+    """Columns of whole numbers (a seed, a count) and of positive numbers (seconds) hold nothing else,
+    blanks included: one error naming the first bad value's line, not a ValueError later."""
+    for column in [c for c in [*whole, *positive] if c in table]:
+        values = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=float)
+        bad = ~np.isfinite(values) | ((values % 1 != 0) if column in whole else ~(values > 0))
+        if bad.any():
+            row = int(np.argmax(bad))
+            kind = "a whole number" if column in whole else "a positive number"
+            # +2: the header is line 1, and rankuq's CSVs hold one row a line
+            raise RankuqError(
+                f"{path}, line {row + 2}: {column} is {table[column].tolist()[row]!r}, expected {kind}; {fix}"
+            )

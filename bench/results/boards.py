@@ -63,22 +63,27 @@ def read_leaderboard(run_dir: Path) -> pd.DataFrame:
     csv = RunLayout(run_dir).leaderboard_csv
     if not csv.is_file():
         raise RankuqError(f"{csv} not found: run `rankuq run [GRID.yaml] --run-dir {run_dir}` first")
-    table = _read_csv(csv)
+    table = read_whole_csv(csv, "rerun `rankuq run` on its run directory to rewrite it")
     _check(table, str(csv))
     return table
 
 
-def _read_csv(csv: Path) -> pd.DataFrame:
-    """leaderboard.csv, whole: a file cut mid-row or a row short of fields is refused, where pandas
-    would pad the row with missing values (a std of 0, a row gone from the board)."""
-    fix = "rerun `rankuq run` on its run directory to rewrite it"
+def read_whole_csv(
+    csv: Path, fix: str, kind: str = "leaderboard CSV", dtype: dict[str, type] | None = None
+) -> pd.DataFrame:
+    """A CSV file rankuq wrote, whole: a file cut mid-row or a row short of fields is refused, where
+    pandas would pad the row with missing values (a std of 0, a row gone from the board); text that
+    is not UTF-8 or not CSV is one error naming ``csv`` and ``fix``."""
     try:
         text = csv.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise RankuqError(f"{csv}: cannot read as UTF-8 text ({error}); {fix}") from None
     if not text.endswith("\n"):
         raise RankuqError(f"{csv}: cut off (no newline after the last row); {fix}")
-    rows = list(csv_module.reader(io.StringIO(text)))
+    try:
+        rows = list(csv_module.reader(io.StringIO(text)))
+    except csv_module.Error as error:  # a field over the csv module's size limit
+        raise RankuqError(f"{csv}: not a {kind} ({error}); {fix}") from None
     short = next((i for i, row in enumerate(rows) if len(row) != len(rows[0])), None)
     if short is not None:
         raise RankuqError(
@@ -86,9 +91,9 @@ def _read_csv(csv: Path) -> pd.DataFrame:
         )
     try:
         # Only empty fields are missing values: a method or condition may well be called 'NA'.
-        return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+        return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""], dtype=dtype)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        raise RankuqError(f"{csv}: not a leaderboard CSV ({error}); {fix}") from None
+        raise RankuqError(f"{csv}: not a {kind} ({error}); {fix}") from None
 
 
 def _check(table: pd.DataFrame, source: str) -> None:

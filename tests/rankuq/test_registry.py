@@ -100,3 +100,52 @@ def test_a_broken_plugin_is_one_error_naming_it(tmp_path, monkeypatch):
     )
     with pytest.raises(RankuqError, match=r"plugin bad = myplugin .*rankuq.test_tasks.* no torch here"):
         Registry("task", plugins="rankuq.test_tasks").names()
+
+
+class Base:
+    name = "base"
+
+
+@pytest.mark.parametrize(
+    ("target", "base", "named"),
+    [
+        ("NUMBER", None, "names int 5, not a function or class or a module that registers one"),
+        ("TEXT", None, "names str 'my_ranker', not a function or class"),
+        ("INSTANCE", None, "names Ranker <myplugin.Ranker object at"),
+        ("run", Base, "names function <function run at"),
+        ("Ranker", Base, "names type <class 'myplugin.Ranker'>, not a Base class"),
+    ],
+)
+def test_a_plugin_naming_what_cannot_be_registered_is_one_error_naming_it(
+    tmp_path, monkeypatch, target, base, named
+):
+    """An int has no name to register it by (it used to raise AttributeError); a method plugin's
+    function or foreign class would fail only when the grid runs."""
+    module = "NUMBER = 5\nTEXT = 'my_ranker'\nclass Ranker:\n    name = 'my_ranker'\nINSTANCE = Ranker()\n"
+    install(
+        tmp_path,
+        monkeypatch,
+        module + "def run():\n    pass\n",
+        f"[rankuq.test_bad]\nbad = myplugin:{target}\n",
+    )
+    with pytest.raises(RankuqError) as raised:
+        Registry("method", plugins="rankuq.test_bad", base=base).names()
+    message = str(raised.value)
+    assert message.startswith(f"plugin bad = myplugin:{target} (entry point group rankuq.test_bad) {named}")
+    assert message.endswith("; fix or uninstall that package") and "\n" not in message
+
+
+def test_a_subclass_of_the_base_or_a_plugin_function_is_registered(tmp_path, monkeypatch):
+    module = (
+        "from tests_registry_base import Base\nclass Mine(Base):\n    name = 'mine'\ndef run():\n    pass\n"
+    )
+    monkeypatch.setitem(sys.modules, "tests_registry_base", type(sys)("tests_registry_base"))
+    sys.modules["tests_registry_base"].Base = Base
+    install(
+        tmp_path,
+        monkeypatch,
+        module,
+        "[rankuq.test_ok]\nmine = myplugin:Mine\n[rankuq.test_fn]\nrun = myplugin:run\n",
+    )
+    assert Registry("method", plugins="rankuq.test_ok", base=Base).names() == ["mine"]
+    assert Registry("probe", plugins="rankuq.test_fn").names() == ["myplugin"]  # named after its module

@@ -2,6 +2,9 @@
 store, an experiment name MLflow refuses), end in a traceback, or be accepted and then fail in every
 trial. Each: exit code 2, one stderr line naming the input and the fix, nothing written."""
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,6 +34,34 @@ def _store(tmp: Path) -> str:
     return f"sqlite:///{tmp / 'mlflow.db'}"  # absent: a store the command would make
 
 
+RESULTS = Path(__file__).resolve().parents[3] / "results" / "gp_fit"  # a committed run: read, never changed
+PROSE = "Timings, roughly:\nbert was fast, mc_dropout slow, and so on\n"
+COST = "layers,pairs,threads,precision,method,label,repeat,seconds,command\n6,256,1,fp32,bert,bert,0,{},m\n"
+
+
+def _findings(tmp: Path, seeds: Callable[[str], str | bytes] = lambda s: s, *options: str) -> list[str]:
+    """`rankuq findings` on a copy of a committed run whose seeds.csv is ``seeds`` of the real one."""
+    run = tmp / "gp_fit"
+    run.mkdir()
+    for name in ("grid.yaml", "leaderboard.csv"):
+        (run / name).write_bytes((RESULTS / name).read_bytes())
+    changed = seeds((RESULTS / "seeds.csv").read_text())
+    (run / "seeds.csv").write_bytes(changed if isinstance(changed, bytes) else changed.encode())
+    return ["findings", str(run), "--out", str(tmp / "docs" / "findings.md"), *options]
+
+
+def _seed_abc(text: str) -> str:
+    header, first, *rest = text.splitlines(keepends=True)
+    condition, method, _, tail = first.split(",", 3)
+    return "".join([header, f"{condition},{method},abc,{tail}", *rest])
+
+
+def _cost(tmp: Path, content: str | bytes) -> list[str]:
+    cost = tmp / "cost.csv"
+    cost.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return _findings(tmp, lambda s: s, "--cost", str(cost))
+
+
 # (name, argv builder taking tmp_path, what the line must name)
 CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     (
@@ -53,6 +84,33 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         lambda t: _board(t, "--tracking-uri", _store(t), "--experiment", LONG),
         "--experiment eeeeeeeeeeeeeeeeeeee…: 5,000 characters",
     ),
+    (
+        "findings, binary seeds.csv",
+        lambda t: _findings(t, lambda s: bytes(range(256))),
+        "gp_fit/seeds.csv: cannot read as UTF-8 text",
+    ),
+    (
+        "findings, seed 'abc'",
+        lambda t: _findings(t, _seed_abc),
+        "gp_fit/seeds.csv, line 2: seed is 'abc', expected a whole number; rerun `rankuq run",
+    ),
+    (
+        "findings, --cost of prose",
+        lambda t: _cost(t, PROSE),
+        "cost.csv, line 2: 3 fields where the header has 2",
+    ),
+    (
+        "findings, binary --cost",
+        lambda t: _cost(t, b"\x89PNG\r\n\x1a\n\0\xff"),
+        "cost.csv: cannot read as UTF-8",
+    ),
+    ("findings, empty --cost", lambda t: _cost(t, ""), "cost.csv: cut off"),
+    (
+        "findings, --cost seconds 'fast'",
+        lambda t: _cost(t, COST.format("fast")),
+        "cost.csv, line 2: seconds is 'fast', expected a positive number; write it with",
+    ),
+    ("findings, --cost seconds 0", lambda t: _cost(t, COST.format(0)), "seconds is 0, expected a positive"),
 ]
 
 
@@ -80,3 +138,26 @@ def test_an_experiment_name_from_the_environment_is_named_so(tmp_path, capsys, m
     err = capsys.readouterr().err.strip()
     assert err.startswith("rankuq: error: $MLFLOW_EXPERIMENT_NAME eeee") and "5,000 characters" in err
     assert not (tmp_path / "run").exists()
+
+
+def test_a_plugin_naming_an_int_is_one_line_of_the_real_command(tmp_path):
+    """An installed package whose rankuq.methods entry point names an int (it was an AttributeError
+    traceback): `rankuq methods` exits 2 with one line naming the entry point."""
+    (tmp_path / "myplugin.py").write_text("RANKER = 5\n")
+    info = tmp_path / "myplugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myplugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[rankuq.methods]\nmine = myplugin:RANKER\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "rankuq.bench.cli", "methods"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(
+        "rankuq: error: plugin mine = myplugin:RANKER (entry point group rankuq.methods) names int 5, "
+        "not a Method class or a module that registers one; fix or uninstall that package"
+    )
