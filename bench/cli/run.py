@@ -102,6 +102,11 @@ def _run_grid(args: argparse.Namespace, locked: bool) -> None:
         run_built(planned, args.tracking_uri, args.address, experiment=args.experiment)
     _show(read_run_dir(run_dir))
     print(f"written: leaderboard.md, .csv and report.html in {run_dir}, beside the MLflow store")
+    from rankuq.bench.results.tracking import experiment_page
+
+    page = experiment_page(args.tracking_uri or layout.default_tracking_uri, args.experiment)
+    if page:
+        print(f"MLflow: {page}")
 
 
 def _show(board: "Board") -> None:

@@ -45,6 +45,7 @@ from rankuq.bench.rundir.atomic import atomic_write
 from rankuq.bench.rundir.layout import TRIALS_FILE
 
 if TYPE_CHECKING:
+    from rankuq.backbone import ModelConfig
     from rankuq.bench.engine.search import SearchResult
     from rankuq.bench.evaluation.probing import Study
     from rankuq.bench.planning.plan import Cell, Plan
@@ -59,8 +60,12 @@ from rankuq.bench.results.mlflow_names import (
     NOTE_TAG,
     OVERVIEW_KEY,
     ROW_TAG,
+    SOURCE_TAGS,
+    VIEW_TAG,
     experiment_name,
+    experiment_url,
     mlflow_name,
+    runs_view,
 )
 
 
@@ -99,7 +104,7 @@ class Tracker:
         found = self.find(key)
         if found:
             return found
-        all_tags = {KEY_TAG: key, "mlflow.runName": name, **tags}
+        all_tags = {KEY_TAG: key, "mlflow.runName": name, **SOURCE_TAGS, **tags}
         if parent:
             all_tags["mlflow.parentRunId"] = parent
         return self.client.create_run(self.experiment_id, tags=all_tags, run_name=name).info.run_id
@@ -130,6 +135,11 @@ class Tracker:
     def finish(self, run_id: str) -> None:
         self.client.set_terminated(run_id)
 
+    def show_columns(self, metrics: list[str]) -> None:
+        """Save the runs table's view that ``experiment_url`` opens: the board's first ``metrics``
+        as columns (the latest grid's, one view per experiment)."""
+        self.client.set_experiment_tag(self.experiment_id, VIEW_TAG, runs_view(metrics))
+
 
 def track(
     plan: "Plan",
@@ -156,11 +166,13 @@ def track(
     names = metrics_of(board)
     grid_tags = {LEVEL_TAG: "grid", BASELINE_TAG: spec.baseline or "", METRICS_TAG: json.dumps(names)}
     changed = tracker.find(grid_key, finished=True) is None
-    parent = tracker.open(grid_key, spec.name, tags={**grid_tags, **provenance()})
+    source = provenance()
+    parent = tracker.open(grid_key, spec.name, tags={**grid_tags, **source})
+    tracker.show_columns(names)
     if changed:  # every validated setting, flattened (model.backbone, train.lr, methods.ensemble.M, …)
         atomic_write(layout.grid_file, yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
         files = (layout.grid_file, *files)
-        tracker.log(parent, params=flat(spec.model_dump(mode="json")))
+        tracker.log(parent, params={**flat(spec.model_dump(mode="json")), **backbone_params(spec.model)})
     for search in searches:
         _track_search(tracker, parent, content_key("search", grid_key, search.folder.name), search)
     plots = json.loads(files[-1].read_text())  # the plot index
@@ -173,7 +185,10 @@ def track(
         changed = True
         tags = {"method": method, "task": cells[0].task, "shift": condition}
         child = tracker.open(
-            cell_key, f"{method} × {condition}", parent, {**tags, LEVEL_TAG: "cell", ROW_TAG: str(row)}
+            cell_key,
+            f"{method} × {condition}",
+            parent,
+            {**tags, **source, LEVEL_TAG: "cell", ROW_TAG: str(row)},
         )
         seeds = results[(results.condition == condition) & (results.method == method)]
         for cell, values in zip(cells, seeds.to_dict("records"), strict=True):
@@ -268,6 +283,33 @@ def flat(values: Mapping[str, object], prefix: str = "") -> dict[str, object]:
         else:
             out[f"{prefix}{key}"] = value
     return out
+
+
+def experiment_page(tracking_uri: str, experiment: str | None = None) -> str | None:
+    """Where to see the grid in MLflow's UI: the experiment's runs table at an http(s) tracking
+    server; for a SQLite store, the command that serves it and the page it then shows; None when
+    the experiment does not exist."""
+    found = MlflowClient(tracking_uri).get_experiment_by_name(experiment_name(experiment))
+    if found is None:
+        return None
+    if tracking_uri.startswith(("http://", "https://")):
+        return experiment_url(tracking_uri, found.experiment_id)
+    page = experiment_url("http://127.0.0.1:5000", found.experiment_id)
+    return f"`mlflow ui --backend-store-uri {tracking_uri}`, then {page}"
+
+
+def backbone_params(model: "ModelConfig") -> dict[str, str]:
+    """The backbone a grid used, by name and folder (``model.backbone`` is None for the default)."""
+    from rankuq.backbone import TINY, offline_minilm
+
+    if model.backbone in (None, TINY):  # tiny: a random BERT with MiniLM's tokenizer
+        return {
+            "model.backbone": model.backbone or "all-MiniLM-L6-v2",
+            "model.backbone_path": str(offline_minilm()),
+        }
+    path = Path(model.backbone).expanduser()
+    folder = {"model.backbone_path": str(path.resolve())} if path.exists() else {}  # else a hub name
+    return {"model.backbone": model.backbone, **folder}
 
 
 def provenance() -> dict[str, str]:

@@ -1,10 +1,17 @@
 """The names rankuq gives things in MLflow: metric keys MLflow accepts, and the experiment a grid goes to."""
 
+import json
 import re
 
 import pytest
 
-from rankuq.bench.results.mlflow_names import EXPERIMENT, experiment_name, mlflow_name
+from rankuq.bench.results.mlflow_names import (
+    EXPERIMENT,
+    experiment_name,
+    experiment_url,
+    mlflow_name,
+    runs_view,
+)
 
 # MLflow: "Names may only contain alphanumerics, underscores, dashes, periods, spaces, colon and slashes".
 VALID = re.compile(r"[\w\-. :/]+")
@@ -34,3 +41,18 @@ def test_the_experiment_is_the_option_else_the_environment_else_rankuq(monkeypat
     assert experiment_name("mine") == "mine"
     monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "")  # set but empty: the default
     assert experiment_name() == "rankuq"
+
+
+def test_the_runs_view_shows_mlflows_default_columns_and_the_first_six_metrics():
+    columns = json.loads(runs_view(["R@1", "ECE", "nAUC AP u_max", "a", "b", "c", "d"]))["selectedColumns"]
+    assert columns == [
+        *("attributes.`Source`", "attributes.`Models`", "attributes.`Dataset`"),
+        *("metrics.`R_at_1`", "metrics.`ECE`", "metrics.`nAUC_AP_u_max`", "metrics.`a`", "metrics.`b`"),
+        "metrics.`c`",
+    ]
+
+
+def test_the_experiment_url_opens_the_runs_table_with_the_saved_view():
+    assert experiment_url("http://h:5000/", "7") == (
+        "http://h:5000/#/experiments/7/runs?workflowType=machine_learning&viewStateShareKey=rankuq"
+    )

@@ -4,13 +4,14 @@ import pandas as pd
 from mlflow.utils.validation import MAX_TAG_VAL_LENGTH
 from PIL import Image
 
+from rankuq.backbone import ModelConfig, offline_minilm
 from rankuq.bench.plots import overview_png
 from rankuq.bench.results.boards import Board, read_run_dir
 from rankuq.bench.results.leaderboard import metrics_of
 from rankuq.bench.results.mlflow_names import NOTE_TAG, OVERVIEW_KEY
 from rankuq.bench.results.mlflow_store import default_tracking_uri
 from rankuq.bench.results.rendering import paper_markdown
-from rankuq.bench.results.tracking import Tracker, log_board
+from rankuq.bench.results.tracking import Tracker, backbone_params, experiment_page, log_board
 
 
 def test_a_run_left_open_is_found_to_complete_but_not_as_logged(tmp_path):
@@ -48,3 +49,31 @@ def test_a_long_board_is_cut_at_a_row_within_the_tag_limit(finished_run, tmp_pat
     text = tracker.client.get_run(grid).data.tags[NOTE_TAG]
     assert len(text) <= MAX_TAG_VAL_LENGTH and text.endswith("artifact leaderboard.md\n")
     assert text.splitlines()[-3].startswith("|")  # the last whole line kept is a table row
+
+
+def test_every_run_names_rankuq_as_its_source_and_the_page_says_how_to_serve_a_local_store(tmp_path):
+    uri = default_tracking_uri(tmp_path)
+    assert experiment_page(uri) is None  # nothing logged yet
+    tracker = Tracker(uri, tmp_path / "mlartifacts")
+    run = tracker.client.get_run(tracker.open("k1", "seed run"))
+    assert run.data.tags["mlflow.source.name"] == "rankuq" and run.data.tags["mlflow.source.type"] == "LOCAL"
+    runs_page = (
+        f"http://127.0.0.1:5000/#/experiments/{tracker.experiment_id}/runs?workflowType=machine_learning"
+    )
+    assert (
+        experiment_page(uri)
+        == f"`mlflow ui --backend-store-uri {uri}`, then {runs_page}&viewStateShareKey=rankuq"
+    )
+
+
+def test_the_backbone_is_logged_by_name_and_folder(tmp_path):
+    minilm = str(offline_minilm())
+    assert backbone_params(ModelConfig()) == {
+        "model.backbone": "all-MiniLM-L6-v2",
+        "model.backbone_path": minilm,
+    }
+    assert backbone_params(ModelConfig(backbone="tiny"))["model.backbone_path"] == minilm
+    (tmp_path / "ckpt").mkdir()
+    given = ModelConfig(backbone=str(tmp_path / "ckpt"))
+    assert backbone_params(given)["model.backbone_path"] == str((tmp_path / "ckpt").resolve())
+    assert backbone_params(ModelConfig(backbone="org/model")) == {"model.backbone": "org/model"}  # a hub name
