@@ -6,4 +6,5 @@ import argparse
 def _findings(args: argparse.Namespace) -> None:
     from rankuq.bench.findings.render import findings
 
-    print(f"written: {findings(args.run_dirs, args.out, cost=args.cost, allow_stale=args.allow_stale)}")
+    out = findings(args.run_dirs, args.out, cost=args.cost, allow_stale=args.allow_stale, readme=args.readme)
+    print(f"written: {out}" + (f" and the summary in {args.readme}" if args.readme else ""))
