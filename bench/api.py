@@ -1,9 +1,10 @@
-"""The Python API for notebooks: the three commands as functions returning pandas objects.
+"""The Python API for notebooks: the commands as functions returning pandas objects.
 
 import rankuq
 board = rankuq.run_grid({"tasks": ["wikiqa"], "methods": {"bm25": {}, "bert": {}}}, "runs/mine")
 rankuq.evaluate(predictions="runs/mine/predictions/wikiqa/bert/seed-0-….parquet", probes=["calibration"])
 rankuq.leaderboard("runs/mine")                      # or tracking_uri="http://…", grid="mine"
+rankuq.compare(["bm25.run", "mine.run"], qrels="test.qrels", metrics=["AP", "RR@10"])
 """
 
 import tempfile
@@ -16,6 +17,7 @@ import pandas as pd
 from rankuq.bench.config.grid import load_grid, parse_grid
 from rankuq.bench.evaluation.blackbox import evaluate_file
 from rankuq.bench.results.boards import read_run_dir, read_tracking
+from rankuq.bench.results.comparison import compare as _compare
 from rankuq.bench.run.runner import run_grid as _run_grid
 
 
@@ -88,3 +90,22 @@ def leaderboard(
     assert tracking_uri is not None  # exactly one of the two was given
     with tempfile.TemporaryDirectory() as folder:
         return read_tracking(tracking_uri, grid, Path(folder), experiment).table
+
+
+def compare(
+    runs: Sequence[str | Path],
+    *,
+    qrels: str | Path,
+    baseline: str | Path | None = None,
+    metrics: Sequence[str] | None = None,
+    correction: str = "bh",
+    test: str = "t",
+    strict: bool = False,
+) -> pd.DataFrame:
+    """TREC runs against a baseline run (the first unless given), as ``rankuq compare``: a row per
+    run with each metric's mean, the paired t-test's and the randomisation test's p-values, raw and
+    corrected (``correction``: ``bh`` or ``holm``), and the mark (†, ‡) of ``test`` (``t`` or
+    ``randomisation``)."""
+    return _compare(
+        [Path(run) for run in runs], Path(qrels), _path(baseline), metrics, correction, test, strict
+    ).table

@@ -1,12 +1,15 @@
 """The paired significance of each method against the grid's baseline: a paired t-test per query for
 ranking metrics (papers 000 and 001), a paired bootstrap over queries for the calibration errors ECE,
-ECE.all and ERCE, which pool candidates and have no per-query value."""
+ECE.all and ERCE, which pool candidates and have no per-query value. For black-box runs
+(``rankuq compare``) also Fisher's paired randomisation test and the Benjamini–Hochberg and Holm
+corrections of a family of p-values."""
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
+from scipy import stats
 
 from rankuq.bench import metrics
 from rankuq.bench.probes import scored_lists
@@ -16,6 +19,8 @@ from rankuq.errors import RankuqError
 
 CALIBRATION_ERRORS = ("ECE", "ECE.all", "ERCE")  # tested by the paired bootstrap over queries
 RESAMPLES = 1000
+PERMUTATIONS = 10_000  # of the randomisation test (Smucker et al., 2007 used 10^5; 10^4 resolves p to 0.01)
+CORRECTIONS = ("bh", "holm")
 BOOTSTRAP_SEED = 0
 _RESAMPLE_CELLS = 1 << 22  # resample × query counts per block (32 MiB of int64)
 
@@ -118,3 +123,45 @@ def bootstrap_p(
 def _resampled(counts: np.ndarray, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     """The error of each resample (rows of query counts), averaged over seeds."""
     return np.mean([np.abs(counts @ gaps).sum(axis=1) / (counts @ mass) for gaps, mass in parts], axis=0)
+
+
+def randomisation_p(a: np.ndarray, b: np.ndarray, resamples: int = PERMUTATIONS, seed: int = 0) -> float:
+    """Two-sided p-value of Fisher's paired randomisation test of mean(a − b) (Smucker, Allan &
+    Carterette, 2007): each query's two values swap with probability ½ (``scipy.stats.permutation_test``,
+    ``permutation_type="samples"``, ``numpy.random.default_rng(seed)``); every assignment when there
+    are at most ``resamples`` of them. p counts the observed assignment, so it is never 0."""
+    result = stats.permutation_test(
+        (np.asarray(a, np.float64), np.asarray(b, np.float64)),
+        _mean_difference,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=resamples,
+        rng=np.random.default_rng(seed),
+    )
+    return float(result.pvalue)
+
+
+def _mean_difference(a: np.ndarray, b: np.ndarray, axis: int) -> np.ndarray:
+    return np.mean(a - b, axis=axis)
+
+
+def corrected(p_values: np.ndarray, method: str) -> np.ndarray:
+    """p-values adjusted over their family; NaN (no test) stays NaN and is not counted. ``bh``:
+    Benjamini–Hochberg (false discovery rate, ``scipy.stats.false_discovery_control``); ``holm``:
+    Holm's step-down (family-wise error), the k-th smallest of m p-values times m − k + 1, made
+    non-decreasing and capped at 1 (Holm, 1979; scipy has no Holm, statsmodels is not a dependency)."""
+    if method not in CORRECTIONS:
+        raise RankuqError(f"unknown correction '{method}'; valid: {', '.join(CORRECTIONS)}")
+    values = np.asarray(p_values, np.float64)
+    out = values.copy()
+    tested = ~np.isnan(values)
+    found = values[tested]
+    if found.size and method == "bh":
+        out[tested] = stats.false_discovery_control(found, method="bh")
+    elif found.size:
+        order = np.argsort(found, kind="stable")
+        steps = np.maximum.accumulate((found.size - np.arange(found.size)) * found[order])
+        adjusted = np.empty_like(found)
+        adjusted[order] = np.minimum(steps, 1.0)
+        out[tested] = adjusted
+    return out
