@@ -18,12 +18,12 @@ from pydantic import (
 )
 
 from rankuq import methods, tasks
-from rankuq.backbone import ModelConfig
+from rankuq.backbone import TINY, ModelConfig
 from rankuq.bench.config.search_space import SearchConfig, check_space, sections_of
 from rankuq.bench.config.training import TrainConfig
 from rankuq.bench.probes import DEFAULT_PROBES, PROBES
 from rankuq.errors import RankuqError
-from rankuq.methods.base import MethodParams
+from rankuq.methods.base import Method, MethodParams, NeuralMethod
 from rankuq.tasks import lists, negatives
 
 DEFAULT_GRID = "default.yaml"
@@ -256,6 +256,8 @@ def parse_grid(raw: Any, source: str) -> tuple[GridSpec, dict[str, MethodParams]
         raise RankuqError(
             f"{source}: baseline '{spec.baseline}' is not one of the grid's methods {list(spec.methods)}"
         )
+    if spec.train.epochs == 0:
+        _check_zero_shot(spec, params, source)
     if spec.search is not None:
         try:
             _check_search(spec, spec.search, params)
@@ -275,7 +277,7 @@ def _check_sides(spec: GridSpec, source: str) -> None:
     keys = [f"tasks.{i}" for i in range(len(spec.tasks))] + [f"shifts.{i}" for i in range(len(spec.shifts))]
     for key, condition in zip(keys, spec.conditions(), strict=True):
         for role, side, splits in (
-            ("train", condition.train, ["train", *dev]),
+            ("train", condition.train, ["train", *dev] if spec.train.epochs else []),  # 0: zero-shot
             ("test", condition.test, [spec.eval.split, *dev, *sorted(fit_splits)]),
         ):
             where = key if key.startswith("tasks") else f"{key}.{role}"
@@ -293,6 +295,43 @@ def _check_sides(spec: GridSpec, source: str) -> None:
                     )
                 except RankuqError as error:
                     raise RankuqError(f"{source}: {where}.ns: {side.task}/{split}{error}") from None
+
+
+def _check_zero_shot(spec: GridSpec, params: dict[str, MethodParams], source: str) -> None:
+    """``train.epochs: 0`` scores ``model.backbone`` as given: only with a checkpoint named, and only
+    methods that score one model with its own head (not an ensemble of copies, not a new head)."""
+    if spec.model.backbone in (None, TINY):
+        raise RankuqError(
+            f"{source}: train.epochs: 0 scores model.backbone as it is, and "
+            f"{spec.model.backbone or 'MiniLM'} has no trained relevance head; set model.backbone to a "
+            "cross-encoder checkpoint folder"
+        )
+    if spec.train.early_stopping is not None or (spec.search and spec.search.training_keys()):
+        raise RankuqError(
+            f"{source}: train.epochs: 0 trains nothing, so train.early_stopping and searched training "
+            "settings have nothing to select; drop them"
+        )
+    for name, own in params.items():
+        method = methods.create(name, own)
+        if not scores_as_given(method):
+            raise RankuqError(
+                f"{source}: methods.{name}: with train.epochs: 0 only methods that score the given "
+                f"checkpoint with its own head run ({', '.join(zero_shot_methods())}); {name} "
+                f"{'combines several members' if method.members() > 1 else 'trains a head of its own'}"
+            )
+
+
+def scores_as_given(method: Method) -> bool:
+    """Whether ``method`` can score a checkpoint as given (``train.epochs: 0``): it trains nothing,
+    or one model with the checkpoint's own head (`bert`, `mc_dropout`, the post-hoc maps)."""
+    if not isinstance(method, NeuralMethod):
+        return True
+    return method.training_identity() is None and method.members() == 1
+
+
+def zero_shot_methods() -> list[str]:
+    """The registered methods that score a checkpoint as given."""
+    return [name for name in methods.names() if scores_as_given(methods.create(name))]
 
 
 def _check_search(spec: GridSpec, search: SearchConfig, params: dict[str, MethodParams]) -> None:

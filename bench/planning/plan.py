@@ -234,7 +234,8 @@ def plan(
 
     conditions = spec.conditions()
     dev_split = spec.eval.dev_split
-    trained = {c.label(): folder(side_lists(spec, c.train, "train")) for c in conditions}
+    # train.epochs 0 (zero-shot) reads no training lists
+    trained = {c.label(): folder(side_lists(spec, c.train, "train")) for c in conditions if spec.train.epochs}
     tested = {c.label(): folder(side_lists(spec, c.test, spec.eval.split)) for c in conditions}
     dev = {c.label(): folder(side_lists(spec, c.test, dev_split)) for c in conditions} if dev_split else {}
     searches = _searches(spec, params, layout, conditions, trained, folder)
@@ -245,7 +246,8 @@ def plan(
     fits: dict[str, FitJob] = {}
     cells: list[Cell] = []
     for condition in conditions:
-        label, shards = condition.label(), trained[condition.label()]
+        label = condition.label()
+        shards = trained.get(label, Path())  # nothing trains on Path() (train.epochs 0)
         for name in params:
             method = methods.create(name, params[name])
             values = dict(chosen.get((shards.name, str(trainer_of(name, params[name]))), {}))
@@ -258,7 +260,8 @@ def plan(
                 assert dev_split is not None  # GridSpec refuses early stopping and searches without one
                 selected_on = folder(side_lists(spec, condition.train, dev_split))
             for seed in spec.seeds:
-                count = method.members() if method.trains else 0
+                # train.epochs 0: no member; the scorer takes model.backbone as given (zero-shot)
+                count = method.members() if method.trains and train["epochs"] else 0
                 bagging = getattr(own, "bagging", False)  # members 1… draw their own pairs
                 jobs = [
                     train_job(

@@ -2,6 +2,7 @@
 
 import json
 
+from rankuq import tasks
 from rankuq.bench.cli.main import main
 
 
@@ -19,3 +20,31 @@ def test_evaluate_prints_one_json_object_keyed_by_ir_measures_names(tmp_path, ca
 def test_evaluate_without_qrels_is_a_usage_error(tmp_path, capsys):
     assert main(["evaluate", "--run", str(tmp_path / "run.txt")]) == 2
     assert "--run RUN --qrels QRELS" in capsys.readouterr().err
+
+
+def test_evaluate_model_scores_a_checkpoint_as_given_and_ranks_as_it_does(
+    ray_session, cross_encoder, tmp_path, capsys
+):
+    """`rankuq evaluate --model DIR --task wikiqa`: a grid with train.epochs 0 through Ray, its
+    predictions the checkpoint's own σ(z) (ordered as CrossEncoder orders them), temperature on top."""
+    import numpy as np
+    import pandas as pd
+    from sentence_transformers import CrossEncoder
+
+    run_dir = tmp_path / "zero-shot"
+    command = ["evaluate", "--model", str(cross_encoder), "--task", "wikiqa", "--methods", "bert,temperature"]
+    assert main([*command, "--run-dir", str(run_dir), "--json"]) == 0
+    board = pd.DataFrame(json.loads(capsys.readouterr().out))
+    assert sorted(board["method"]) == ["bert", "temperature"]
+    assert not (run_dir / "models").exists() or not any((run_dir / "models").iterdir())  # nothing trained
+    (bert,) = (run_dir / "predictions" / "wikiqa" / "bert").glob("*.parquet")
+    predictions = pd.read_parquet(bert).head(300)
+    texts = pd.DataFrame(tasks.get("wikiqa")().load("test", tasks.data_root()).to_pandas())
+    rows = predictions.merge(texts[["qid", "cid", "context", "text"]], on=["qid", "cid"])
+    pairs = [(turns[0], text) for turns, text in zip(rows["context"], rows["text"], strict=True)]
+    own = CrossEncoder(str(cross_encoder), device="cpu", max_length=64).predict(pairs, batch_size=64)
+    np.testing.assert_allclose(rows["prob_mean"], own, atol=1e-5)
+    for _, group in rows.assign(own=own).groupby("qid"):  # each list ranked as the checkpoint ranks it
+        assert list(group.sort_values("prob_mean", kind="stable").cid) == list(
+            group.sort_values("own", kind="stable").cid
+        )

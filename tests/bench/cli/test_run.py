@@ -85,3 +85,36 @@ def test_run_backbone_overrides_the_grid_s_model_backbone(tmp_path, capsys, monk
     assert f"members to train: 1 (0 cached), backbone {member}\n" in capsys.readouterr().out
     assert main(command) == 0
     assert "members to train: 1 (0 cached), backbone tiny\n" in capsys.readouterr().out
+
+
+def test_a_backbone_without_weights_fails_in_seconds_with_no_ray_started(
+    tmp_path, capsys, monkeypatch, cross_encoder
+):
+    """Checked before the plan: one line naming the folder and what it lacks, exit 2, under 10 s
+    (was: Ray started, three Tune retries, 55-142 s), no run folder, no Ray process of this test."""
+    import shutil
+    import time
+
+    import psutil
+    import ray
+
+    folder = shutil.copytree(cross_encoder, tmp_path / "checkpoint")
+    (folder / "model.safetensors").unlink()
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(f"tasks: [wikiqa]\nmethods: {{bert: {{}}}}\nmodel: {{backbone: {folder}}}\n")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("Ray started")
+
+    monkeypatch.setattr(ray, "init", refuse)
+    for plan in (["--plan"], []):
+        started = time.monotonic()
+        assert main(["run", str(grid), "--run-dir", str(tmp_path / "run"), *plan]) == 2
+        assert time.monotonic() - started < 10
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(
+            f"rankuq: error: model.backbone {folder}: {folder} has a "
+        )
+        assert "no weights (model.safetensors" in err
+    assert not (tmp_path / "run").exists()
+    assert not [p for p in psutil.Process().children(recursive=True) if "raylet" in p.name()]

@@ -170,3 +170,35 @@ def test_bad_early_stopping_is_one_clear_error(more, match):
 def test_auto_precision_is_bf16_where_scoring_gets_a_gpu(precision, gpus, resolved):
     grid = {**GRID, "eval": {"precision": precision}, "resources": {"gpus_per_trial": gpus}}
     assert scoring_precision(parse_grid(grid, "grid.yaml")[0]) == resolved
+
+
+def test_zero_epochs_plans_no_member_and_no_training_lists(tmp_path, no_ray, cross_encoder):
+    """train.epochs 0: the cells score model.backbone as given; nothing trains, no train lists."""
+    grid = {
+        "tasks": ["wikiqa"],
+        "methods": {"bm25": {}, "bert": {}, "mc_dropout": {"T": 3}, "platt": {}},
+        "model": {"backbone": str(cross_encoder)},
+        "train": {"epochs": 0},
+    }
+    zero = planned(tmp_path, grid)
+    assert zero.members == {} and all(cell.members == () for cell in zero.cells)
+    assert {lists.split for lists in zero.lists} == {"test", "dev"}  # the default grid's train lists: none
+    assert len(zero.fits) == 1  # platt fits its map on the checkpoint's dev logits
+
+
+@pytest.mark.parametrize(
+    ("more", "match"),
+    [
+        ({"model": {"backbone": "tiny"}}, r"train.epochs: 0 scores model.backbone as it is, and tiny has no"),
+        (
+            {"methods": {"ensemble": {}}},
+            r"methods.ensemble: with train.epochs: 0 only .*bert.*; ensemble combines",
+        ),
+        ({"methods": {"sngp": {}}}, r"methods.sngp: .*sngp trains a head of its own"),
+        ({"train": {"epochs": 0, "early_stopping": {"patience": 1}}}, r"train.early_stopping .* drop them"),
+    ],
+)
+def test_zero_epochs_refuse_what_needs_training(cross_encoder, more, match):
+    grid = {"tasks": ["wikiqa"], "methods": {"bert": {}}, "model": {"backbone": str(cross_encoder)}}
+    with pytest.raises(RankuqError, match=match):
+        parse_grid({**grid, "train": {"epochs": 0}, **more}, "test grid")
