@@ -5,11 +5,8 @@ from pathlib import Path
 
 from rankuq import __version__
 from rankuq.bench.cli.common import EVALUATE_PROBES, _names
-from rankuq.bench.cli.compare import add_parser as add_compare
 
-DESCRIPTION = (
-    "The rankuq command: run a grid, list the registries, evaluate or compare black-box runs, report a grid."
-)
+DESCRIPTION = "The rankuq command: run a grid, list the registries, evaluate a black-box run, report a grid."
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,24 +40,6 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--run", type=Path, help="TREC run file (qid Q0 docno rank score tag)")
     evaluate.add_argument("--qrels", type=Path, help="TREC qrels file (qid 0 docno relevance)")
     evaluate.add_argument("--predictions", type=Path, help="predictions Parquet file (contract 2)")
-    evaluate.add_argument(
-        "--model",
-        type=Path,
-        help="score this cross-encoder checkpoint folder as it is (no training) on --task: a one-task grid "
-        "with train.epochs 0 through Ray, as `rankuq run` runs it; its leaderboard is printed",
-    )
-    evaluate.add_argument("--task", help="with --model: the task it is scored on, e.g. wikiqa")
-    evaluate.add_argument(
-        "--methods",
-        type=_names,
-        default=["bert"],
-        help="with --model: the methods on it, e.g. bert,temperature,mc_dropout (default: bert)",
-    )
-    evaluate.add_argument(
-        "--run-dir",
-        type=Path,
-        help="with --model: the run's folder (default: runs/zero-shot-<folder>-<task>)",
-    )
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate.add_argument(
         "--metrics",
@@ -97,8 +76,6 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="refuse a (qid, docno) listed twice instead of keeping its last line",
     )
-
-    add_compare(commands)
 
     board = commands.add_parser(
         "leaderboard", help="print a grid's per-condition tables; write leaderboard.md and report.html"
