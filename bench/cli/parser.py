@@ -40,6 +40,24 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--run", type=Path, help="TREC run file (qid Q0 docno rank score tag)")
     evaluate.add_argument("--qrels", type=Path, help="TREC qrels file (qid 0 docno relevance)")
     evaluate.add_argument("--predictions", type=Path, help="predictions Parquet file (contract 2)")
+    evaluate.add_argument(
+        "--model",
+        type=Path,
+        help="score this cross-encoder checkpoint folder as it is (no training) on --task: a one-task grid "
+        "with train.epochs 0 through Ray, as `rankuq run` runs it; its leaderboard is printed",
+    )
+    evaluate.add_argument("--task", help="with --model: the task it is scored on, e.g. wikiqa")
+    evaluate.add_argument(
+        "--methods",
+        type=_names,
+        default=["bert"],
+        help="with --model: the methods on it, e.g. bert,temperature,mc_dropout (default: bert)",
+    )
+    evaluate.add_argument(
+        "--run-dir",
+        type=Path,
+        help="with --model: the run's folder (default: runs/zero-shot-<folder>-<task>)",
+    )
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate.add_argument(
         "--metrics",
