@@ -32,7 +32,7 @@ td { white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
 .note { color: #666; font-size: 11px; }
 td .note { display: block; }
-img.overview { max-width: 100%; height: auto; }
+img.overview { width: 100%; max-width: 1280px; height: auto; }  /* its PNG's width; not figure img's */
 .plots { display: flex; flex-wrap: wrap; gap: 16px; }
 figure { margin: 0; }
 figure img { width: 380px; border: 1px solid #eee; }

@@ -80,3 +80,16 @@ def test_the_report_renders_in_headless_chromium_with_every_plot(run_dir, tmp_pa
 def test_tables_scroll_inside_the_page_instead_of_widening_it(run_dir):
     html = render_report(read_run_dir(run_dir))
     assert html.count('<div class="scroll"><table>') == 2 and ".scroll { overflow-x: auto;" in html
+
+
+def test_the_overview_plot_is_shown_at_full_width(run_dir, tmp_path):
+    html = render_report(read_run_dir(run_dir))
+    measure = (  # the width the browser lays the overview out at, once its image decoded
+        "<script>addEventListener('load', () => document.body.dataset.overviewWidth = "
+        "document.querySelector('img.overview').getBoundingClientRect().width)</script></body>"
+    )
+    page = tmp_path / "report.html"
+    page.write_text(html.replace("</body>", measure))
+    dom = _chromium("--dump-dom", page.resolve().as_uri()).stdout
+    width = float(re.search(r'data-overview-width="([\d.]+)"', dom).group(1))
+    assert width >= 900  # was 380 px: the figure rule of the small plots
