@@ -216,7 +216,8 @@ def evaluate_file(
     option          keys (m: a metric, u: a confidence function)
     ==============  ============================================================================
     (always)        the metrics' names: ``R@1 R@5 P@1 AP RR nDCG@10`` (and ``ECE``, ``ECE.all``)
-    --calibration   ``ECE``, ``ECE.all``, ``ECE.adaptive``, ``ERCE``, ``ECE.nonrel_<k>`` (k = 1, 2, 5, 9)
+    --calibration   ``ECE``, ``ECE.all``, ``ECE.adaptive``, ``ERCE``, ``ECE.nonrel_<k>`` (k = 1, 2, 5, 9),
+                    and for probabilities ``Brier``, ``NLL``
     --risk          ``CVaR.optimistic.<m>``, ``CVaR.pessimistic.<m>`` (m: R@1 AP RR nDCG@10) and
                     ``<…>.p_value``; with a dev split also ``RA.b``, ``RA.<m>``, ``RA.neg.b``, ``RA.neg.<m>``
     --abstention    ``nAUC.<m>.<u>``, ``AUC.<m>.<u>``, ``AUC.<m>.oracle``, ``AUC.<m>.random``

@@ -5,13 +5,17 @@ diagrams.
 
 Metric keys: ``ECE`` (Penha & Hauff, 2021's: relevant and non-relevant candidates balanced per query,
 ``bench.metrics.ece.balanced_weights``), ``ECE.all`` (every candidate pooled), ``ECE.adaptive``
-(every candidate pooled, equal-mass bins), ``ERCE``, ``ECE.nonrel_<k>``.
+(every candidate pooled, equal-mass bins), ``ERCE``, ``ECE.nonrel_<k>``, and the proper scoring
+rules over every candidate: ``Brier`` (Brier, 1950: mean (p − y)²) and ``NLL`` (the mean negative
+log-likelihood −[y log p + (1 − y) log(1 − p)], p clipped to [ε, 1 − ε], ε = float64's, as
+scikit-learn's ``log_loss``).
 
 Parts (``bench.probes.parts``, statistic ``calibration_error``, one row per query of the lists: its
 Σ w·(confidence − outcome) per bin, then its Σ w): ``ECE``, ``ECE.all``, ``ERCE`` and every
 ``ECE.nonrel_<k>`` (queries outside k's subsample have zero gaps and zero mass, so the rows of every
-k align by qid). The bins are those of all the rows, as the metric's, and stay fixed when the queries
-are resampled: ERCE's equal-mass bins are those of all its pairs. ``ECE.adaptive`` has no parts (its
+k align by qid); ``Brier`` and ``NLL``, statistic ``ratio_of_means``: a query's [Σ loss,
+#candidates]. The bins are those of all the rows, as the metric's, and stay fixed when the queries are
+resampled: ERCE's equal-mass bins are those of all its pairs. ``ECE.adaptive`` has no parts (its
 equal-mass bins are cut on all the candidate rows; a resample of the queries would cut them elsewhere).
 """
 
@@ -35,6 +39,7 @@ from rankuq.bench.probes.parts import QueryParts
 from rankuq.errors import RankuqError
 
 N_BINS = 10
+EPSILON = float(np.finfo(np.float64).eps)  # NLL's clipping of p, as scikit-learn's log_loss
 NEGATIVES = (1, 2, 5, 9)  # #non-relevant per relevant candidate in the ECE sweep
 _PAIR_CHUNK = 1 << 20  # pair draws per block when averaging over S draws (bounds memory)
 
@@ -145,6 +150,28 @@ def _split_by_query(
     return parts
 
 
+def scoring_rule_parts(lists: ScoredLists) -> dict[str, QueryParts]:
+    """``Brier`` and ``NLL`` of every candidate's P(relevant) split by query: rows [Σ loss, #candidates]
+    of statistic ``ratio_of_means``, whose value over all rows is the mean over every candidate."""
+    ranked = lists.ranked
+    p, outcome, query = ranked.scores, (ranked.row_labels > 0), ranked.row_query
+    clipped = np.clip(p, EPSILON, 1 - EPSILON)
+    losses = {
+        "Brier": (p - outcome) ** 2,
+        "NLL": -np.where(outcome, np.log(clipped), np.log1p(-clipped)),
+    }
+    n_queries = lists.length.size
+    count = np.bincount(query, minlength=n_queries).astype(np.float64)
+    return {
+        name: QueryParts(
+            np.asarray(lists.qids),
+            np.column_stack([np.bincount(query, loss, minlength=n_queries), count]),
+            "ratio_of_means",
+        )
+        for name, loss in losses.items()
+    }
+
+
 def calibration_parts(qids: np.ndarray, gaps: np.ndarray, mass: np.ndarray) -> QueryParts:
     """``query_bin_gaps``' ([Q, bins] gaps, [Q] mass) as parts: rows [gaps per bin …, mass],
     statistic ``calibration_error``."""
@@ -249,6 +276,10 @@ def run(
         # no parts for ECE.adaptive: its equal-mass bins are cut on all the rows, which a resample of
         # the queries would cut elsewhere
         parts={name: parts[name] for name in ("ECE", "ECE.all")},
+    )
+    scoring = scoring_rule_parts(lists)
+    candidates = merge(
+        [candidates, ProbeResult({name: part.value() for name, part in scoring.items()}, parts=scoring)]
     )
     return merge([pairs, candidates, _negative_sweep(lists, negatives, seed, n_bins)])
 

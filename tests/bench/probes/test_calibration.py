@@ -163,6 +163,8 @@ def test_the_probe_on_real_wikiqa(wikiqa, tmp_path: Path) -> None:
         "ECE.nonrel_2",
         "ECE.nonrel_5",
         "ECE.nonrel_9",
+        "Brier",
+        "NLL",
     }
     assert result.metrics["ECE"] == metrics.compute(wikiqa, ["ECE"])["ECE"]  # the metric, same queries
     assert result.metrics["ECE.all"] == metrics.compute(wikiqa, ["ECE.all"])["ECE.all"]
@@ -187,6 +189,8 @@ def test_the_parts_give_the_metrics_on_real_wikiqa_and_on_half_its_queries(wikiq
     qids = scored_lists(wikiqa).qids
     for name, part in result.parts.items():
         assert part.value() == pytest.approx(result.metrics[name], rel=1e-12), name
+        if name in ("Brier", "NLL"):  # [Σ loss, #candidates] (test_brier_and_nll_…)
+            continue
         assert part.statistic == "calibration_error" and part.rows.shape == (qids.size, 11)
         np.testing.assert_array_equal(part.qids, qids)
     queries = result.curves["ECE.nonrel"]["queries"]
@@ -211,3 +215,26 @@ def test_raw_scores_get_erce_only(scores_table) -> None:
 def test_flagged_probabilities_outside_the_unit_interval_are_an_error(scores_table) -> None:
     with pytest.raises(RankuqError, match=r"score 1.5 is outside \[0, 1\]"):
         calibration.run(scores_table([[1, 0]], [[1.5, 0.2]], probabilistic=True))
+
+
+def test_brier_and_nll_by_hand_and_as_scikit_learn_on_real_wikiqa(scores_table, wikiqa) -> None:
+    """q0 scores its relevant candidate 0.75 and its non-relevant one 0.5; q1 0.625 and 1.0 (NLL clips
+    it to 1 − ε); float32 holds each exactly. Brier = (1/16 + 1/4 + 9/64 + 1) / 4; NLL = (−log 0.75 −
+    log 0.5 − log 0.625 − log ε) / 4. The parts are a query's [Σ loss, #candidates]. On WikiQA's
+    answerable queries: scikit-learn's values."""
+    from sklearn.metrics import brier_score_loss, log_loss
+
+    result = calibration.run(scores_table([[1, 0], [1, 0]], [[0.75, 0.5], [0.625, 1.0]]))
+    eps = np.finfo(np.float64).eps
+    brier = [1 / 16 + 1 / 4, 9 / 64 + 1.0]
+    nll = [-np.log(0.75) - np.log(0.5), -np.log(0.625) - np.log(eps)]
+    assert result.metrics["Brier"] == pytest.approx(sum(brier) / 4, rel=1e-12)
+    assert result.metrics["NLL"] == pytest.approx(sum(nll) / 4, rel=1e-12)
+    np.testing.assert_allclose(result.parts["Brier"].rows, [[brier[0], 2], [brier[1], 2]], rtol=1e-12)
+    np.testing.assert_allclose(result.parts["NLL"].rows, [[nll[0], 2], [nll[1], 2]], rtol=1e-12)
+    assert result.parts["NLL"].statistic == "ratio_of_means"
+    lists = scored_lists(wikiqa).with_relevant()
+    on_wikiqa = calibration.run(lists)
+    p, y = lists.ranked.scores, lists.ranked.row_labels > 0
+    assert on_wikiqa.metrics["Brier"] == pytest.approx(brier_score_loss(y, p), rel=1e-12)
+    assert on_wikiqa.metrics["NLL"] == pytest.approx(log_loss(y, p), rel=1e-12)
