@@ -1,11 +1,15 @@
 """What every ``rankuq`` verb shares: exit codes, option parsing helpers, tables."""
 
+import sys
+
 from rich.console import Console
 from rich.table import Table
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
 EXIT_TERMINATED = 143  # ... and by SIGTERM (what `timeout`, schedulers and `kill` send)
+EXIT_BROKEN_PIPE = 141  # ... and by SIGPIPE (its reader, such as `head`, closed the pipe)
+PIPED_WIDTH = 100_000  # wider than any table: rich then sizes each column to its longest cell
 EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff")  # keys: bench.evaluation.blackbox
 
 
@@ -14,13 +18,26 @@ def _names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
+class _StdoutConsole(Console):
+    def on_broken_pipe(self) -> None:
+        """A closed pipe ends the command as ``cli`` ends it, with EXIT_BROKEN_PIPE (rich: exit 1)."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
+def stdout_console() -> Console:
+    """The terminal's width on a terminal; piped (a file, CI logs, ``head``) tables are printed whole,
+    never cut to the 80 columns rich assumes without one."""
+    return _StdoutConsole() if sys.stdout.isatty() else _StdoutConsole(width=PIPED_WIDTH)
+
+
 def _print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
     table = Table(title=title)
     for column in header:
         table.add_column(column)
     for row in rows:
         table.add_row(*row)
-    Console().print(table)
+    stdout_console().print(table)
 
 
 class Terminated(KeyboardInterrupt):

@@ -1,12 +1,20 @@
 """The entry point of ``rankuq``: dispatch, one-line errors and exit codes, Ctrl-C and SIGTERM."""
 
+import os
 import shlex
 import signal
 import sys
 import threading
 from collections.abc import Callable
 
-from rankuq.bench.cli.common import EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, Terminated, _on_sigterm
+from rankuq.bench.cli.common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    Terminated,
+    _on_sigterm,
+)
 from rankuq.bench.cli.evaluate import _evaluate
 from rankuq.bench.cli.findings import _findings
 from rankuq.bench.cli.leaderboard import _leaderboard
@@ -50,5 +58,12 @@ def _main(argv: list[str] | None) -> int:
 
 
 def cli() -> None:
-    """Console entry point."""
-    sys.exit(main())
+    """Console entry point. A reader that closes the pipe early (``rankuq leaderboard … | head``)
+    ends the command quietly, with the shell's code for SIGPIPE, as other tools do."""
+    try:
+        code = main()
+        sys.stdout.flush()  # a closed pipe fails here, not in the interpreter's exit, which would print it
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere
+        code = EXIT_BROKEN_PIPE
+    sys.exit(code)

@@ -6,8 +6,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
+from rankuq.bench.cli.common import stdout_console
 from rankuq.errors import RankuqError
 
 if TYPE_CHECKING:
@@ -114,7 +113,7 @@ def _show(board: "Board") -> None:
     from rankuq.bench.results.leaderboard import footnote
     from rankuq.bench.results.rendering import rich_tables
 
-    console = Console()
+    console = stdout_console()
     for table in rich_tables(board):
         console.print(table)
     console.print(footnote(board.table, changes=False))

@@ -1,9 +1,15 @@
 """`rankuq leaderboard`: a grid's tables from a run directory or MLflow, written as leaderboard.md,
 report.html and LaTeX."""
 
+import subprocess
+import sys
+
 import pytest
 
+from rankuq.bench.cli.common import EXIT_BROKEN_PIPE
 from rankuq.bench.cli.main import main
+
+RANKUQ = [sys.executable, "-m", "rankuq.bench.cli"]
 
 
 @pytest.mark.parametrize(
@@ -50,3 +56,23 @@ def test_leaderboard_from_mlflow_writes_the_named_grid(tracking_uri, tmp_path, c
     assert "old-grid: wikiqa" in capsys.readouterr().out
     assert sorted(p.name for p in out.iterdir()) == ["leaderboard.md", "report.html"]
     assert (out / "report.html").read_text().count("<img") == 4 + 1
+
+
+def test_piped_the_tables_are_printed_whole_with_every_column(run_dir):
+    done = subprocess.run([*RANKUQ, "leaderboard", str(run_dir)], capture_output=True, text=True, check=True)
+    header = next(line for line in done.stdout.splitlines() if "method" in line)
+    columns = ("method", "R@1", "ECE", "nAUC AP u_max")
+    assert all(f" {column} " in header for column in columns), header
+    assert "…" not in done.stdout  # rich's 80 columns would cut the cells
+
+
+
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(run_dir):
+    """`rankuq leaderboard RUN_DIR | head`, where head has gone before the first line."""
+    with subprocess.Popen(
+        [*RANKUQ, "leaderboard", str(run_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()
+        err = process.stderr.read()
+    assert process.returncode == EXIT_BROKEN_PIPE and err == ""
