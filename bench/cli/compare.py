@@ -16,14 +16,15 @@ def _compare(args: argparse.Namespace) -> None:
     rows = []
     for _, row in table.iterrows():
         cells = [f"{row.run} (baseline)" if row.baseline else str(row.run)]
-        for name in comparison.metrics:
+        for name in comparison.metrics:  # as the leaderboard's cells: "0.164 (-17.72% ‡)"
             reference = float(table.loc[table.baseline, name].iloc[0])
-            change = (
-                ""
-                if row.baseline or reference == 0
-                else f" ({(row[name] - reference) / abs(reference):+.2%})"
+            if row.baseline or reference == 0:
+                cells.append(f"{row[name]:.4f}")
+                continue
+            note = " ".join(
+                filter(None, (f"{(row[name] - reference) / abs(reference):+.2%}", row[f"{name} mark"]))
             )
-            cells.append(f"{row[name]:.4f}{change}{row[f'{name} mark']}")
+            cells.append(f"{row[name]:.4f} ({note})")
         rows.append(cells)
     _print_table("comparison", ["run", *comparison.metrics], rows)
     print(footnote(comparison))
