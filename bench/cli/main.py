@@ -15,6 +15,7 @@ from rankuq.bench.cli.common import (
     Terminated,
     _on_sigterm,
 )
+from rankuq.bench.cli.compare import _compare
 from rankuq.bench.cli.evaluate import _evaluate
 from rankuq.bench.cli.findings import _findings
 from rankuq.bench.cli.leaderboard import _leaderboard
@@ -39,6 +40,7 @@ def _main(argv: list[str] | None) -> int:
     actions: dict[str, Callable[..., None]] = {  # the listings take no arguments
         "run": _run,
         "evaluate": _evaluate,
+        "compare": _compare,
         "leaderboard": _leaderboard,
         "findings": _findings,
         "tasks": _list_tasks,
@@ -46,7 +48,7 @@ def _main(argv: list[str] | None) -> int:
     }
     try:
         action = actions[args.command]
-        action(args) if args.command in ("run", "evaluate", "leaderboard", "findings") else action()
+        action(args) if args.command not in ("tasks", "methods") else action()
     except RankuqError as error:
         print(f"rankuq: error: {error}", file=sys.stderr)
         return EXIT_USAGE
