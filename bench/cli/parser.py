@@ -5,8 +5,11 @@ from pathlib import Path
 
 from rankuq import __version__
 from rankuq.bench.cli.common import EVALUATE_PROBES, _names
+from rankuq.bench.cli.compare import add_parser as add_compare
 
-DESCRIPTION = "The rankuq command: run a grid, list the registries, evaluate a black-box run, report a grid."
+DESCRIPTION = (
+    "The rankuq command: run a grid, list the registries, evaluate or compare black-box runs, report a grid."
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,6 +97,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="refuse a (qid, docno) listed twice instead of keeping its last line",
     )
+
+    add_compare(commands)
 
     board = commands.add_parser(
         "leaderboard", help="print a grid's per-condition tables; write leaderboard.md and report.html"
