@@ -203,7 +203,8 @@ class NeuralMethod(Method):
         (``train.epochs: 0``), the backbone as given, its own head (the grid admits only the methods
         that score it so)."""
         if not checkpoints:
-            return [build_cross_encoder(model, seed=0, given_head=True).to(inference_device())]
+            given: nn.Module = build_cross_encoder(model, seed=0, given_head=True)
+            return [given.to(inference_device())]
         return [self.load_member(model, path) for path in checkpoints]
 
     # --- how a trained member is kept: a Hugging Face folder ---
