@@ -1,9 +1,18 @@
 """``rankuq tasks`` and ``rankuq methods``: the registries listed."""
 
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
 from collections.abc import Callable
+from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Protocol, TypeVar
 
+import rankuq
 from rankuq.bench.cli.common import _print_table
+from rankuq.bench.rundir.atomic import atomic_write
 
 T = TypeVar("T", covariant=True)
 
@@ -31,9 +40,13 @@ def _list_tasks() -> None:
 
 
 def _list_methods() -> None:
+    _print_table("methods", ["name", "description", "parameters (defaults)"], _cached(_method_rows))
+
+
+def _method_rows() -> list[list[str]]:
     from rankuq import methods
 
-    rows = [
+    return [
         [
             name,
             method.description,
@@ -41,7 +54,40 @@ def _list_methods() -> None:
         ]
         for name, method in _entries(methods)
     ]
-    _print_table("methods", ["name", "description", "parameters (defaults)"], rows)
+
+
+def _cached(rows: Callable[[], list[list[str]]]) -> list[list[str]]:
+    """The rows kept in the user's cache while the methods' source files and the installed plugins
+    stay as they were: listing them anew imports torch and every method (10 s on a busy machine)."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankuq"
+    path = folder / f"methods-{_methods_key()}.json"
+    with contextlib.suppress(OSError, ValueError):
+        return json.loads(path.read_text())
+    found = rows()
+    with contextlib.suppress(OSError):  # no cache where none can be written
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.glob("methods-*.json"):  # older code's
+            stale.unlink()
+        atomic_write(path, json.dumps(found))
+    return found
+
+
+def _methods_key() -> str:
+    """rankuq's version, each file of rankuq.methods (name, size, modification time) and each
+    plugin's entry point and distribution version, hashed."""
+    spec = importlib.util.find_spec("rankuq.methods")  # imports rankuq, not the methods
+    folders = spec.submodule_search_locations if spec and spec.submodule_search_locations else []
+    files = sorted(path for folder in folders for path in Path(folder).glob("*.py"))
+    plugins = entry_points(group="rankuq.methods")
+    key = [
+        rankuq.__version__,
+        [(path.name, path.stat().st_size, path.stat().st_mtime_ns) for path in files],
+        sorted(
+            (p.name, p.value, p.dist.name if p.dist else "", p.dist.version if p.dist else "")
+            for p in plugins
+        ),
+    ]
+    return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
 
 
 def _entries(package: _Listed[T]) -> list[tuple[str, T]]:
