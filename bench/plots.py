@@ -22,26 +22,31 @@ def reliability_diagram(
     adaptive: bool = False,
     title: str | None = None,
 ) -> Path:
-    """Fraction relevant against mean predicted probability per bin, one line per label.
+    """Fraction relevant against mean predicted probability per bin, one line per label, and below
+    it the number of pairs in each bin (log scale: the bins near 0 hold most pairs).
 
     ``curves`` maps a label (a seed, a number of non-relevant candidates, …) to (probabilities,
     binary relevance[, row weights such as the balanced ECE's]). Bins are those of the ECE
     (``bench.metrics.ece.bin_sums``): equal-width, or equal-mass with ``adaptive``; empty bins are
-    not drawn.
+    not drawn. The legend is outside the axes, so it covers no point.
     """
-    figure, axis = plt.subplots(figsize=(4.5, 4.5))
+    figure, (axis, below) = plt.subplots(
+        2, 1, figsize=(6.5, 5.5), sharex=True, height_ratios=(3, 1), layout="constrained"
+    )
     axis.plot([0, 1], [0, 1], linestyle=":", color="grey", label="perfect calibration")
     for label, (probs, relevant, *weights) in curves.items():
         counts, prob_sums, relevant_sums = bin_sums(
             np.asarray(probs, np.float64), relevant, bins, adaptive, *weights
         )
         kept = counts > 0
-        axis.plot(prob_sums[kept] / counts[kept], relevant_sums[kept] / counts[kept], marker="o", label=label)
-    axis.set(xlim=(0, 1), ylim=(0, 1), xlabel="mean predicted P(relevant)", ylabel="fraction relevant")
+        confidence = prob_sums[kept] / counts[kept]
+        (line,) = axis.plot(confidence, relevant_sums[kept] / counts[kept], marker="o", label=label)
+        below.plot(confidence, counts[kept], marker=".", color=line.get_color())
+    axis.set(xlim=(0, 1), ylim=(0, 1), ylabel="fraction relevant")
+    below.set(xlabel="mean predicted P(relevant)", ylabel="pairs per bin", yscale="log")
     if title:
         axis.set_title(title, fontsize="medium")
-    axis.legend(loc="upper left", fontsize="small")
-    figure.tight_layout()
+    figure.legend(loc="outside right upper", fontsize="small")
     figure.savefig(path, dpi=100)
     plt.close(figure)
     return path
@@ -59,8 +64,8 @@ def line_plot(
 ) -> Path:
     """One line per label from (x, y): R@1 against risk aversion b, performance against
     abstention rate, nAUC against reference size. Labels in ``dashed`` (bounds such as the
-    oracle and random) are drawn in grey, dashed then dotted."""
-    figure, axis = plt.subplots(figsize=(5, 4))
+    oracle and random) are drawn in grey, dashed then dotted; the legend is outside the axes."""
+    figure, axis = plt.subplots(figsize=(6.5, 4), layout="constrained")
     colours = iter(plt.cm.tab20(np.linspace(0, 1, 20)))
     for label, (x, y) in series.items():
         style: dict[str, Any]
@@ -72,8 +77,7 @@ def line_plot(
     axis.set(xlabel=xlabel, ylabel=ylabel, xscale="log" if log_x else "linear")
     if title:
         axis.set_title(title, fontsize="medium")
-    axis.legend(fontsize="small")
-    figure.tight_layout()
+    figure.legend(loc="outside right upper", fontsize="small")  # beside the axes: it covers no curve
     figure.savefig(path, dpi=100)
     plt.close(figure)
     return path

@@ -19,7 +19,7 @@ def _count(pixels: np.ndarray, colour: list[int]) -> int:
     return int((np.abs(pixels - colour).sum(axis=1) < 30).sum())
 
 
-def test_a_reliability_diagram_is_a_450_pixel_square_png(wikiqa, tmp_path):
+def test_a_reliability_diagram_is_a_png_with_its_bin_counts_below_and_its_legend_beside(wikiqa, tmp_path):
     probs = wikiqa["prob_mean"].to_numpy()
     relevant = wikiqa["label"].to_numpy() > 0
     path = reliability_diagram({"seed 0": (probs, relevant)}, tmp_path / "reliability.png")
@@ -28,9 +28,12 @@ def test_a_reliability_diagram_is_a_450_pixel_square_png(wikiqa, tmp_path):
     image = Image.open(path)
     image.verify()  # a whole PNG: every chunk's CRC checks
     image = Image.open(path)
-    assert (image.format, image.size) == ("PNG", (450, 450))  # 4.5 in at 100 dpi
+    assert (image.format, image.size) == ("PNG", (650, 550))  # 6.5 × 5.5 in at 100 dpi
     assert _count(_pixels(image), BLUE) > 200  # the seed's line and markers
     assert _count(_pixels(image), ORANGE) == 0  # one curve only
+    rows = np.asarray(image.convert("RGB")).astype(int)
+    assert _count(rows[420:].reshape(-1, 3), BLUE) > 50  # the pairs per bin, in the lower panel
+    assert _count(rows[:100, 480:].reshape(-1, 3), BLUE) > 10  # the legend's sample, right of the axes
 
 
 def test_each_curve_of_a_reliability_diagram_is_drawn_in_its_colour(wikiqa, tmp_path):
@@ -39,7 +42,7 @@ def test_each_curve_of_a_reliability_diagram_is_drawn_in_its_colour(wikiqa, tmp_
     weights = np.where(relevant, 2.0, 1.0)
     curves = {"equal width": (probs, relevant), "balanced": (probs, relevant, weights)}
     image = Image.open(reliability_diagram(curves, tmp_path / "two.png", bins=15, adaptive=True, title="t"))
-    assert image.size == (450, 450)
+    assert image.size == (650, 550)
     assert _count(_pixels(image), BLUE) > 200 and _count(_pixels(image), ORANGE) > 200
 
 
@@ -48,9 +51,11 @@ def test_a_line_plot_draws_bounds_in_grey_and_methods_in_colour(tmp_path):
     series = {"ensemble": (x, x**2), "oracle": (x, np.ones_like(x)), "random": (x, x)}
     path = line_plot(series, tmp_path / "abstention.png", xlabel="abstention rate", ylabel="AP")
     image = Image.open(path)
-    assert (image.format, image.size) == ("PNG", (500, 400))  # 5 × 4 in at 100 dpi
+    assert (image.format, image.size) == ("PNG", (650, 400))  # 6.5 × 4 in at 100 dpi
     pixels = _pixels(image)
     assert _count(pixels, BLUE) > 100 and _count(pixels, GREY) > 100  # tab20's first colour; the bounds
+    right = np.asarray(image.convert("RGB")).astype(int)[:, 545:].reshape(-1, 3)
+    assert _count(right, BLUE) > 10  # the legend, beside the axes: it covers no curve
     only_bounds = line_plot({"oracle": (x, x)}, tmp_path / "bounds.png", xlabel="x", ylabel="y")
     assert _count(_pixels(Image.open(only_bounds)), BLUE) == 0
 
