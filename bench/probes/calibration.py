@@ -244,7 +244,10 @@ def run(
     pairs = ProbeResult(
         {"ERCE": erce},
         curves={"ERCE": _curve(pair_p, pair_outcome, n_bins, adaptive=True)},
-        plots={"reliability_ERCE": _diagram({"pairs": (pair_p, pair_outcome)}, n_bins, True, "ERCE")},
+        # raw scores (BM25's) on a probability axis say nothing: their diagram is left out
+        plots={"reliability_ERCE": _diagram({"pairs": (pair_p, pair_outcome)}, n_bins, True, "ERCE")}
+        if lists.ranked.probabilistic
+        else {},
         parts={"ERCE": parts["ERCE"]},
     )
     if not lists.ranked.probabilistic:

@@ -31,7 +31,8 @@ mean ranking's per-query values on the same queries, the side RA and CVaR are co
 is reported with or without a dev table.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Literal, get_args
 
 import numpy as np
@@ -203,11 +204,7 @@ def run(
     return ProbeResult(
         values,
         curves={"RA": curve},
-        plots={
-            "risk_aversion": lambda path: line_plot(
-                series, path, xlabel="risk aversion b", ylabel=select_by, title="RA ranking"
-            )
-        },
+        plots={} if lists.samples is None else {"risk_aversion": _curve_plot(series, select_by)},
         notes=notes,
         parts=parts,
     )
@@ -234,3 +231,9 @@ def _compared(
         out[f"{prefix}.{name}"] = float(value.mean())
         out[f"{prefix}.{name}.p_value"] = paired_t(value, mean_ranking[name]).p
     return out
+
+
+def _curve_plot(series: dict[str, tuple[np.ndarray, np.ndarray]], metric: str) -> Callable[[Path], Path]:
+    """The RA curve's plot, drawn for rankers with several draws only: with one, every b ranks
+    alike and the curve is a flat line."""
+    return lambda path: line_plot(series, path, xlabel="risk aversion b", ylabel=metric, title="RA ranking")

@@ -205,9 +205,9 @@ def test_the_parts_give_the_metrics_on_real_wikiqa_and_on_half_its_queries(wikiq
         assert kept.value() == pytest.approx(alone.metrics[name], rel=1e-12), name
 
 
-def test_raw_scores_get_erce_only(scores_table) -> None:
+def test_raw_scores_get_erce_only_and_no_diagram(scores_table) -> None:
     result = calibration.run(scores_table([[1, 0], [0, 1]], [[3.0, 1.0], [2.0, 5.0]], probabilistic=False))
-    assert set(result.metrics) == {"ERCE"} and set(result.parts) == {"ERCE"}
+    assert set(result.metrics) == {"ERCE"} and set(result.parts) == {"ERCE"} and result.plots == {}
     assert result.parts["ERCE"].value() == pytest.approx(result.metrics["ERCE"], rel=1e-12)
     assert "scores are not probabilities" in result.notes[0]
 

@@ -128,6 +128,7 @@ def test_a_deterministic_ranker_keeps_its_mean_ranking(wikiqa_deterministic) -> 
     assert result.metrics["RA.neg.AP"] == plain["AP"] and result.metrics["RA.neg.AP.p_value"] == 1.0
     assert result.metrics["RA.R@1"] == plain["R@1"] and result.metrics["CVaR.pessimistic.AP"] == plain["AP"]
     assert result.metrics["RA.R@1.p_value"] == 1.0
+    assert result.plots == {}  # its RA curve is flat: every b gives the mean ranking
 
 
 def test_cvar_takes_the_upper_or_lower_tail_of_the_draws(lists_table) -> None:
@@ -163,6 +164,7 @@ def test_the_probe_on_real_wikiqa(wikiqa) -> None:
         "RA.neg.AP",
         "RA.neg.AP.p_value",
     } <= set(result.metrics)
+    assert set(result.plots) == {"risk_aversion"}  # S draws: a curve over b worth drawing
 
 
 def test_the_parts_give_the_metrics_and_the_mean_ranking_on_the_same_queries(wikiqa) -> None:
