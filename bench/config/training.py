@@ -54,6 +54,9 @@ class TrainConfig(BaseModel):
     early_stopping: EarlyStopping | None = Field(
         None, description="stop on the dev split ({patience: 2, metric: AP}); None: train every epoch"
     )
+    precision: Literal["fp32", "bf16"] = Field(
+        "fp32", description="bf16: the forward passes and loss in bfloat16 autocast (weights stay fp32)"
+    )
 
     @model_serializer(mode="wrap")
     def _unset_early_stopping_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -62,4 +65,6 @@ class TrainConfig(BaseModel):
         data = handler(self)
         if data.get("early_stopping") is None:
             data.pop("early_stopping", None)
+        if data.get("precision") == "fp32":  # likewise: fp32 grids keep their keys
+            data.pop("precision", None)
         return data

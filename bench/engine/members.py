@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import ray
 import ray.train.torch
+import torch
 from ray import train, tune
 from ray.train.torch import TorchTrainer
 from torch import nn
@@ -203,6 +204,8 @@ def _placement(started: float) -> dict[str, Any]:
         "node_id": ray.get_runtime_context().get_node_id(),
         "gpu_ids": ",".join(str(i) for i in ray.get_gpu_ids()),  # a string: Tune logs scalars
         "device": str(inference_device()),
+        # this process's peak of torch's allocations on its GPU so far (0 on a CPU)
+        "gpu_memory_mib": torch.cuda.max_memory_allocated() / 2**20 if torch.cuda.is_available() else 0.0,
         "pid": os.getpid(),  # the process that trained it (a reused trial's is its predecessor's)
         "started": started,
         "reported": time.time(),

@@ -173,7 +173,8 @@ def fine_tune(
             contexts, texts, labels = zip(*(pairs[i] for i in batch_rows), strict=True)
             inputs = encode_pairs(tokenizer, list(contexts), list(texts), model_config.max_length)
             inputs = {name: tensor.to(device) for name, tensor in inputs.items()}
-            loss = loss_fn(model, inputs, torch.tensor(labels, device=device))
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=train.precision == "bf16"):
+                loss = loss_fn(model, inputs, torch.tensor(labels, device=device))
             loss.backward()
             optimizer.step()
             schedule.step()

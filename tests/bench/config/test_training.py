@@ -25,6 +25,13 @@ def test_unset_early_stopping_is_left_out_of_the_settings_a_key_hashes():
     assert TrainConfig(**plain) == TrainConfig()  # what a job carries reads back as the same settings
 
 
+def test_fp32_training_is_left_out_of_the_settings_a_key_hashes_and_bf16_is_in():
+    plain = TrainConfig().model_dump()
+    assert "precision" not in plain  # fp32 grids keep their members' keys
+    assert TrainConfig(precision="bf16").model_dump() == {**plain, "precision": "bf16"}
+    assert TrainConfig(**TrainConfig(precision="bf16").model_dump()).precision == "bf16"
+
+
 @pytest.mark.parametrize("metric", ["AP", "nDCG@10", "R@1", "RR"])
 def test_early_stopping_maximises_a_ranking_metric(metric):
     assert EarlyStopping(patience=1, metric=metric).metric == metric
