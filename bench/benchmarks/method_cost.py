@@ -32,6 +32,7 @@ from rankuq import methods, tasks
 from rankuq.backbone import ModelConfig, encode_pairs, load_tokenizer
 from rankuq.methods.base import NeuralMethod
 
+CPU_DEVICE = torch.device("cpu")
 
 @dataclass(frozen=True)
 class Case:
@@ -70,10 +71,13 @@ def wikiqa_batches(config: ModelConfig, pairs: int, batch_size: int) -> list[dic
     ]
 
 
-def build(case: Case, config: ModelConfig) -> tuple[NeuralMethod, object, list[torch.nn.Module]]:
+def build(
+    case: Case, config: ModelConfig, device: torch.device = CPU_DEVICE
+) -> tuple[NeuralMethod, object, list[torch.nn.Module]]:
     method = methods.create(case.method, case.params, case.label)
     assert isinstance(method, NeuralMethod)  # the cases are neural methods
-    return method, method.params, [method.build_model(config, seed) for seed in range(method.members())]
+    models = [method.build_model(config, seed).to(device) for seed in range(method.members())]
+    return method, method.params, models
 
 
 def count(models: list[torch.nn.Module]) -> tuple[int, int]:
@@ -88,16 +92,22 @@ def measure(
     repeats: int,
     cases: list[Case],
     bf16: bool = False,
+    device: torch.device = CPU_DEVICE,
 ) -> dict[str, tuple]:
-    """Per case label: (seconds over all batches in each repeat, trainable params, stored numbers)."""
-    built = {case.label: build(case, config) for case in cases}
+    """Per case label: (seconds over all batches in each repeat, trainable params, stored numbers),
+    the models and batches on ``device`` (a GPU's queued work is waited for inside each time)."""
+    built = {case.label: build(case, config, device) for case in cases}
+    batches = [{name: tensor.to(device) for name, tensor in inputs.items()} for inputs in batches]
+    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
     seconds: dict[str, list[float]] = {label: [] for label in built}
-    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+    with torch.inference_mode(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
         for repeat in range(repeats + 1):  # the first pass warms up and is not counted
             for label, (method, _, models) in built.items():
+                sync()
                 start = time.perf_counter()
                 for inputs in batches:
                     method.sample(models, inputs)
+                sync()
                 if repeat:
                     seconds[label].append(time.perf_counter() - start)
     return {label: (seconds[label], *count(built[label][2])) for label in built}

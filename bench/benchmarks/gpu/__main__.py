@@ -1,0 +1,3 @@
+from rankuq.bench.benchmarks.gpu.measure import main
+
+main()
