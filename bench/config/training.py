@@ -38,7 +38,9 @@ class TrainConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    epochs: Annotated[int, Field(ge=1, le=10_000)] = 1
+    epochs: Annotated[int, Field(ge=0, le=10_000)] = Field(
+        1, description="0: no training; score model.backbone, a cross-encoder checkpoint, as it is"
+    )
     batch_size: Annotated[int, Field(ge=1, le=65_536)] = 16
     lr: Annotated[float, Field(gt=0)] = 5e-5
     warmup: Annotated[float, Field(ge=0, lt=1)] = 0.1
