@@ -6,6 +6,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import yaml
+
 from rankuq.bench.cli.common import stdout_console
 from rankuq.errors import RankuqError
 
@@ -19,6 +21,7 @@ def _run(args: argparse.Namespace) -> None:
         check_output_folder,
         check_ray_address,
         check_tracking_uri,
+        locate_backbone,
     )
     from rankuq.bench.results.mlflow_names import experiment_name
     from rankuq.tasks import data_root
@@ -33,6 +36,7 @@ def _run(args: argparse.Namespace) -> None:
             f"--backbone {args.backbone}: no such folder; give a checkpoint folder (config.json, weights, "
             "tokenizer), such as a trained member RUN_DIR/models/<key>"
         )
+    locate_backbone(str(args.backbone) if args.backbone else _given_backbone(args.grid))
     if args.run_dir:
         check_output_folder(args.run_dir, "--run-dir")
     check_ray_address(args.address)
@@ -51,6 +55,18 @@ def _run(args: argparse.Namespace) -> None:
     early = args.run_dir is not None and args.run_dir.is_dir()
     with run_dir_lock(args.run_dir) if early else contextlib.nullcontext():
         _run_grid(args, locked=early)
+
+
+def _given_backbone(grid: Path | None) -> str | None:
+    """The grid file's model.backbone as written, read ahead of its validation (which imports
+    torch, seconds) so a model that cannot load fails first; None where it names none."""
+    try:
+        raw = yaml.safe_load(grid.read_text()) if grid is not None else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None  # the grid's own loading says what is wrong with it
+    model = raw.get("model") if isinstance(raw, dict) else None
+    backbone = model.get("backbone") if isinstance(model, dict) else None
+    return backbone if isinstance(backbone, str) else None
 
 
 def _experiment_option(given: str | None) -> str:

@@ -165,40 +165,45 @@ def _read_only(path: Path) -> bool:
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model", "spiece.model")
 HUB = "huggingface.co"
+TINY_NAME = "tiny"  # rankuq.backbone.TINY, which is not imported here: that module imports torch
+
+
+def locate_backbone(backbone: str | None) -> tuple[str, bool] | None:
+    """Where ``model.backbone``'s files are, checked without torch or transformers (so before the
+    grid's imports): a folder's config.json, weights (or the shards its index names) and tokenizer;
+    a hub name's hub answering, or its files cached. Returns (folder or hub name, whether only the
+    hub cache has it); None for the shipped MiniLM (the default, and ``tiny``'s tokenizer)."""
+    if backbone in (None, TINY_NAME):
+        return None
+    where = f"model.backbone {backbone}"
+    folder = Path(backbone).expanduser()
+    if folder.exists():
+        _check_folder(folder, where)
+        return str(folder), False
+    if backbone.startswith(("/", ".", "~")) or backbone.count("/") > 1:  # a path, not a hub name
+        raise RankuqError(
+            f"{where}: no such folder; give a checkpoint folder (config.json, weights, tokenizer)"
+        )
+    return backbone, _hub_offline(backbone, where)
 
 
 def check_backbone(config: "ModelConfig") -> None:
     """``model.backbone`` loads, checked before Ray starts (a trial would fail on it after a minute):
-    a folder's config.json, weights (or the shards its index names) and tokenizer; a hub name's hub
-    answering (or its files cached). Then transformers loads the config and tokenizer (seconds); the
-    shipped MiniLM (the default, and ``tiny``'s tokenizer) is not checked."""
-    from rankuq.backbone import TINY
-
-    if config.backbone in (None, TINY):
+    its files (``locate_backbone``), then its config and tokenizer as transformers loads them."""
+    located = locate_backbone(config.backbone)
+    if located is None:
         return
-    where = f"model.backbone {config.backbone}"
-    folder = Path(config.backbone).expanduser()
-    hub_name = (
-        not folder.exists()
-        and not config.backbone.startswith(("/", ".", "~"))
-        and config.backbone.count("/") <= 1
-    )
-    if not folder.exists() and not hub_name:
-        raise RankuqError(
-            f"{where}: no such folder; give a checkpoint folder (config.json, weights, tokenizer)"
-        )
-    offline = hub_name and _hub_offline(config.backbone, where)
-    if not hub_name:
-        _check_folder(folder, where)
+    source, offline = located
     from transformers import AutoConfig, AutoTokenizer
 
-    source = str(folder) if not hub_name else config.backbone
     for what, load in (("config", AutoConfig.from_pretrained), ("tokenizer", AutoTokenizer.from_pretrained)):
         try:
             load(source, local_files_only=offline)
         except (OSError, ValueError, KeyError) as error:
             reason = " ".join(str(error).split())[:200]
-            raise RankuqError(f"{where}: its {what} does not load ({reason})") from None
+            raise RankuqError(
+                f"model.backbone {config.backbone}: its {what} does not load ({reason})"
+            ) from None
 
 
 def _check_folder(folder: Path, where: str) -> None:
@@ -234,10 +239,11 @@ def _check_folder(folder: Path, where: str) -> None:
 
 def _hub_offline(name: str, where: str) -> bool:
     """True where the hub does not answer but ``name``'s files are cached; refused where neither."""
-    host = urlsplit(os.environ.get("HF_ENDPOINT", f"https://{HUB}")).hostname or HUB
+    endpoint = urlsplit(os.environ.get("HF_ENDPOINT", f"https://{HUB}"))
+    host = endpoint.hostname or HUB
     if os.environ.get("HF_HUB_OFFLINE", "0").lower() not in ("1", "true"):
         try:
-            check_endpoint(host, 443, where, timeout=CONNECT_TIMEOUT_S)
+            check_endpoint(host, endpoint.port or 443, where, timeout=CONNECT_TIMEOUT_S)
             return False
         except RankuqError:
             pass
