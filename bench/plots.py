@@ -14,6 +14,8 @@ import pandas as pd
 
 from rankuq.bench.metrics.ece import bin_sums
 
+OVERVIEW_METHODS, OVERVIEW_CONDITIONS = 60, 20  # the most one overview plot draws
+
 
 def reliability_diagram(
     curves: Mapping[str, tuple[np.ndarray, ...]],
@@ -83,12 +85,16 @@ def line_plot(
     return path
 
 
-def overview_png(board: pd.DataFrame, metrics: Sequence[str], columns: int = 4) -> bytes:
+def overview_png(board: pd.DataFrame, metrics: Sequence[str], columns: int = 4) -> bytes | None:
     """A leaderboard at a glance, as PNG bytes: one panel per metric, a row per method, its mean
     over seeds with ± std error bars, one colour per condition (``board``: a leaderboard's
-    ``condition``, ``method``, ``M`` and ``M std`` columns). Undefined values are not drawn."""
+    ``condition``, ``method``, ``M`` and ``M std`` columns). Undefined values are not drawn.
+    None for more than ``OVERVIEW_METHODS`` methods or ``OVERVIEW_CONDITIONS`` conditions: no glance
+    takes them in, and the figure grows with the methods (2,000 took minutes to draw)."""
     methods = list(dict.fromkeys(board.method))
     conditions = list(dict.fromkeys(board.condition))
+    if len(methods) > OVERVIEW_METHODS or len(conditions) > OVERVIEW_CONDITIONS:
+        return None
     rows = -(-len(metrics) // columns)
     figure, axes = plt.subplots(
         rows,

@@ -4,6 +4,7 @@ import csv as csv_module
 import io
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-from rankuq.bench.results.leaderboard import KEYS, board_columns, metrics_of
+from rankuq.bench.results.leaderboard import KEYS, PaperTable, board_columns, metrics_of, paper_tables
 from rankuq.bench.results.mlflow_names import (
     BASELINE_TAG,
     LEVEL_TAG,
@@ -44,6 +45,11 @@ class Board:
     name: str
     table: pd.DataFrame
     plots: tuple[Plot, ...]
+
+    @cached_property
+    def tables(self) -> dict[str, PaperTable]:
+        """``paper_tables`` of the board, worked out once for every layout rendered from it."""
+        return paper_tables(self.table)
 
 
 def read_run_dir(run_dir: Path) -> Board:
@@ -80,14 +86,15 @@ def read_whole_csv(
         raise RankuqError(f"{csv}: cannot read as UTF-8 text ({error}); {fix}") from None
     if not text.endswith("\n"):
         raise RankuqError(f"{csv}: cut off (no newline after the last row); {fix}")
+    rows = csv_module.reader(io.StringIO(text))  # streamed: a list of every field took minutes at 200k rows
     try:
-        rows = list(csv_module.reader(io.StringIO(text)))
+        width = len(next(rows, []))
+        short = next(((i, len(row)) for i, row in enumerate(rows, 1) if len(row) != width), None)
     except csv_module.Error as error:  # a field over the csv module's size limit
         raise RankuqError(f"{csv}: not a {kind} ({error}); {fix}") from None
-    short = next((i for i, row in enumerate(rows) if len(row) != len(rows[0])), None)
     if short is not None:
         raise RankuqError(
-            f"{csv}, line {short + 1}: {len(rows[short])} fields where the header has {len(rows[0])}; {fix}"
+            f"{csv}, line {short[0] + 1}: {short[1]} fields where the header has {width}; {fix}"
         )
     try:
         # Only empty fields are missing values: a method or condition may well be called 'NA'.

@@ -2,8 +2,9 @@
 paper-style tables."""
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -65,10 +66,6 @@ def lower_is_better(metric: str) -> bool:
     return metric.startswith(LOWER_IS_BETTER)
 
 
-def _mean_std(mean: float, std: float) -> str:
-    return MISSING if np.isnan(mean) else f"{mean:.3f} ± {std:.3f}"
-
-
 def write_csv(board: pd.DataFrame, path: Path) -> Path:
     """Write the raw numbers as ``path`` (a run's leaderboard.csv), atomically (the Markdown and HTML
     layouts are ``bench.results.report.write_report``'s)."""
@@ -76,25 +73,38 @@ def write_csv(board: pd.DataFrame, path: Path) -> Path:
     return path
 
 
+class Cells(NamedTuple):
+    """One metric's cells, column-wise (a board of 200,000 rows is formatted in seconds, where an
+    object per cell took minutes), a row per method: ``value`` ('mean ± std', 3 decimals, or
+    ``MISSING``), ``mean`` and ``std`` (the numbers; NaN mean: missing), ``change`` against the baseline
+    ('+10.00%'; empty for the baseline itself or where undefined), ``mark`` (``BETTER``, ``WORSE``
+    or empty), ``note`` ('(+10.00% †)' or empty) and ``best`` (the column's best value)."""
+
+    value: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray
+    change: np.ndarray
+    mark: np.ndarray
+    note: np.ndarray
+    best: np.ndarray
+
+    def take(self, rows: np.ndarray) -> "Cells":
+        return Cells(*(part[rows] for part in self))
+
+
 @dataclass(frozen=True)
-class Entry:
-    """One cell: 'mean ± std', the relative change against the baseline and its significance mark."""
+class PaperTable:
+    """One condition's table: the method labels (the baseline's labelled so), their seed counts and
+    each metric's cells."""
 
-    value: str
-    change: str = ""  # '+10.00%'; empty for the baseline itself or where undefined
-    mark: str = ""  # BETTER, WORSE or empty
-    best: bool = False
-    mean: float = field(default=np.nan, compare=False)  # the numbers of ``value`` (NaN: missing)
-    std: float = field(default=np.nan, compare=False)
+    methods: list[str]
+    seeds: list[object]
+    cells: dict[str, Cells]
 
-    @property
-    def note(self) -> str:
-        return f"({' '.join(filter(None, (self.change, self.mark)))})" if self.change else ""
-
-    def text(self, strong: str = "") -> str:
-        """Plain text, the value wrapped in ``strong`` (e.g. '**') when it is the column's best."""
-        value = f"{strong}{self.value}{strong}" if self.best else self.value
-        return f"{value} {self.note}".rstrip()
+    def cell(self, method: str, metric: str) -> dict[str, object]:
+        """One cell's parts by name (for reading a table, not for rendering one)."""
+        row = self.methods.index(method)
+        return {part: values[row] for part, values in self.cells[metric]._asdict().items()}
 
 
 def adjusted_p_values(table: pd.DataFrame) -> pd.DataFrame:
@@ -102,43 +112,37 @@ def adjusted_p_values(table: pd.DataFrame) -> pd.DataFrame:
     rate, ``scipy.stats.false_discovery_control``) over every test of one condition's table (each
     method against the baseline on each metric); NaN stays NaN (no test)."""
     columns = [f"{m} p" for m in metrics_of(table)]
-    adjusted = table[columns].astype(float).copy()
-    for _, rows in table.groupby("condition", sort=False):
-        values = adjusted.loc[rows.index].to_numpy(copy=True)
+    adjusted = table[columns].to_numpy(dtype=float, copy=True)
+    for rows in table.groupby("condition", sort=False).indices.values():
+        values = adjusted[rows]
         tested = ~np.isnan(values)
         if tested.any():
             values[tested] = false_discovery_control(values[tested], method="bh")
-            adjusted.loc[rows.index] = values
-    return adjusted
+            adjusted[rows] = values
+    return pd.DataFrame(adjusted, index=table.index, columns=columns)
 
 
-def paper_tables(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Per condition (in board order): one row per method (index; the baseline's labelled so),
-    its ``seeds`` and an ``Entry`` per metric, marked on the adjusted p-values."""
+def paper_tables(table: pd.DataFrame) -> dict[str, PaperTable]:
+    """Per condition (in board order) its table, marked on the adjusted p-values."""
     metrics = metrics_of(table)
     baseline_means = table[table.baseline].set_index("condition")[metrics]
     # The baseline mean of each row's condition; NaN on the baseline's own row (no change shown).
     reference = baseline_means.reindex(table.condition).set_axis(table.index).where(~table.baseline, axis=0)
     best = _best(table, metrics)
     p_values = adjusted_p_values(table)
-    out = pd.DataFrame(
-        {
-            "method": np.where(table.baseline, table.method + " (baseline)", table.method),
-            "seeds": table.seeds,
-            **{
-                m: [
-                    _entry(*values, lower_is_better(m))
-                    for values in zip(
-                        table[m], table[f"{m} std"], p_values[f"{m} p"], reference[m], best[m], strict=True
-                    )
-                ]
-                for m in metrics
-            },
-        },
-        index=table.index,
-    )
+    methods = np.where(table.baseline, table.method.astype(str) + " (baseline)", table.method)
+    cells = {
+        m: _cells(table[m], table[f"{m} std"], p_values[f"{m} p"], reference[m], best[m], lower_is_better(m))
+        for m in metrics
+    }
+    rows = {c: np.asarray(i) for c, i in table.groupby("condition", sort=False).indices.items()}
     return {
-        condition: rows.set_index("method") for condition, rows in out.groupby(table.condition, sort=False)
+        condition: PaperTable(
+            methods[rows[condition]].tolist(),
+            table.seeds.iloc[rows[condition]].tolist(),
+            {m: part.take(rows[condition]) for m, part in cells.items()},
+        )
+        for condition in dict.fromkeys(table.condition)
     }
 
 
@@ -151,14 +155,41 @@ def _best(table: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
     )
 
 
-def _entry(mean: float, std: float, p: float, reference: float, best: bool, lower: bool) -> Entry:
-    if np.isnan(mean):
-        return Entry(MISSING)
-    if np.isnan(reference) or reference == 0:
-        return Entry(_mean_std(mean, std), best=best, mean=mean, std=std)
-    gain = reference - mean if lower else mean - reference
-    mark = BETTER if p < ALPHA and gain > 0 else WORSE if p < ALPHA and gain < 0 else ""
-    return Entry(_mean_std(mean, std), f"{(mean - reference) / abs(reference):+.2%}", mark, best, mean, std)
+def _cells(
+    mean: pd.Series, std: pd.Series, p: pd.Series, reference: pd.Series, best: pd.Series, lower: bool
+) -> Cells:
+    """One metric's cells (the parts of ``PaperTable``), formatted a column at a time."""
+    mean_, std_, reference_ = (np.asarray(values, dtype=float) for values in (mean, std, reference))
+    defined = ~np.isnan(mean_)
+    value = np.full(mean_.shape, MISSING, dtype=object)
+    value[defined] = fixed(mean_[defined], 3) + " ± " + fixed(std_[defined], 3)
+    compared = defined & ~np.isnan(reference_) & (reference_ != 0)
+    change = np.full(mean_.shape, "", dtype=object)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = 100 * (mean_ - reference_) / np.abs(reference_)
+    change[compared] = fixed(ratios[compared], 2, "+") + "%"
+    gain = reference_ - mean_ if lower else mean_ - reference_
+    significant = compared & (np.asarray(p, dtype=float) < ALPHA)
+    mark = np.select([significant & (gain > 0), significant & (gain < 0)], [BETTER, WORSE], "").astype(object)
+    note = np.where(compared, "(" + change + np.where(mark == "", "", " " + mark) + ")", "")
+    return Cells(value, mean_, std_, change, mark, note, defined & np.asarray(best, dtype=bool))
+
+
+def fixed(values: np.ndarray, decimals: int, plus: str = "") -> np.ndarray:
+    """``f"{value:{plus}.{decimals}f}"`` of each value, as an object array, by integer arithmetic
+    in numpy (a Python format per cell took seconds at 200,000 rows); the values within a hair of a
+    rounding tie, or so large that the product errs by more, or not finite, are formatted by Python."""
+    scale = 10**decimals
+    scaled = np.abs(values) * scale
+    with np.errstate(invalid="ignore"):
+        exact = np.isfinite(scaled) & (scaled < 2**31) & (np.abs(scaled % 1 - 0.5) > 1e-6)
+    units = np.rint(np.where(exact, scaled, 0)).astype(np.int64)
+    digits = np.strings.zfill(units.astype(str), decimals + 1)
+    whole, fraction = np.strings.slice(digits, 0, -decimals), np.strings.slice(digits, -decimals, None)
+    sign = np.where(np.signbit(values), "-", plus)
+    out = np.strings.add(np.strings.add(sign, whole), np.strings.add(".", fraction)).astype(object)
+    out[~exact] = [f"{value:{plus}.{decimals}f}" for value in values[~exact].tolist()]
+    return out
 
 
 def footnote(table: pd.DataFrame, changes: bool = True) -> str:

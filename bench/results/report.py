@@ -5,11 +5,12 @@ import base64
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup, escape
 
-from rankuq.bench.plots import overview_png
+from rankuq.bench.plots import OVERVIEW_CONDITIONS, OVERVIEW_METHODS, overview_png
 from rankuq.bench.results.boards import Board, Plot
-from rankuq.bench.results.leaderboard import footnote, metrics_of, paper_tables
-from rankuq.bench.results.rendering import paper_markdown
+from rankuq.bench.results.leaderboard import PaperTable, footnote, metrics_of
+from rankuq.bench.results.rendering import paper_markdown, wrapped
 from rankuq.bench.rundir.atomic import atomic_write
 from rankuq.errors import RankuqError
 
@@ -42,21 +43,21 @@ figcaption { font-size: 13px; text-align: center; }
 <body data-images="{{ images }}" data-images-loaded="0">
 <h1>Leaderboard: {{ name }}</h1>
 <p class="note">{{ footnote }}</p>
+{% if overview -%}
 <figure><img class="overview" src="{{ overview }}" alt="Mean ± std of every method on every metric">
 <figcaption>Every method on every metric: mean ± std over seeds, one colour per condition</figcaption>
 </figure>
+{%- else -%}
+<p class="note">No overview plot: {{ methods }} methods in {{ conditions }} conditions are more than one
+plot shows (at most {{ max_methods }} methods, {{ max_conditions }} conditions); the tables have them all.</p>
+{%- endif %}
 {% for section in sections %}
 <section>
 <h2>{{ section.condition }}</h2>
 {% if section.rows is not none %}
 <div class="scroll"><table>
-<tr>{% for column in section.rows.reset_index().columns %}<th>{{ column }}</th>{% endfor %}</tr>
-{% for method, row in section.rows.iterrows() %}
-<tr><td>{{ method }}</td><td>{{ row.seeds }}</td>
-{%- for entry in row.iloc[1:] %}<td>
-{%- if entry.best %}<strong>{{ entry.value }}</strong>{% else %}{{ entry.value }}{% endif %}
-{%- if entry.note %} <span class="note">{{ entry.note }}</span>{% endif %}</td>{% endfor %}</tr>
-{% endfor %}
+<tr>{% for column in section.columns %}<th>{{ column }}</th>{% endfor %}</tr>
+{{ section.html_rows }}
 </table></div>
 {% endif %}
 {% for title, figures in section.kinds %}
@@ -117,19 +118,42 @@ def render_report(board: Board) -> str:
     """The report's HTML: the overview plot of every method and metric, then per condition (board
     order, then conditions with plots only) its table, then its plots grouped by kind (in index
     order), each captioned."""
-    tables = paper_tables(board.table)
+    tables = board.tables
     conditions = list(dict.fromkeys([*tables, *(plot.condition for plot in board.plots)]))
     sections = [
-        {"condition": c, "rows": tables.get(c), "kinds": _kinds([p for p in board.plots if p.condition == c])}
+        {
+            "condition": c,
+            "rows": tables.get(c),
+            "columns": ["method", "seeds", *tables[c].cells] if c in tables else [],
+            "html_rows": _html_rows(tables[c]) if c in tables else "",
+            "kinds": _kinds([p for p in board.plots if p.condition == c]),
+        }
         for c in conditions
     ]
+    overview = overview_png(board.table, metrics_of(board.table))
     return TEMPLATE.render(
         name=board.name,
         footnote=footnote(board.table),
-        overview=png_uri(overview_png(board.table, metrics_of(board.table))),
+        overview=overview and png_uri(overview),
+        methods=f"{board.table.method.nunique():,}",
+        conditions=f"{board.table.condition.nunique():,}",
+        max_methods=OVERVIEW_METHODS,
+        max_conditions=OVERVIEW_CONDITIONS,
         sections=sections,
-        images=len(board.plots) + 1,
+        images=len(board.plots) + bool(overview),
     )
+
+
+def _html_rows(rows: PaperTable) -> Markup:
+    """A table's rows as HTML, each between blank lines, built a column at a time (the template's
+    loop over 200,000 rows × 13 cells took minutes); names escaped as the template escapes them."""
+    columns = [[str(escape(method)) for method in rows.methods], list(map(str, rows.seeds))]
+    for cells in rows.cells.values():
+        value = wrapped(cells.value, cells.best, "<strong>", "</strong>")
+        noted = wrapped(value, cells.note != "", "", ' <span class="note">', cells.note + "</span>")
+        columns.append(noted.tolist())
+    row = "\n<tr>" + "<td>%s</td>" * len(columns) + "</tr>\n"
+    return Markup("".join(map(row.__mod__, zip(*columns, strict=True))))
 
 
 def _kinds(plots: list[Plot]) -> list[tuple[str, list[tuple[str, str]]]]:

@@ -226,8 +226,9 @@ def log_board(tracker: Tracker, run_id: str, name: str, board: pd.DataFrame) -> 
         tail = "\n\n… cut here: the whole leaderboard is this run's artifact leaderboard.md\n"
         text = text[: MAX_TAG_VAL_LENGTH - len(tail)].rsplit("\n", 1)[0] + tail
     tracker.client.set_tag(run_id, NOTE_TAG, text)
-    image = imread(io.BytesIO(overview_png(board, metrics_of(board))), format="png")
-    tracker.client.log_image(run_id, image, key=OVERVIEW_KEY, step=0)
+    overview = overview_png(board, metrics_of(board))
+    if overview is not None:  # None: too many methods for one plot
+        tracker.client.log_image(run_id, imread(io.BytesIO(overview), format="png"), key=OVERVIEW_KEY, step=0)
 
 
 def _track_search(tracker: Tracker, parent: str, key: str, search: "SearchResult") -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from rankuq.bench.results.boards import read_run_dir
 from rankuq.bench.results.leaderboard import (
-    Entry,
+    PaperTable,
     adjusted_p_values,
     footnote,
     leaderboard,
@@ -33,34 +33,40 @@ def test_leaderboard_is_mean_and_sample_std_over_seeds():
     assert np.isnan(board["ECE p"]).all() and np.isnan(board["ECE"].iloc[1])
 
 
+def _shown(table: PaperTable, method: str, metric: str) -> tuple[object, ...]:
+    """A cell as shown: its value, change, mark and whether it is the column's best."""
+    cell = table.cell(method, metric)
+    return cell["value"], cell["change"], cell["mark"], cell["best"]
+
+
 def test_paper_tables_give_relative_changes_and_marks_in_the_metrics_direction(run_dir):
     tables = paper_tables(read_run_dir(run_dir).table)
     assert list(tables) == ["wikiqa", "clariq-to-wikiqa"]
     wikiqa, clariq = tables["wikiqa"], tables["clariq-to-wikiqa"]
-    assert list(wikiqa.index) == ["bm25", "bert (baseline)", "ensemble"]
-    assert list(wikiqa.columns) == ["seeds", "R@1", "ECE", "nAUC AP u_max"]
-    assert wikiqa.loc["ensemble", "R@1"] == Entry("0.440 ± 0.020", "+10.00%", "†", best=True)
+    assert wikiqa.methods == ["bm25", "bert (baseline)", "ensemble"] and wikiqa.seeds == [2, 2, 2]
+    assert list(wikiqa.cells) == ["R@1", "ECE", "nAUC AP u_max"]
+    assert _shown(wikiqa, "ensemble", "R@1") == ("0.440 ± 0.020", "+10.00%", "†", True)
     # ECE: lower is better, so a significant drop is an improvement.
-    assert wikiqa.loc["ensemble", "ECE"] == Entry("0.150 ± 0.005", "-25.00%", "†", best=True)
-    assert wikiqa.loc["ensemble", "nAUC AP u_max"] == Entry("0.330 ± 0.010", "+10.00%", "", best=True)
-    assert wikiqa.loc["bm25", "R@1"] == Entry("0.380 ± 0.000", "-5.00%")
-    assert wikiqa.loc["bm25", "ECE"] == Entry("—")
-    assert wikiqa.loc["bert (baseline)", "R@1"] == Entry("0.400 ± 0.050")
-    assert clariq.loc["bm25", "R@1"] == Entry("0.300 ± 0.000", "+20.00%", "†", best=True)
-    assert clariq.loc["ensemble", "R@1"] == Entry("0.200 ± 0.030", "-20.00%", "‡")
-    assert clariq.loc["ensemble", "ECE"] == Entry("0.125 ± 0.010", "+25.00%", "‡")
-    assert clariq.loc["bert (baseline)", "ECE"].best
+    assert _shown(wikiqa, "ensemble", "ECE") == ("0.150 ± 0.005", "-25.00%", "†", True)
+    assert _shown(wikiqa, "ensemble", "nAUC AP u_max") == ("0.330 ± 0.010", "+10.00%", "", True)
+    assert _shown(wikiqa, "bm25", "R@1") == ("0.380 ± 0.000", "-5.00%", "", False)
+    assert _shown(wikiqa, "bm25", "ECE") == ("—", "", "", False)
+    assert _shown(wikiqa, "bert (baseline)", "R@1") == ("0.400 ± 0.050", "", "", False)
+    assert _shown(clariq, "bm25", "R@1") == ("0.300 ± 0.000", "+20.00%", "†", True)
+    assert _shown(clariq, "ensemble", "R@1") == ("0.200 ± 0.030", "-20.00%", "‡", False)
+    assert _shown(clariq, "ensemble", "ECE") == ("0.125 ± 0.010", "+25.00%", "‡", False)
+    assert clariq.cell("bert (baseline)", "ECE")["best"]
     # A tie on the shown value makes both best; no p-value, no mark.
-    assert clariq.loc["ensemble", "nAUC AP u_max"] == Entry("0.200 ± 0.030", "+0.00%", "", best=True)
-    assert clariq.loc["bert (baseline)", "nAUC AP u_max"].best
+    assert _shown(clariq, "ensemble", "nAUC AP u_max") == ("0.200 ± 0.030", "+0.00%", "", True)
+    assert clariq.cell("bert (baseline)", "nAUC AP u_max")["best"]
 
 
 def test_a_condition_without_a_baseline_row_shows_no_changes(run_dir):
     table = read_run_dir(run_dir).table
     table.loc[table.condition == "wikiqa", "baseline"] = False
     wikiqa = paper_tables(table)["wikiqa"]
-    assert wikiqa.loc["ensemble", "R@1"] == Entry("0.440 ± 0.020", best=True)
-    assert paper_tables(table)["clariq-to-wikiqa"].loc["bm25", "R@1"].change == "+20.00%"
+    assert _shown(wikiqa, "ensemble", "R@1") == ("0.440 ± 0.020", "", "", True)
+    assert paper_tables(table)["clariq-to-wikiqa"].cell("bm25", "R@1")["change"] == "+20.00%"
 
 
 def test_benjamini_hochberg_adjusts_within_each_condition():
@@ -95,8 +101,8 @@ def test_marks_follow_the_adjusted_p_values(run_dir):
     board.loc[clariq & (board.method == "bm25"), "R@1 p"] = 0.045
     board.to_csv(csv, index=False)
     assert adjusted_p_values(board)[clariq]["R@1 p"].dropna().tolist() == pytest.approx([0.06, 0.06])
-    ensemble = paper_tables(read_run_dir(run_dir).table)["clariq-to-wikiqa"].loc["ensemble"]
-    assert ensemble["R@1"].mark == "" and ensemble["R@1"].change == "-20.00%"
+    r1 = paper_tables(read_run_dir(run_dir).table)["clariq-to-wikiqa"].cell("ensemble", "R@1")
+    assert r1["mark"] == "" and r1["change"] == "-20.00%"
 
 
 def test_footnote_names_the_correction(run_dir):
