@@ -3,13 +3,19 @@ before anything is written: the endpoints answer within ``CONNECT_TIMEOUT_S``, f
 writable folders, a tracking URI that names a file names an MLflow store MLflow opens, and the
 experiment's name is one MLflow takes."""
 
+import http.client
 import json
 import os
 import socket
+import ssl
+import stat
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.error import HTTPError, URLError
 from urllib.parse import urlsplit
+from urllib.request import urlopen
 
 from rankuq.errors import RankuqError
 
@@ -49,6 +55,40 @@ def check_ray_address(address: str | None) -> None:
     if not parts.hostname:
         raise RankuqError(f"--address {address}: not host:port; e.g. --address 10.0.0.5:6379")
     check_endpoint(parts.hostname, port, f"--address {address}")
+    problem = _grpc_problem(parts.hostname, port, CONNECT_TIMEOUT_S)
+    if problem:  # Ray would log GCS warnings and wait for ever
+        raise RankuqError(
+            f"--address {address}: {parts.hostname}:{port} accepted a connection but {problem}, so it "
+            "is not Ray; give the head node's address as `ray start --head` printed it (port 6379)"
+        )
+
+
+# HTTP/2's client connection preface and an empty SETTINGS frame (RFC 9113 3.4, 6.5): a gRPC server,
+# as Ray's GCS and Ray Client are, answers with its own SETTINGS frame. Spelled out here because
+# this environment has no grpcio (Ray's core links its own).
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+HTTP2_SETTINGS = 4
+
+
+def _grpc_problem(host: str, port: int, timeout: float) -> str | None:
+    """None where ``host:port`` answers HTTP/2's preface with a SETTINGS frame within ``timeout``
+    seconds; else what it did instead."""
+    answer = b""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as connection:
+            connection.sendall(HTTP2_PREFACE)
+            while len(answer) < 9:
+                chunk = connection.recv(9 - len(answer))
+                if not chunk:
+                    break
+                answer += chunk
+    except TimeoutError:
+        return f"gave no answer within {timeout:g} s"
+    except OSError as error:
+        return f"closed it ({error.strerror or error})"
+    if len(answer) < 9 or answer[3] != HTTP2_SETTINGS:
+        return f"answered {answer[:16]!r}, not gRPC (HTTP/2)"
+    return None
 
 
 def sqlite_path(uri: str) -> Path | None:
@@ -74,6 +114,7 @@ def check_tracking_uri(uri: str) -> None:
         except ValueError:
             raise RankuqError(f"--tracking-uri {uri}: not a valid URL; e.g. http://localhost:5000") from None
         check_endpoint(parts.hostname or "", port, f"--tracking-uri {uri}")
+        _check_http_answer(uri, f"{parts.hostname}:{port}", CONNECT_TIMEOUT_S)
         return
     path = sqlite_path(uri)
     if path is not None:
@@ -97,6 +138,40 @@ def check_tracking_uri(uri: str) -> None:
         raise RankuqError(
             f"--tracking-uri {uri}: {folder} is a file, not an MLflow file store (a folder); "
             "give a sqlite:/// URI or a folder"
+        )
+
+
+def _check_http_answer(uri: str, where: str, timeout: float) -> None:
+    """The tracking server answers an MLflow API request in HTTP within ``timeout`` seconds (MLflow's
+    client would wait 120 s a try, 7 tries). Any status is an answer: what it means MLflow says."""
+    try:
+        urlopen(f"{uri.rstrip('/')}/api/2.0/mlflow/experiments/search?max_results=1", timeout=timeout).close()
+        return
+    except HTTPError:
+        return
+    except (OSError, http.client.HTTPException) as error:
+        cause = error.reason if isinstance(error, URLError) else error
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return  # TLS answered; its certificate is MLflow's matter (MLFLOW_TRACKING_INSECURE_TLS)
+        reason = f"no answer within {timeout:g} s" if isinstance(cause, TimeoutError) else f"not HTTP: {cause!r}"
+    raise RankuqError(
+        f"--tracking-uri {uri}: {where} accepted a connection but gave no HTTP answer ({reason}); "
+        "check that an MLflow tracking server (`mlflow server`) runs at that address"
+    )
+
+
+def check_input_file(path: Path, option: str) -> None:
+    """``path``, where it exists, is a regular file: a FIFO, socket or device would block the read
+    (a FIFO with no writer for ever) or never end. Asks the file system only; opens nothing."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # absent or unreadable: the reader names it
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise RankuqError(
+            f"{option} {path}: {kind}, not a regular file (opening it may wait for ever); it must be a "
+            "regular file: give the path of one"
         )
 
 
@@ -147,7 +222,9 @@ def store_problem(path: Path, read_only: bool = True) -> str | None:
 
 
 def check_output_folder(path: Path, what: str) -> None:
-    """``path`` is a folder or can become one: not a file, and its nearest existing parent is writable."""
+    """``path`` is a folder or can become one: not a file, and its nearest existing parent is writable,
+    as a file made and removed there shows (root passes every permission check, yet /proc takes no
+    file)."""
     if path.exists() and not path.is_dir():
         raise RankuqError(f"{what} {path} is a file, not a folder; give a folder path")
     existing = next(parent for parent in (path, *path.absolute().parents) if parent.exists())
@@ -155,6 +232,14 @@ def check_output_folder(path: Path, what: str) -> None:
         raise RankuqError(f"{what} {path}: {existing} is a file, not a folder; give a folder path")
     if not os.access(existing, os.W_OK | os.X_OK) or _read_only(existing):
         raise RankuqError(f"{what} {path}: {existing} is not writable (read-only file system or permissions)")
+    try:
+        with tempfile.TemporaryFile(dir=existing, prefix=".rankuq-probe-"):
+            pass
+    except OSError as error:
+        raise RankuqError(
+            f"{what} {path}: {existing} is not writable (a test file could not be made there: "
+            f"{error.strerror or error}); give a folder on a writable file system"
+        ) from None
 
 
 def _read_only(path: Path) -> bool:

@@ -1,6 +1,7 @@
 """The grid's ``search:`` section: Ray Tune search spaces over training settings, method parameters and
 RA's risk aversion b, each key and domain checked against the field it sets."""
 
+import math
 from collections.abc import Mapping
 from types import UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
@@ -163,6 +164,8 @@ def _check_domain(key: str, raw: Any, model: type[BaseModel], current: dict[str,
 def _check_range(key: str, name: str, args: list[Any], draws: type, kinds: set[type]) -> None:
     if not all(isinstance(arg, int | float) and not isinstance(arg, bool) for arg in args):
         raise ValueError(f"{key}: {name} takes numbers, got {args!r}")
+    if not all(math.isfinite(arg) for arg in args):  # .inf or .nan: Tune would draw them
+        raise ValueError(f"{key}: {name} takes finite numbers, got {args!r}")
     if draws is int and not all(isinstance(arg, int) for arg in args):
         raise ValueError(f"{key}: {name} takes integers, got {args!r}")
     numeric = kinds & {int, float}

@@ -42,7 +42,10 @@ class TrainConfig(BaseModel):
         1, description="0: no training; score model.backbone, a cross-encoder checkpoint, as it is"
     )
     batch_size: Annotated[int, Field(ge=1, le=65_536)] = 16
-    lr: Annotated[float, Field(gt=0)] = 5e-5
+    lr: Annotated[
+        float,
+        Field(gt=0, le=1, description="AdamW's step size (above 1 a step moves a weight by more than 1)"),
+    ] = 5e-5
     warmup: Annotated[float, Field(ge=0, lt=1)] = 0.1
     max_queries: Annotated[int, Field(ge=1)] | None = Field(None, description="cap on training queries")
     negatives: Annotated[int, Field(ge=1, le=100)] = Field(

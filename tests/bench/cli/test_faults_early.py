@@ -62,6 +62,12 @@ def _cost(tmp: Path, content: str | bytes) -> list[str]:
     return _findings(tmp, lambda s: s, "--cost", str(cost))
 
 
+def _searched(tmp: Path, space: str) -> list[str]:
+    """`rankuq run` of a grid searching ``space`` (one key: domain line)."""
+    text = f"tasks: [wikiqa]\nmethods: {{bert: {{}}, sngp: {{}}}}\nsearch: {{space: {{{space}}}}}\n"
+    return ["run", str(_grid(tmp, text)), "--run-dir", str(tmp / "run")]
+
+
 # (name, argv builder taking tmp_path, what the line must name)
 CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     (
@@ -110,6 +116,21 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         lambda t: _cost(t, COST.format("fast")),
         "cost.csv, line 2: seconds is 'fast', expected a positive number; write it with",
     ),
+    (
+        "search lr 1e-300 to 1e300",
+        lambda t: _searched(t, "train.lr: {loguniform: [1.0e-300, 1.0e+300]}"),
+        "search.space.train.lr: 1e+300 is not a valid value: Input should be less than or equal to 1",
+    ),
+    (
+        "train.lr 2",
+        lambda t: ["run", str(_grid(t, GRID + "train: {lr: 2.0}\n")), "--run-dir", str(t / "run")],
+        "grid.yaml: train.lr: Input should be less than or equal to 1",
+    ),
+    (
+        "search range to .inf",
+        lambda t: _searched(t, "sngp.lengthscale: {uniform: [1.0, .inf]}"),
+        "search.space.sngp.lengthscale: uniform takes finite numbers, got [1.0, inf]",
+    ),
     ("findings, --cost seconds 0", lambda t: _cost(t, COST.format(0)), "seconds is 0, expected a positive"),
 ]
 
@@ -141,16 +162,16 @@ def test_an_experiment_name_from_the_environment_is_named_so(tmp_path, capsys, m
 
 
 def test_a_plugin_naming_an_int_is_one_line_of_the_real_command(tmp_path):
-    """An installed package whose rankuq.methods entry point names an int (it was an AttributeError
-    traceback): `rankuq methods` exits 2 with one line naming the entry point."""
+    """An installed package whose rankuq.tasks entry point names an int (it was an AttributeError
+    traceback): `rankuq tasks` exits 2 with one line naming the entry point."""
     (tmp_path / "myplugin.py").write_text("RANKER = 5\n")
     info = tmp_path / "myplugin-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myplugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[rankuq.methods]\nmine = myplugin:RANKER\n")
+    (info / "entry_points.txt").write_text("[rankuq.tasks]\nmine = myplugin:RANKER\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
-        [sys.executable, "-m", "rankuq.bench.cli", "methods"],
+        [sys.executable, "-m", "rankuq.bench.cli", "tasks"],
         capture_output=True,
         text=True,
         env=env,
@@ -158,6 +179,27 @@ def test_a_plugin_naming_an_int_is_one_line_of_the_real_command(tmp_path):
     )
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith(
-        "rankuq: error: plugin mine = myplugin:RANKER (entry point group rankuq.methods) names int 5, "
-        "not a Method class or a module that registers one; fix or uninstall that package"
+        "rankuq: error: plugin mine = myplugin:RANKER (entry point group rankuq.tasks) names int 5, "
+        "not a Task class or a module that registers one; fix or uninstall that package"
     )
+
+
+UNWRITABLE = [  # /proc takes no new file, although root passes every permission check on it
+    ("leaderboard --out", lambda t: ["leaderboard", str(t / "run"), "--out", "/proc/rankuq-out"], "--out"),
+    ("leaderboard --latex", lambda t: ["leaderboard", str(t / "run"), "--latex", "/proc/t.tex"], "--latex"),
+    ("run --run-dir", lambda t: ["run", str(_grid(t)), "--run-dir", "/proc/rankuq-run"], "--run-dir"),
+]
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize(("build", "option"), [c[1:] for c in UNWRITABLE], ids=[c[0] for c in UNWRITABLE])
+def test_an_output_in_a_folder_that_takes_no_file_exits_2_before_anything_runs(
+    tmp_path, capsys, build, option
+):
+    argv = build(tmp_path)
+    before = _tree(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err
+    assert err.startswith(f"rankuq: error: {option} /proc") and ": /proc is not writable (" in err
+    assert _tree(tmp_path) == before and not any(Path("/proc").glob("rankuq*"))

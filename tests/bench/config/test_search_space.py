@@ -63,6 +63,14 @@ def grid_with(search: dict, **more: object) -> dict:
             r"LogUniform requires a lower bound greater than 0",
         ),
         ({"space": {"train.lr": {"uniform": [1.0e-3, 1.0e-5]}}}, r"uniform needs lower < upper"),
+        (  # the trials' AdamW overflowed while the search went on: bounded as train.lr itself is
+            {"space": {"train.lr": {"loguniform": [1.0e-300, 1.0e300]}}},
+            r"search.space.train.lr: 1e\+300 is not a valid value: Input should be less than or equal to 1$",
+        ),
+        (
+            {"space": {"gpf.gamma": {"uniform": [0.0, float("nan")]}}},
+            r"search.space.gpf.gamma: uniform takes finite numbers, got \[0.0, nan\]",
+        ),
         ({"metric": "R@", "space": {"train.lr": LR}}, r"search.metric: metric 'R@': the cutoff must be"),
         (
             {"metric": "ECE", "space": {"risk.b": {"uniform": [0, 2]}}},
