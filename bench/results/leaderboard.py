@@ -201,7 +201,9 @@ def footnote(table: pd.DataFrame, changes: bool = True) -> str:
     return (
         f"Mean ± std over seeds{bracket}; {BETTER} significantly better, {WORSE} significantly worse "
         "than the baseline "
-        f"(two-sided paired t-test on per-query values; for ECE, ECE.all and ERCE a paired bootstrap "
+        "(two-sided paired t-test on per-query values averaged over seeds, the papers' test, blind to the "
+        "seeds' spread, which the findings' two-level bootstrap counts; "
+        f"for ECE, ECE.all and ERCE a paired bootstrap "
         f"over queries, 1,000 resamples; p < {ALPHA} after the Benjamini–Hochberg correction over "
         "the tests of the condition's table)"
         + (f"; lower is better for {', '.join(lower)}" if lower else "")
