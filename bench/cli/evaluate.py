@@ -8,14 +8,21 @@ from pathlib import Path
 from rankuq.bench.cli.common import EVALUATE_PROBES, _print_table
 from rankuq.errors import RankuqError
 
+FILE_OPTIONS = ("--run", "--qrels", "--predictions", "--dev", "--dev-run", "--dev-qrels", "--write-run")
+
 
 def _evaluate(args: argparse.Namespace) -> None:
+    from rankuq.bench.config.command_inputs import check_input_file
     from rankuq.bench.evaluation.blackbox import evaluate_inputs, per_query_values, read_dev, read_inputs
     from rankuq.bench.evaluation.trec import write_trec_run
 
     if args.model is not None or args.task is not None:
         _zero_shot(args)
         return
+    for option in FILE_OPTIONS:  # before any is opened: a FIFO with no writer would block for ever
+        path = getattr(args, option.removeprefix("--").replace("-", "_"))
+        if path is not None:
+            check_input_file(path, option)
     probes = [probe for probe in EVALUATE_PROBES if getattr(args, probe)]
     evaluated = read_inputs(
         run=args.run,

@@ -7,9 +7,9 @@ import http.client
 import json
 import os
 import socket
+import sqlite3
 import ssl
 import stat
-import sqlite3
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,17 +77,18 @@ def _grpc_problem(host: str, port: int, timeout: float) -> str | None:
     try:
         with socket.create_connection((host, port), timeout=timeout) as connection:
             connection.sendall(HTTP2_PREFACE)
-            while len(answer) < 9:
+            # a frame header is 9 bytes, its 4th the type: anything else is known from that byte on
+            while len(answer) < 9 and (len(answer) < 4 or answer[3] == HTTP2_SETTINGS):
                 chunk = connection.recv(9 - len(answer))
                 if not chunk:
                     break
                 answer += chunk
     except TimeoutError:
-        return f"gave no answer within {timeout:g} s"
+        return f"gave no answer within {timeout:g} s" if not answer else f"answered only {answer!r}"
     except OSError as error:
         return f"closed it ({error.strerror or error})"
     if len(answer) < 9 or answer[3] != HTTP2_SETTINGS:
-        return f"answered {answer[:16]!r}, not gRPC (HTTP/2)"
+        return f"answered {answer!r}, not gRPC (HTTP/2)"
     return None
 
 
@@ -153,7 +154,9 @@ def _check_http_answer(uri: str, where: str, timeout: float) -> None:
         cause = error.reason if isinstance(error, URLError) else error
         if isinstance(cause, ssl.SSLCertVerificationError):
             return  # TLS answered; its certificate is MLflow's matter (MLFLOW_TRACKING_INSECURE_TLS)
-        reason = f"no answer within {timeout:g} s" if isinstance(cause, TimeoutError) else f"not HTTP: {cause!r}"
+        reason = (
+            f"no answer within {timeout:g} s" if isinstance(cause, TimeoutError) else f"not HTTP: {cause!r}"
+        )
     raise RankuqError(
         f"--tracking-uri {uri}: {where} accepted a connection but gave no HTTP answer ({reason}); "
         "check that an MLflow tracking server (`mlflow server`) runs at that address"

@@ -1,13 +1,17 @@
 """What a command was given, checked before anything is written: each bad input is one RankuqError of
 one line that names the option and what to do (the command's exit code: tests/bench/cli)."""
 
+import contextlib
+import http.server
 import json
 import os
 import shutil
 import socket
 import sqlite3
 import tempfile
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,7 @@ from mlflow.store.tracking.file_store import FileStore
 from mlflow.utils.validation import MAX_EXPERIMENT_NAME_LENGTH as MLFLOW_MAX_NAME
 
 from rankuq.backbone import TINY, ModelConfig
+from rankuq.bench.config import command_inputs
 from rankuq.bench.config.command_inputs import (
     MAX_EXPERIMENT_NAME_LENGTH,
     MLFLOW_TABLES,
@@ -23,6 +28,7 @@ from rankuq.bench.config.command_inputs import (
     check_backbone,
     check_endpoint,
     check_experiment,
+    check_input_file,
     check_output_folder,
     check_ray_address,
     check_tracking_uri,
@@ -60,14 +66,96 @@ def test_a_closed_port_is_refused_at_once_naming_the_option():
     assert message.startswith(f"--address ray://127.0.0.1:{port}: 127.0.0.1:{port} did not accept")
 
 
-def test_a_listening_port_passes():
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        port = server.getsockname()[1]
+@contextlib.contextmanager
+def serving(answer: bytes | None) -> Iterator[int]:
+    """A TCP server on 127.0.0.1 (its port) that accepts each connection and sends ``answer``, or
+    nothing for None, holding it open until the client leaves."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+
+        def serve() -> None:
+            with contextlib.suppress(OSError):
+                while True:
+                    connection, _ = server.accept()
+                    if answer is not None:
+                        connection.sendall(answer)
+                    threading.Thread(target=_hold, args=(connection,), daemon=True).start()
+
+        threading.Thread(target=serve, daemon=True).start()
+        yield server.getsockname()[1]
+
+
+def _hold(connection: socket.socket) -> None:
+    """Read until the client leaves (or resets), then close."""
+    with connection, contextlib.suppress(OSError):
+        while connection.recv(1 << 16):
+            pass
+
+
+class _Answers(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_error(404)  # any HTTP status is an answer: what it means, MLflow says
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_listening_port_passes_the_connection_check():
+    with serving(None) as port:
         check_endpoint("127.0.0.1", port, "--address")
-        check_ray_address(f"127.0.0.1:{port}")
-        check_tracking_uri(f"http://127.0.0.1:{port}")
+
+
+def test_an_http_server_passes_as_a_tracking_server():
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answers) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        check_tracking_uri(f"http://127.0.0.1:{server.server_address[1]}/")
+        server.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("answer", "ray_says", "tracking_says"),
+    [
+        (None, "gave no answer within 1 s, so it is not Ray", "gave no HTTP answer (no answer within 1 s)"),
+        (
+            b"220 smtp ready\r\n",
+            "answered b'220 smtp ', not gRPC (HTTP/2), so it is not Ray",
+            "gave no HTTP answer (not HTTP: BadStatusLine('220 smtp ready\\r\\n'))",
+        ),
+    ],
+    ids=["accepts and never answers", "answers garbage"],
+)
+def test_a_port_that_accepts_but_is_not_the_service_is_refused_in_time(
+    monkeypatch, answer, ray_says, tracking_says
+):
+    """Ray would log GCS warnings for ever, MLflow wait 120 s a try for 7 tries: one line instead."""
+    monkeypatch.setattr(command_inputs, "CONNECT_TIMEOUT_S", 1.0)
+    with serving(answer) as port:
+        started = time.monotonic()
+        message = one_error(lambda: check_ray_address(f"127.0.0.1:{port}"))
+        assert message == (
+            f"--address 127.0.0.1:{port}: 127.0.0.1:{port} accepted a connection but {ray_says}; give "
+            "the head node's address as `ray start --head` printed it (port 6379)"
+        )
+        uri = f"http://127.0.0.1:{port}"
+        assert one_error(lambda: check_tracking_uri(uri)) == (
+            f"--tracking-uri {uri}: 127.0.0.1:{port} accepted a connection but {tracking_says}; check "
+            "that an MLflow tracking server (`mlflow server`) runs at that address"
+        )
+        assert time.monotonic() - started < 4  # each probe waits its 1 s at most
+
+
+def test_a_fifo_or_device_is_refused_without_opening_it(tmp_path):
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)  # no writer: opening it to read would block for ever
+    assert one_error(lambda: check_input_file(fifo, "--run")) == (
+        f"--run {fifo}: a FIFO (named pipe), not a regular file (opening it may wait for ever); it must "
+        "be a regular file: give the path of one"
+    )
+    assert one_error(lambda: check_input_file(Path("/dev/zero"), "--qrels")).startswith(
+        "--qrels /dev/zero: a device or socket, not a regular file"
+    )
+    check_input_file(tmp_path / "absent.txt", "--run")  # the reader names a missing file
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 0.5 t\n")
+    check_input_file(tmp_path / "run.txt", "--run")
 
 
 @pytest.mark.parametrize("address", [None, "auto", "local"])
