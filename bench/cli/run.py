@@ -24,12 +24,13 @@ def _run(args: argparse.Namespace) -> None:
         locate_backbone,
     )
     from rankuq.bench.results.mlflow_names import experiment_name
-    from rankuq.tasks import data_root
 
     # What was given, checked before the slow imports (Ray, torch, MLflow) and before any write.
     if args.grid is not None and not args.grid.is_file():
         raise RankuqError(f"grid file not found: {args.grid}")
     if args.data_dir:
+        from rankuq.tasks import data_root  # imports pyarrow (seconds on a loaded machine): only here
+
         data_root(args.data_dir)
     if args.backbone is not None and not args.backbone.is_dir():
         raise RankuqError(
