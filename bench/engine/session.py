@@ -5,6 +5,7 @@ import contextlib
 import logging
 import os
 import signal
+import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ import ray
 import ray.train.torch
 
 from rankuq.bench.engine.processes import record_children
+from rankuq.bench.engine.watchdog import start_watchdog
 from rankuq.errors import RankuqError
 
 
@@ -34,8 +36,10 @@ def ray_session(address: str | None = None, pid_file: Path | None = None) -> Ite
     _start_ray(address)
     if callable(on_sigterm) and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, on_sigterm)
+    watchdog = None
     if pid_file is not None and address is None:
         record_children(pid_file)
+        watchdog = start_watchdog(pid_file)  # stops them should this driver be killed
     ray.data.DataContext.get_current().enable_progress_bars = False  # the grid draws its own
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # "progress bars disabled", execution plans
     try:
@@ -43,7 +47,10 @@ def ray_session(address: str | None = None, pid_file: Path | None = None) -> Ite
     finally:
         ray.shutdown()
         if pid_file is not None:
-            pid_file.unlink(missing_ok=True)
+            pid_file.unlink(missing_ok=True)  # the watchdog's sign to leave
+        if watchdog is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                watchdog.wait(timeout=5)
 
 
 RAY_START_TRIES = 3  # Ray gives a local node a fixed 30 s to register; a loaded machine may need more
