@@ -56,7 +56,7 @@ def test_bad_early_stopping_is_refused(values, message):
 
 @pytest.mark.parametrize(
     ("values", "field"),
-    [({"epochs": 0}, "epochs"), ({"warmup": 1.0}, "warmup"), ({"lr": 0}, "lr"), ({"ns": "dense2"}, "ns")],
+    [({"epochs": -1}, "epochs"), ({"warmup": 1.0}, "warmup"), ({"lr": 0}, "lr"), ({"ns": "dense2"}, "ns")],
 )
 def test_out_of_range_settings_are_refused_naming_the_field(values, field):
     with pytest.raises(ValidationError) as raised:
