@@ -179,6 +179,8 @@ def fixed(values: np.ndarray, decimals: int, plus: str = "") -> np.ndarray:
     """``f"{value:{plus}.{decimals}f}"`` of each value, as an object array, by integer arithmetic
     in numpy (a Python format per cell took seconds at 200,000 rows); the values within a hair of a
     rounding tie, or so large that the product errs by more, or not finite, are formatted by Python."""
+    if values.size == 0:  # numpy's zfill cannot size an empty array's strings
+        return np.empty(values.shape, dtype=object)
     scale = 10**decimals
     scaled = np.abs(values) * scale
     with np.errstate(invalid="ignore"):

@@ -107,3 +107,8 @@ def test_a_board_of_200k_rows_renders_in_seconds():
     assert "m1 & 3 & $0.500 \\pm 0.010$\\textsuperscript{\\dag} & " in latex
     assert "<td>m199999</td><td>3</td><td><strong>1.500 ± 0.010</strong>" in html
     assert "No overview plot: 200,000 methods" in html
+
+
+def test_fixed_of_no_values_is_empty():
+    """A condition whose compared cells are all undefined formats nothing (numpy's zfill raised)."""
+    assert fixed(np.array([], dtype=float), 2, "+").shape == (0,)
