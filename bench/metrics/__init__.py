@@ -80,7 +80,8 @@ def _delegated(name: str) -> Metric:
             f"metric '{name}': no installed ir-measures provider computes it as written; check its "
             f"cutoff and parameters (e.g. {_DELEGATED_EXAMPLES})"
         )
-    return Metric(name, Family(str(measure.NAME), delegated.per_query, "optional", pooled=False), None, measure)
+    family = Family(str(measure.NAME), delegated.per_query, "optional", pooled=False)
+    return Metric(name, family, None, measure)
 
 
 def per_query(
