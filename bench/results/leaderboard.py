@@ -8,8 +8,8 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy.stats import false_discovery_control
 
+from rankuq.bench.evaluation.paired_tests import corrected
 from rankuq.bench.rundir.atomic import atomic_write
 
 RANKING_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10")
@@ -114,11 +114,7 @@ def adjusted_p_values(table: pd.DataFrame) -> pd.DataFrame:
     columns = [f"{m} p" for m in metrics_of(table)]
     adjusted = table[columns].to_numpy(dtype=float, copy=True)
     for rows in table.groupby("condition", sort=False).indices.values():
-        values = adjusted[rows]
-        tested = ~np.isnan(values)
-        if tested.any():
-            values[tested] = false_discovery_control(values[tested], method="bh")
-            adjusted[rows] = values
+        adjusted[rows] = corrected(adjusted[rows], "bh")
     return pd.DataFrame(adjusted, index=table.index, columns=columns)
 
 

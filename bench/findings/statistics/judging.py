@@ -12,6 +12,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from rankuq.bench.evaluation.paired_tests import corrected
 from rankuq.bench.findings.statistics.bootstrap import Estimate
 
 REPRODUCED = "reproduced"
@@ -47,12 +48,7 @@ Expect = Literal["higher", "lower", "within", "at least"]
 def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     """Benjamini–Hochberg adjusted p-values (scipy.stats.false_discovery_control, method "bh"), in
     the input's order. NaNs stay NaN and do not count among the m tests."""
-    p = np.asarray(p_values, dtype=float).ravel()
-    adjusted = np.full(p.shape, math.nan)
-    finite = ~np.isnan(p)
-    if finite.any():
-        adjusted[finite] = stats.false_discovery_control(p[finite], method="bh")
-    return adjusted
+    return corrected(np.asarray(p_values, dtype=float).ravel(), "bh")
 
 
 def claim_p(effect: Estimate, expect: Expect, margin: float | None = None) -> float:
