@@ -18,7 +18,7 @@ from rankuq.bench import metrics
 from rankuq.bench.evaluation.blackbox import read_inputs
 from rankuq.bench.evaluation.paired_tests import corrected, randomisation_p
 from rankuq.bench.probes.significance import paired_t
-from rankuq.bench.results.leaderboard import ALPHA, BETTER, WORSE
+from rankuq.bench.results.leaderboard import ALPHA, BETTER, WORSE, lower_is_better, marks
 from rankuq.errors import RankuqError
 
 TESTS = {"t": "t-test", "randomisation": "randomisation"}  # option value → column label
@@ -124,10 +124,12 @@ def _columns(name: str, correction: str) -> list[str]:
 def _marks(rows: pd.DataFrame, name: str, p_column: str, baseline: str) -> list[str]:
     """The leaderboard's marks: BETTER or WORSE where the corrected p is below ALPHA."""
     reference = float(rows.loc[rows.run == baseline, name].iloc[0])
-    return [
-        "" if not p < ALPHA else BETTER if mean > reference else WORSE if mean < reference else ""
-        for mean, p in zip(rows[name], rows[p_column], strict=True)
-    ]
+    mean = rows[name].to_numpy(dtype=float)
+    return list(
+        marks(
+            mean, np.full(mean.shape, reference), rows[p_column].to_numpy(dtype=float), lower_is_better(name)
+        )
+    )
 
 
 def footnote(comparison: Comparison) -> str:

@@ -164,11 +164,17 @@ def _cells(
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = 100 * (mean_ - reference_) / np.abs(reference_)
     change[compared] = fixed(ratios[compared], 2, "+") + "%"
-    gain = reference_ - mean_ if lower else mean_ - reference_
-    significant = compared & (np.asarray(p, dtype=float) < ALPHA)
-    mark = np.select([significant & (gain > 0), significant & (gain < 0)], [BETTER, WORSE], "").astype(object)
+    mark = marks(mean_, reference_, np.where(compared, np.asarray(p, dtype=float), np.nan), lower)
     note = np.where(compared, "(" + change + np.where(mark == "", "", " " + mark) + ")", "")
     return Cells(value, mean_, std_, change, mark, note, defined & np.asarray(best, dtype=bool))
+
+
+def marks(mean: np.ndarray, reference: np.ndarray, p: np.ndarray, lower: bool) -> np.ndarray:
+    """BETTER or WORSE where ``p`` is below ALPHA, by the sign of the gain over ``reference``
+    (``lower``: lower is better); "" elsewhere (NaN p: no test)."""
+    gain = reference - mean if lower else mean - reference
+    significant = np.asarray(p, dtype=float) < ALPHA
+    return np.select([significant & (gain > 0), significant & (gain < 0)], [BETTER, WORSE], "").astype(object)
 
 
 def fixed(values: np.ndarray, decimals: int, plus: str = "") -> np.ndarray:
