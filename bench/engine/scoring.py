@@ -171,11 +171,12 @@ def score_shards(
 
     The dataset is the list of batches (``batch_segments``); its scorers read their rows from the
     shards, which every node sees. With ``gpus`` up to ``scorers`` scoring actors, each holding that
-    share of a GPU and ``spec.threads`` CPUs, take the batches in turn. On CPUs the batches run as
-    Ray tasks instead: Ray reuses a CPU worker process from task to task, and the scorer it keeps
-    (imports, weights) spares each call the fresh actor's start-up, which cost 4 s, a third of a
-    WikiQA test split's scoring. Ray does not reuse GPU workers (CUDA memory), so there an actor is
-    the way. ``on_rows`` hears of every scored batch (its row count), in order, for a progress bar.
+    share of a GPU and ``spec.threads`` CPUs, take the batches in turn. On CPUs the batches run as up
+    to ``scorers`` Ray tasks at a time instead: Ray reuses a CPU worker process from task to task, and
+    the scorer it keeps (imports, weights) spares each call the fresh actor's start-up, which cost 4
+    s, a third of a WikiQA test split's scoring. Ray does not reuse GPU workers (CUDA memory), so
+    there an actor is the way. ``on_rows`` hears of every scored batch (its row count), in order, for
+    a progress bar.
     """
     ray.data.DataContext.get_current().execution_options.preserve_order = True
     shards = Path(spec.shards)
@@ -196,11 +197,13 @@ def score_shards(
         )
     else:
         stamps = json.dumps([_stamp(Path(folder)) for folder in spec.checkpoints])
-        # One task at a time, on one CPU: its threads use the driver machine's free cores.
+        # Up to ``scorers`` tasks at a time, each on one CPU with ``spec.threads`` torch threads (one
+        # task with both of two cores' threads left one core idle about half the time: tokenising,
+        # Ray Data's hand-offs and small matrix products do not run in parallel).
         scored = dataset.map_batches(
             score_batch,  # type: ignore[arg-type]  # Ray's type for fn leaves out the fn_kwargs
             fn_kwargs={"spec": spec.to_json(), "stamps": stamps},
-            compute=ray.data.TaskPoolStrategy(size=1),
+            compute=ray.data.TaskPoolStrategy(size=max(1, min(scorers, len(batches)))),
             num_cpus=1,
             **common,
         )

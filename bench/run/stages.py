@@ -84,6 +84,10 @@ class Cluster:
         """A CPU scorer's threads: the driver machine's cores, as far as Ray has them free."""
         return max(1, min(os.cpu_count() or 1, int(ray.available_resources().get("CPU", 1))))
 
+    def cpu_scorers(self) -> int:
+        """One-thread CPU scoring tasks at once: the cluster's free CPUs (shards are on every node)."""
+        return max(1, int(ray.available_resources().get("CPU", 1)))
+
     def scorers_at_once(self, gpus: float, cpus: int) -> int:
         """GPU scorers the live nodes hold at once, each with a ``gpus`` share and ``cpus`` CPUs."""
         fits = [
@@ -204,8 +208,8 @@ def _predictions(
     if gpus > 0:  # a scorer holds what a trial holds, on every node that has room for one
         threads = max(1, int(resources.cpus_per_trial))
         scorers = cluster.scorers_at_once(gpus, threads)
-    else:  # one scorer with the driver machine's free cores
-        threads, scorers = cluster.scoring_threads(), 1
+    else:  # one-thread scorers on the cluster's free CPUs
+        threads, scorers = 1, cluster.cpu_scorers()
     scorer = plan.scorer(cell, shards, fitted, threads)
     table = score_shards(scorer, plan.spec.eval.batch_size, gpus=gpus, on_rows=on_rows, scorers=scorers)
     path.parent.mkdir(parents=True, exist_ok=True)
