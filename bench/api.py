@@ -3,6 +3,7 @@
 import rankuq
 board = rankuq.run_grid({"tasks": ["wikiqa"], "methods": {"bm25": {}, "bert": {}}}, "runs/mine")
 rankuq.evaluate(predictions="runs/mine/predictions/wikiqa/bert/seed-0-….parquet", probes=["calibration"])
+rankuq.evaluate_queries(predictions=frame)         # a DataFrame (qid, cid, label, prob_mean, samples)
 rankuq.leaderboard("runs/mine")                      # or tracking_uri="http://…", grid="mine"
 rankuq.compare(["bm25.run", "mine.run"], qrels="test.qrels", metrics=["AP", "RR@10"])
 """
@@ -10,12 +11,17 @@ rankuq.compare(["bm25.run", "mine.run"], qrels="test.qrels", metrics=["AP", "RR@
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
+import pyarrow as pa
 
 from rankuq.bench.config.grid import load_grid, parse_grid
-from rankuq.bench.evaluation.blackbox import evaluate_file
+from rankuq.bench.evaluation.blackbox import (
+    evaluate_file,
+    per_query_values,
+    read_inputs,
+)
 from rankuq.bench.results.boards import read_run_dir, read_tracking
 from rankuq.bench.results.comparison import compare as _compare
 from rankuq.bench.run.runner import run_grid as _run_grid
@@ -42,33 +48,73 @@ def run_grid(
     return _run_grid(spec, params, folder, tracking_uri, address, experiment=experiment)
 
 
+# A Parquet file, or a contract-2 table in memory
+Predictions: TypeAlias = str | Path | pd.DataFrame | pa.Table
+
+
 def evaluate(
     *,
-    predictions: str | Path | None = None,
+    predictions: Predictions | None = None,
     run: str | Path | None = None,
     qrels: str | Path | None = None,
     probes: Sequence[str] = (),
-    dev: str | Path | None = None,
+    dev: Predictions | None = None,
+    dev_run: str | Path | None = None,
+    dev_qrels: str | Path | None = None,
     seed: int = 0,
     metrics: Sequence[str] | None = None,
     probabilities: bool | None = None,
     confidences: Sequence[str] | None = None,
+    strict: bool = False,
 ) -> pd.Series:
-    """Metrics of a predictions Parquet file, or of a TREC run with its qrels (as `rankuq evaluate`,
-    its --metrics, --probabilities and --confidences as keywords), plus the named probes; a Series
-    keyed as `rankuq evaluate --json` keys them."""
+    """Metrics of predictions (a Parquet file or a DataFrame with qid, cid, label, prob_mean and
+    samples), or of a TREC run with its qrels, plus the named probes, as `rankuq evaluate` (its
+    --dev / --dev-run / --dev-qrels, --metrics, --probabilities, --confidences and --strict as
+    keywords); a Series keyed as `rankuq evaluate --json` keys them."""
     values = evaluate_file(
+        predictions=_table(predictions),
+        run=_path(run),
+        qrels=_path(qrels),
         probes=probes,
+        dev=_table(dev),
+        dev_run=_path(dev_run),
+        dev_qrels=_path(dev_qrels),
         seed=seed,
         names=metrics,
         probabilities=probabilities,
         confidences=confidences,
-        predictions=_path(predictions),
-        run=_path(run),
-        qrels=_path(qrels),
-        dev=_path(dev),
+        strict=strict,
     )
     return pd.Series(values, dtype=float)
+
+
+def evaluate_queries(
+    *,
+    predictions: Predictions | None = None,
+    run: str | Path | None = None,
+    qrels: str | Path | None = None,
+    metrics: Sequence[str] | None = None,
+    probabilities: bool | None = None,
+    strict: bool = False,
+) -> pd.DataFrame:
+    """Each query's value of every per-query metric, as `rankuq evaluate --by-query`: a row per
+    qid (queries of the qrels that the run missed score 0), a column per metric."""
+    evaluated = read_inputs(
+        run=_path(run),
+        qrels=_path(qrels),
+        predictions=_table(predictions),
+        strict=strict,
+        probabilities=probabilities,
+    )
+    values = per_query_values(evaluated, metrics)
+    return pd.DataFrame.from_dict(values, orient="index").rename_axis("qid")
+
+
+def _table(value: Predictions | None) -> Path | pa.Table | None:
+    """A DataFrame as an Arrow table (its index dropped), a path as a Path."""
+    if isinstance(value, pd.DataFrame):
+        return pa.Table.from_pandas(value, preserve_index=False)
+    return value if value is None or isinstance(value, pa.Table) else Path(value)
 
 
 def _path(value: str | Path | None) -> Path | None:

@@ -99,24 +99,31 @@ def read_inputs(
     *,
     run: Path | None = None,
     qrels: Path | None = None,
-    predictions: Path | None = None,
+    predictions: Path | pa.Table | None = None,
     strict: bool = False,
     probabilities: bool | None = None,
     flags: tuple[str, str, str] = ("--run", "--qrels", "--predictions"),
 ) -> Evaluated:
-    """A TREC run with its qrels, or a predictions Parquet file, as a contract-2 table.
+    """A TREC run with its qrels, or a predictions Parquet file (or a table in memory), as a
+    contract-2 table.
 
     ``probabilities`` says whether the scores are P(relevant): a TREC run's are not unless it
-    is True; a predictions file's follow its own flag unless it is given. ``flags`` name the
-    options in messages (the dev split has its own)."""
+    is True; a predictions file's follow its own flag unless it is given (an unflagged table's:
+    every prob_mean in [0, 1]). ``flags`` name the options in messages (the dev split has its own)."""
     if predictions is not None and run is None and qrels is None:
-        table = validate_predictions(_read_parquet(predictions), str(predictions))
+        source = (
+            f"the {flags[2].removeprefix('--')} table"
+            if isinstance(predictions, pa.Table)
+            else str(predictions)
+        )
+        found = predictions if isinstance(predictions, pa.Table) else _read_parquet(predictions)
+        table = validate_predictions(found, source)
         if probabilities is not None:
             flag = b"true" if probabilities else b"false"
             table = table.replace_schema_metadata({**(table.schema.metadata or {}), PROBABILISTIC_KEY: flag})
             if probabilities:
-                check_probabilities(table, str(predictions))
-        return Evaluated(table, None, str(predictions))
+                check_probabilities(table, source)
+        return Evaluated(table, None, source)
     if predictions is None and run is not None and qrels is not None:
         trec_run, judged = read_trec_run(run, strict), read_trec_qrels(qrels, strict)
         return Evaluated(
@@ -183,10 +190,10 @@ def evaluate_file(
     *,
     run: Path | None = None,
     qrels: Path | None = None,
-    predictions: Path | None = None,
+    predictions: Path | pa.Table | None = None,
     names: Sequence[str] | None = None,
     probes: Sequence[str] = (),
-    dev: Path | None = None,
+    dev: Path | pa.Table | None = None,
     dev_run: Path | None = None,
     dev_qrels: Path | None = None,
     seed: int = 0,
@@ -239,7 +246,7 @@ def evaluate_file(
 
 
 def read_dev(
-    dev: Path | None,
+    dev: Path | pa.Table | None,
     dev_run: Path | None,
     dev_qrels: Path | None,
     strict: bool,
@@ -248,7 +255,11 @@ def read_dev(
 ) -> Evaluated | None:
     """The dev split: a predictions file (``--dev``) or a TREC run with its qrels; refused unread
     where none of ``probes`` reads it."""
-    given = [str(path) for path in (dev, dev_run, dev_qrels) if path is not None]
+    given = [
+        "the dev table" if isinstance(path, pa.Table) else str(path)
+        for path in (dev, dev_run, dev_qrels)
+        if path is not None
+    ]
     if not given:
         return None
     if not set(probes) & set(DEV_PROBES):  # only the probes that tune on a dev split read one
