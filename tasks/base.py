@@ -89,6 +89,10 @@ class Task(ABC):
         self.check_split(split)
         return [root / name for name in self.split_files[split]]
 
+    def available_splits(self, root: Path) -> tuple[str, ...]:
+        """The splits whose files ``root`` can hold: all of ``splits`` (BEIR folders: the qrels there)."""
+        return self.splits
+
     def check_split(self, split: str) -> None:
         """Reject a split name the task does not have, listing the valid ones."""
         if split not in self.splits:

@@ -127,9 +127,9 @@ class BeirFolder(Task):
         cls.split_files = {split: (*files, f"{cls.folder}/qrels/{split}.tsv") for split in SPLITS}
         super().__init_subclass__(**kwargs)
 
-    def splits_in(self, root: Path) -> list[str]:
+    def available_splits(self, root: Path) -> tuple[str, ...]:
         """The splits whose qrels file exists under ``root``."""
-        return [split for split in SPLITS if (root / self.folder / "qrels" / f"{split}.tsv").is_file()]
+        return tuple(split for split in SPLITS if (root / self.folder / "qrels" / f"{split}.tsv").is_file())
 
     def source_files(self, root: Path, split: str | None = None) -> list[Path]:
         """As ``Task.source_files``; a split without a qrels file raises, naming the splits there are."""
@@ -137,8 +137,8 @@ class BeirFolder(Task):
             return [path for path in super().source_files(root) if path.is_file()]
         files = super().source_files(root, split)
         if not files[-1].is_file() and files[-1].parent.is_dir():
-            have = self.splits_in(root)
-            only = f"; {self.name} is test-only: use it as a shift's test side" if have == ["test"] else ""
+            have = self.available_splits(root)
+            only = f"; {self.name} is test-only: use it as a shift's test side" if have == ("test",) else ""
             raise RankuqError(
                 f"{files[-1]} not found: {self.name} has no {split} split; its qrels folder has "
                 f"{', '.join(have) or 'no split file'}{only}"

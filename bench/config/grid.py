@@ -266,19 +266,35 @@ def parse_grid(raw: Any, source: str) -> tuple[GridSpec, dict[str, MethodParams]
     return spec, params
 
 
+def dev_side(condition: Shift, split: str, root: Path) -> Side:
+    """The side whose ``split`` lists the probes and post-hoc fits read: the tested side, or, where
+    the target has no such split (a test-only BEIR folder), the source side, as paper 002's domain
+    transfer fits its thresholds on the source's dev split."""
+    target = tasks.get(condition.test.task)()
+    return condition.test if split in target.available_splits(root) else condition.train
+
+
 def _check_sides(spec: GridSpec, source: str) -> None:
     """Every split the run will read exists for its task, and each side's negative sampling fits it
     (native lists only where the task has them): checked here, before any shard is written."""
-    # Post-hoc methods fit on the dev lists of the tested side (the plan's fit stage).
+    # Post-hoc methods fit on the dev lists of the tested side, or of the source side (dev_side).
     fit_splits = (
         {spec.eval.dev_split or "dev"} if any(methods.get(name).posthoc for name in spec.methods) else set()
     )
     dev = [spec.eval.dev_split] if spec.eval.dev_split else []
     keys = [f"tasks.{i}" for i in range(len(spec.tasks))] + [f"shifts.{i}" for i in range(len(spec.shifts))]
+    root = tasks.data_root(spec.data_dir)
     for key, condition in zip(keys, spec.conditions(), strict=True):
+        on_target = [
+            split
+            for split in [*dev, *sorted(fit_splits)]
+            if dev_side(condition, split, root) == condition.test
+        ]
+        on_source = [split for split in [*dev, *sorted(fit_splits)] if split not in on_target]
         for role, side, splits in (
-            ("train", condition.train, ["train", *dev] if spec.train.epochs else []),  # 0: zero-shot
-            ("test", condition.test, [spec.eval.split, *dev, *sorted(fit_splits)]),
+            # train.epochs 0 (zero-shot) reads no training lists
+            ("train", condition.train, [*(["train"] if spec.train.epochs else []), *dev, *on_source]),
+            ("test", condition.test, [spec.eval.split, *on_target]),
         ):
             where = key if key.startswith("tasks") else f"{key}.{role}"
             loader = tasks.get(side.task)()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rankuq import methods
-from rankuq.bench.config.grid import GridSpec, Shift, Side
+from rankuq.bench.config.grid import GridSpec, Shift, Side, dev_side
 from rankuq.bench.config.search_space import tuned_section
 from rankuq.bench.planning.jobs import FitJob, ScorerSpec, SearchTrial, TrainJob
 from rankuq.bench.rundir.layout import BEST_FILE, RunLayout
@@ -237,7 +237,11 @@ def plan(
     # train.epochs 0 (zero-shot) reads no training lists
     trained = {c.label(): folder(side_lists(spec, c.train, "train")) for c in conditions if spec.train.epochs}
     tested = {c.label(): folder(side_lists(spec, c.test, spec.eval.split)) for c in conditions}
-    dev = {c.label(): folder(side_lists(spec, c.test, dev_split)) for c in conditions} if dev_split else {}
+    dev = (
+        {c.label(): folder(side_lists(spec, dev_side(c, dev_split, root), dev_split)) for c in conditions}
+        if dev_split
+        else {}
+    )
     searches = _searches(spec, params, layout, conditions, trained, folder)
     if chosen is None:
         found = {job.choice: search_choice(layout, job) for job in searches}
@@ -253,7 +257,12 @@ def plan(
             values = dict(chosen.get((shards.name, str(trainer_of(name, params[name]))), {}))
             own, model, train = tuned(spec, params, name, values)
             # A post-hoc method fits on the dev split, so it cannot score it: its probes fit on test.
-            fit_on = folder(side_lists(spec, condition.test, dev_split or "dev")) if method.posthoc else None
+            fit_split = dev_split or "dev"
+            fit_on = (
+                folder(side_lists(spec, dev_side(condition, fit_split, root), fit_split))
+                if method.posthoc
+                else None
+            )
             # Early stopping selects on the train side's dev lists, as a search does (never the target's).
             selected_on = None
             if stops(train):

@@ -139,12 +139,12 @@ def test_beir_name_reads_its_folder_with_the_splits_its_qrels_have(tmp_path: Pat
     write_dataset(tmp_path, "cqadupstack/android", ("test",))
     scifact = tasks.get("beir/scifact")
     assert scifact is tasks.get("beir/scifact") and scifact.name == "beir/scifact"
-    assert scifact().splits_in(tmp_path) == ["train", "test"]
+    assert scifact().available_splits(tmp_path) == ("train", "test")
     pool = scifact().pool("train", tmp_path)
     assert pool.task == "beir/scifact" and pool.qids == ["q1", "q2"]
     assert pool.source == tmp_path / "beir" / "scifact" / "qrels" / "train.tsv"
     android = tasks.get("beir/cqadupstack/android")()
-    assert android.splits_in(tmp_path) == ["test"]
+    assert android.available_splits(tmp_path) == ("test",)
     with pytest.raises(
         RankuqError, match=r"has no train split; .* is test-only: use it as a shift's test side"
     ):

@@ -202,3 +202,56 @@ def test_zero_epochs_refuse_what_needs_training(cross_encoder, more, match):
     grid = {"tasks": ["wikiqa"], "methods": {"bert": {}}, "model": {"backbone": str(cross_encoder)}}
     with pytest.raises(RankuqError, match=match):
         parse_grid({**grid, "train": {"epochs": 0}, **more}, "test grid")
+
+
+def beir_from_trecqa(root):
+    """TrecQA's clean test split written as a test-only BEIR folder (corpus, queries, qrels/test.tsv)
+    beside a link to the real WikiQA folder: a data root for a WikiQA → BEIR shift."""
+    import json
+
+    from rankuq import tasks
+
+    lists = tasks.get("trecqa_clean")().load("test", tasks.data_root()).to_pandas()
+    folder = root / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    candidates = lists.drop_duplicates("cid")
+    (folder / "corpus.jsonl").write_text(
+        "".join(
+            json.dumps({"_id": c, "title": "", "text": t}) + "\n"
+            for c, t in zip(candidates.cid, candidates.text, strict=True)
+        )
+    )
+    queries = lists.drop_duplicates("qid")
+    (folder / "queries.jsonl").write_text(
+        "".join(
+            json.dumps({"_id": q, "text": list(c)[-1]}) + "\n"
+            for q, c in zip(queries.qid, queries.context, strict=True)
+        )
+    )
+    qrels = [
+        "query-id\tcorpus-id\tscore",
+        *(f"{q}\t{c}\t{label}" for q, c, label in zip(lists.qid, lists.cid, lists.label, strict=True)),
+    ]
+    (folder / "qrels" / "test.tsv").write_text("\n".join(qrels) + "\n")
+    (root / "wikiqa").symlink_to(tasks.data_root() / "wikiqa")
+    return root
+
+
+def test_a_test_only_target_takes_its_dev_lists_and_post_hoc_fits_from_the_source(tmp_path, no_ray):
+    """A BEIR folder with only test qrels as a shift's target: the probes' dev lists and temperature's
+    fit come from the source's dev split (paper 002's domain transfer), the tested lists from the
+    target; a plain task keeps its own dev split."""
+    root = beir_from_trecqa(tmp_path / "data")
+    grid = {
+        **GRID,
+        "data_dir": str(root),
+        "tasks": [],
+        "methods": {"bm25": {}, "bert": {}, "temperature": {}},
+        "shifts": [{"name": "wikiqa-to-beir", "train": {"task": "wikiqa"}, "test": {"task": "beir"}}],
+    }
+    shifted = planned(tmp_path, grid)
+    assert shifted.tested["wikiqa-to-beir"].name.startswith("beir-test-")
+    assert shifted.dev["wikiqa-to-beir"].name.startswith("wikiqa-dev-")
+    assert {job.shards.split("/")[-1][:11] for job in shifted.fits.values()} == {"wikiqa-dev-"}
+    plain = planned(tmp_path / "plain", {**grid, "shifts": [], "tasks": ["wikiqa"]})
+    assert plain.dev["wikiqa"].name.startswith("wikiqa-dev-")
