@@ -85,8 +85,10 @@ class Cluster:
         return max(1, min(os.cpu_count() or 1, int(ray.available_resources().get("CPU", 1))))
 
     def cpu_scorers(self) -> int:
-        """One-thread CPU scoring tasks at once: the cluster's free CPUs (shards are on every node)."""
-        return max(1, int(ray.available_resources().get("CPU", 1)))
+        """One-thread CPU scoring tasks at once: the cluster's CPUs (shards are on every node). Not
+        its free CPUs: between two cells the last cell's worker still holds one for a moment, and a
+        paper grid read 1 of 2 free and scored on one core."""
+        return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
     def scorers_at_once(self, gpus: float, cpus: int) -> int:
         """GPU scorers the live nodes hold at once, each with a ``gpus`` share and ``cpus`` CPUs."""
