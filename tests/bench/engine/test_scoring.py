@@ -122,6 +122,14 @@ def test_draws_do_not_depend_on_the_cluster_s_free_cpus(ray_session, dev_shards,
     assert there.equals(here)
 
 
+def test_cpu_tasks_share_a_cell_s_batches_with_the_same_draws(ray_session, dev_shards, tmp_path):
+    """Two one-thread CPU scoring tasks at a time (the scoring stage's default on two cores) give
+    the table of one task, in shard order, dropout draws included: the same batches, seeded alike."""
+    checkpoint = tiny_checkpoint(tmp_path / "member", seed=0)
+    scorer = spec("mc_dropout", {"T": 3}, checkpoint, dev_shards)
+    assert score_shards(scorer, 256, scorers=2).equals(score_shards(scorer, 256, scorers=1))
+
+
 def test_batches_are_ray_data_s_cut_of_one_block_per_part(dev_shards, tmp_path):
     """Parts gathered until they hold a batch, then cut in batches (worked out for 300, 100, 100 and
     60 rows in batches of 256): what map_batches made of one block per part."""
