@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 from mlflow.entities import Run
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
@@ -60,7 +61,17 @@ def read_run_dir(run_dir: Path) -> Board:
     absent = [str(plot.path) for plot in plots if not plot.path.is_file()]
     if absent:
         raise RankuqError(f"{index} names missing plot files ({', '.join(absent)}): rerun `rankuq run`")
-    return Board(run_dir.resolve().name, table, plots)
+    return Board(_grid_name(run_dir), table, plots)
+
+
+def _grid_name(run_dir: Path) -> str:
+    """The name in the run directory's grid.yaml (what the run was), else the folder's name."""
+    try:
+        grid = yaml.safe_load(RunLayout(run_dir).grid_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        grid = None
+    name = grid.get("name") if isinstance(grid, dict) else None
+    return str(name) if name else run_dir.resolve().name
 
 
 def read_leaderboard(run_dir: Path) -> pd.DataFrame:

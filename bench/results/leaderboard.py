@@ -76,7 +76,8 @@ def write_csv(board: pd.DataFrame, path: Path) -> Path:
 class Cells(NamedTuple):
     """One metric's cells, column-wise (a board of 200,000 rows is formatted in seconds, where an
     object per cell took minutes), a row per method: ``value`` ('mean ± std', 3 decimals, or
-    ``MISSING``), ``mean`` and ``std`` (the numbers; NaN mean: missing), ``change`` against the baseline
+    ``MISSING``; the mean alone for one seed), ``mean`` and ``std`` (the numbers; NaN mean: missing,
+    NaN std: one seed), ``change`` against the baseline
     ('+10.00%'; empty for the baseline itself or where undefined), ``mark`` (``BETTER``, ``WORSE``
     or empty), ``note`` ('(+10.00% †)' or empty) and ``best`` (the column's best value)."""
 
@@ -127,8 +128,17 @@ def paper_tables(table: pd.DataFrame) -> dict[str, PaperTable]:
     best = _best(table, metrics)
     p_values = adjusted_p_values(table)
     methods = np.where(table.baseline, table.method.astype(str) + " (baseline)", table.method)
+    # One seed has no spread: its cells show the mean alone, not "± 0.000".
+    spread = np.where(pd.to_numeric(table.seeds, errors="coerce").to_numpy() == 1, np.nan, 0.0)
     cells = {
-        m: _cells(table[m], table[f"{m} std"], p_values[f"{m} p"], reference[m], best[m], lower_is_better(m))
+        m: _cells(
+            table[m],
+            table[f"{m} std"] + spread,
+            p_values[f"{m} p"],
+            reference[m],
+            best[m],
+            lower_is_better(m),
+        )
         for m in metrics
     }
     rows = {c: np.asarray(i) for c, i in table.groupby("condition", sort=False).indices.items()}
@@ -158,7 +168,9 @@ def _cells(
     mean_, std_, reference_ = (np.asarray(values, dtype=float) for values in (mean, std, reference))
     defined = ~np.isnan(mean_)
     value = np.full(mean_.shape, MISSING, dtype=object)
-    value[defined] = fixed(mean_[defined], 3) + " ± " + fixed(std_[defined], 3)
+    value[defined] = fixed(mean_[defined], 3)
+    spread = defined & ~np.isnan(std_)  # NaN std: one seed, the mean alone
+    value[spread] = value[spread] + " ± " + fixed(std_[spread], 3)
     compared = defined & ~np.isnan(reference_) & (reference_ != 0)
     change = np.full(mean_.shape, "", dtype=object)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -203,8 +215,8 @@ def footnote(table: pd.DataFrame, changes: bool = True) -> str:
         "; in brackets the relative change against the baseline method of the condition" if changes else ""
     )
     return (
-        f"Mean ± std over seeds{bracket}; {BETTER} significantly better, {WORSE} significantly worse "
-        "than the baseline "
+        f"Mean ± std over seeds (the mean alone for one seed){bracket}; {BETTER} significantly better, "
+        f"{WORSE} significantly worse than the baseline "
         "(two-sided paired t-test on per-query values averaged over seeds, the papers' test, blind to the "
         "seeds' spread, which the findings' two-level bootstrap counts; "
         f"for ECE, ECE.all and ERCE a paired bootstrap "

@@ -73,7 +73,8 @@ def rich_tables(board: Board) -> list[Table]:
         for metric in rows.cells:
             table.add_column(metric, justify="right", min_width=6)
         for row, (method, seeds) in enumerate(zip(rows.methods[:TERMINAL_ROWS], rows.seeds, strict=False)):
-            name = Text.assemble(str(method), ("\n", ""), (f"{seeds} seeds", "dim"))
+            count = "1 seed" if str(seeds) == "1" else f"{seeds} seeds"
+            name = Text.assemble(str(method), ("\n", ""), (count, "dim"))
             table.add_row(name, *(_rich(cells, row) for cells in rows.cells.values()))
         tables.append(table)
     if len(conditions) > TERMINAL_TABLES:
@@ -85,7 +86,8 @@ def _rich(cells: Cells, row: int) -> Text:
     if np.isnan(cells.mean[row]):
         return Text(cells.value[row])
     mean = (f"{cells.mean[row]:.3f}", "bold" if cells.best[row] else "")
-    return Text.assemble(mean, cells.mark[row], f"\n±{cells.std[row]:.3f}")
+    spread = "" if np.isnan(cells.std[row]) else f"\n±{cells.std[row]:.3f}"  # NaN: one seed
+    return Text.assemble(mean, cells.mark[row], spread)
 
 
 LATEX_MARKS = {BETTER: r"\textsuperscript{\dag}", WORSE: r"\textsuperscript{\ddag}"}

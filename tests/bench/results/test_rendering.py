@@ -70,3 +70,27 @@ def test_leaderboard_md_escapes_html_and_pipes_in_names(run_dir):
     text = paper_markdown(read_run_dir(run_dir))
     assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "## a\\|b" in text
+
+
+def test_one_seed_shows_the_mean_alone_and_says_1_seed(run_dir):
+    """A single seed has no spread: no "± 0.000" in any layout, "1 seed" under the method's name;
+    two seeds keep their std, a deterministic method's 0.000 included."""
+    table = read_run_dir(run_dir).table
+    table.loc[table.method == "ensemble", "seeds"] = 1
+    board = Board("my-grid", table, ())
+    text = paper_markdown(board)
+    assert "| ensemble        |       1 | **0.440** (+10.00% †) " in text
+    assert "| bm25            |       2 | 0.380 ± 0.000 (-5.00%)" in text
+    assert "the mean alone for one seed" in text
+    name, r1 = (column._cells[2] for column in rich_tables(board)[0].columns[:2])
+    assert name.plain == "ensemble\n1 seed" and r1.plain == "0.440†"
+    assert r"$\mathbf{0.440}$\textsuperscript{\dag}" in paper_latex(board)
+
+
+def test_the_title_names_the_grid_in_grid_yaml_else_the_folder(run_dir):
+    assert read_run_dir(run_dir).name == "my-grid"  # no grid.yaml: the folder's name
+    (run_dir / "grid.yaml").write_text("name: paper-000\ntasks: [wikiqa]\n")
+    board = read_run_dir(run_dir)
+    assert board.name == "paper-000"
+    assert paper_markdown(board).startswith("# Leaderboard: paper-000\n")
+    assert rich_tables(board)[0].title == "paper-000: wikiqa"
