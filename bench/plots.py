@@ -11,6 +11,7 @@ matplotlib.use("Agg")  # files only; no display on servers
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 
 from rankuq.bench.metrics.ece import bin_sums
 
@@ -23,9 +24,11 @@ def reliability_diagram(
     bins: int = 10,
     adaptive: bool = False,
     title: str | None = None,
+    subject: str = "",
 ) -> Path:
     """Fraction relevant against mean predicted probability per bin, one line per label, and below
-    it the number of pairs in each bin (log scale: the bins near 0 hold most pairs).
+    it the number of pairs in each bin (log scale: the bins near 0 hold most pairs), titled by
+    ``subject`` (whose predictions: method × condition) over ``title``.
 
     ``curves`` maps a label (a seed, a number of non-relevant candidates, …) to (probabilities,
     binary relevance[, row weights such as the balanced ECE's]). Bins are those of the ECE
@@ -46,8 +49,7 @@ def reliability_diagram(
         below.plot(confidence, counts[kept], marker=".", color=line.get_color())
     axis.set(xlim=(0, 1), ylim=(0, 1), ylabel="fraction relevant")
     below.set(xlabel="mean predicted P(relevant)", ylabel="pairs per bin", yscale="log")
-    if title:
-        axis.set_title(title, fontsize="medium")
+    _title(axis, subject, title)
     figure.legend(loc="outside right upper", fontsize="small")
     figure.savefig(path, dpi=100)
     plt.close(figure)
@@ -63,10 +65,12 @@ def line_plot(
     title: str | None = None,
     log_x: bool = False,
     dashed: tuple[str, ...] = ("oracle", "random"),
+    subject: str = "",
 ) -> Path:
     """One line per label from (x, y): R@1 against risk aversion b, performance against
-    abstention rate, nAUC against reference size. Labels in ``dashed`` (bounds such as the
-    oracle and random) are drawn in grey, dashed then dotted; the legend is outside the axes."""
+    abstention rate, nAUC against reference size, titled by ``subject`` over ``title``. Labels in
+    ``dashed`` (bounds such as the oracle and random) are drawn in grey, dashed then dotted; the
+    legend is outside the axes."""
     figure, axis = plt.subplots(figsize=(6.5, 4), layout="constrained")
     colours = iter(plt.cm.tab20(np.linspace(0, 1, 20)))
     for label, (x, y) in series.items():
@@ -77,12 +81,19 @@ def line_plot(
             style = {"color": next(colours)}
         axis.plot(x, y, marker="o", markersize=3, label=label, **style)
     axis.set(xlabel=xlabel, ylabel=ylabel, xscale="log" if log_x else "linear")
-    if title:
-        axis.set_title(title, fontsize="medium")
+    _title(axis, subject, title)
     figure.legend(loc="outside right upper", fontsize="small")  # beside the axes: it covers no curve
     figure.savefig(path, dpi=100)
     plt.close(figure)
     return path
+
+
+def _title(axis: Axes, subject: str, title: str | None) -> None:
+    """Whose plot it is (method × condition) on the first line, so a PNG opened alone (plots/,
+    MLflow's artifacts) says what it shows; which plot it is below."""
+    heading = "\n".join(part for part in (subject, title) if part)
+    if heading:
+        axis.set_title(heading, fontsize="medium")
 
 
 def overview_png(board: pd.DataFrame, metrics: Sequence[str], columns: int = 4) -> bytes | None:

@@ -85,8 +85,10 @@ def cached_probes(
     names: Sequence[str],
     seed: int,
     options: Mapping[str, Mapping[str, Any]] = {},
+    subject: str = "",
 ) -> tuple[dict[str, float], list[str], list[Path], Path]:
-    """Probe metrics, notes, plot files and the parts file of one seed, computed once into ``folder``.
+    """Probe metrics, notes, plot files (titled by ``subject``: the cell) and the parts file of one
+    seed, computed once into ``folder``.
 
     The folder is written under a temporary name and renamed, so a killed run leaves no
     half-written study behind.
@@ -94,7 +96,7 @@ def cached_probes(
     if not (folder / METRICS_FILE).exists():
         result = run_probes(table, dev, names, seed, options)
         with staged_folder(folder) as staging:
-            result.write_plots(staging)
+            result.write_plots(staging, subject=subject)
             record = {"metrics": result.metrics, "notes": list(result.notes)}
             pq.write_table(parts_table(result.parts), staging / PARTS_FILE, compression="zstd")
             (staging / METRICS_FILE).write_text(json.dumps(record, indent=1, allow_nan=True))

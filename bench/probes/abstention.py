@@ -35,8 +35,7 @@ split, only the test fifth). ``AUC.*`` and ``break_even.*`` have no parts. ``nor
 abstains on tied confidences in row order (the probe's rows are in qid order: lower qid first).
 """
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -55,7 +54,16 @@ from rankuq.bench.probes.abstention_protocol import (
     usable,
 )
 from rankuq.bench.probes.abstention_studies import break_even, threshold_calibration
-from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, key, merge, split_queries
+from rankuq.bench.probes.base import (
+    PROBES,
+    Draw,
+    ProbeResult,
+    ScoredLists,
+    as_lists,
+    key,
+    merge,
+    split_queries,
+)
 from rankuq.bench.probes.confidence import DATA_DRIVEN, REFERENCE_FREE, UNCERTAINTY, K, NotFittable
 from rankuq.errors import RankuqError
 
@@ -171,6 +179,8 @@ def _normalised_aucs(
     return ProbeResult(values, curves, plots, tuple(notes), split)
 
 
-def _curve_plot(curve: dict[str, np.ndarray], metric: str) -> Callable[[Path], Path]:
+def _curve_plot(curve: dict[str, np.ndarray], metric: str) -> Draw:
     series = {u: (curve["rate"], y) for u, y in curve.items() if u != "rate"}
-    return lambda path: line_plot(series, path, xlabel="abstention rate", ylabel=f"mean {metric}")
+    return lambda path, subject: line_plot(
+        series, path, xlabel="abstention rate", ylabel=f"mean {metric}", subject=subject
+    )

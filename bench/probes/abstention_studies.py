@@ -110,12 +110,13 @@ def break_even(parts: list[Part], metric: str, qids: np.ndarray | None) -> Probe
     linear = np.array([nauc[n] for n in sizes])
     curve = {"size": np.array(sizes), "u_lin": linear, "u_std": np.full(len(sizes), standard)}
     plot = {
-        f"reference_size_{key(metric)}": lambda path: line_plot(
+        f"reference_size_{key(metric)}": lambda path, subject: line_plot(
             {u: (curve["size"], curve[u]) for u in ("u_lin", "u_std")},
             path,
             xlabel="reference set size",
             ylabel=f"nAUC ({metric})",
             log_x=True,
+            subject=subject,
         )
     }
     values, split = {f"break_even.{metric}.largest": float(size)}, {}

@@ -22,6 +22,7 @@ from rankuq.errors import RankuqError
 from rankuq.registry import Registry
 
 V = TypeVar("V")
+Draw = Callable[[Path, str], Path]  # (PNG path, subject of its title) → the path drawn
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,8 @@ class ProbeResult:
 
     ``metrics``: flat, MLflow-ready keys (no '@': ``nDCG@10`` is written ``nDCG_at_10``).
     ``curves``: name → columns of equal length (x and y values of a figure).
-    ``plots``: file stem → a function drawing that PNG at the path it is given (drawn on demand).
+    ``plots``: file stem → a function drawing that PNG at the path it is given, titled by the subject
+    it is given (whose predictions: method × condition), drawn on demand.
     ``notes``: what was left out and why (a skipped study, an undefined value).
     ``parts``: metric key → the metric split by query (``bench.probes.parts``), for the metrics a
     resampling over queries can recompute.
@@ -38,18 +40,18 @@ class ProbeResult:
 
     metrics: dict[str, float]
     curves: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
-    plots: dict[str, Callable[[Path], Path]] = field(default_factory=dict)
+    plots: dict[str, Draw] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     parts: dict[str, QueryParts] = field(default_factory=dict)
 
-    def write_plots(self, folder: Path, prefix: str = "") -> list[Path]:
-        """Draw every plot as ``folder/<prefix><stem>.png``, each written under a temporary name
-        first, so no half-written PNG is left behind."""
+    def write_plots(self, folder: Path, prefix: str = "", subject: str = "") -> list[Path]:
+        """Draw every plot as ``folder/<prefix><stem>.png``, titled by ``subject`` (e.g. the cell's
+        label), each written under a temporary name first, so no half-written PNG is left behind."""
         folder.mkdir(parents=True, exist_ok=True)
         paths = []
         for stem, draw in self.plots.items():
             path = folder / f"{prefix}{stem}.png"
-            os.replace(draw(path.with_name(f".{path.stem}.tmp.png")), path)
+            os.replace(draw(path.with_name(f".{path.stem}.tmp.png"), subject), path)
             paths.append(path)
         return paths
 

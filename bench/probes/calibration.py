@@ -19,8 +19,7 @@ resampled: ERCE's equal-mass bins are those of all its pairs. ``ECE.adaptive`` h
 equal-mass bins are cut on all the candidate rows; a resample of the queries would cut them elsewhere).
 """
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -34,7 +33,7 @@ from rankuq.bench.metrics.ece import (
     query_bin_gaps,
 )
 from rankuq.bench.plots import reliability_diagram
-from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, merge
+from rankuq.bench.probes.base import PROBES, Draw, ProbeResult, ScoredLists, as_lists, merge
 from rankuq.bench.probes.parts import QueryParts
 from rankuq.errors import RankuqError
 
@@ -337,5 +336,5 @@ def _curve(
     }
 
 
-def _diagram(curves: dict, n_bins: int, adaptive: bool, title: str) -> Callable[[Path], Path]:
-    return lambda path: reliability_diagram(curves, path, n_bins, adaptive, title)
+def _diagram(curves: dict, n_bins: int, adaptive: bool, title: str) -> Draw:
+    return lambda path, subject: reliability_diagram(curves, path, n_bins, adaptive, title, subject)

@@ -31,15 +31,14 @@ mean ranking's per-query values on the same queries, the side RA and CVaR are co
 is reported with or without a dev table.
 """
 
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Literal, get_args
 
 import numpy as np
 import pyarrow as pa
 
 from rankuq.bench.plots import line_plot
-from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, key
+from rankuq.bench.probes.base import PROBES, Draw, ProbeResult, ScoredLists, as_lists, key
 from rankuq.bench.probes.parts import QueryParts, per_query
 from rankuq.bench.probes.significance import paired_t
 from rankuq.errors import RankuqError
@@ -233,7 +232,9 @@ def _compared(
     return out
 
 
-def _curve_plot(series: dict[str, tuple[np.ndarray, np.ndarray]], metric: str) -> Callable[[Path], Path]:
+def _curve_plot(series: dict[str, tuple[np.ndarray, np.ndarray]], metric: str) -> Draw:
     """The RA curve's plot, drawn for rankers with several draws only: with one, every b ranks
     alike and the curve is a flat line."""
-    return lambda path: line_plot(series, path, xlabel="risk aversion b", ylabel=metric, title="RA ranking")
+    return lambda path, subject: line_plot(
+        series, path, xlabel="risk aversion b", ylabel=metric, title="RA ranking", subject=subject
+    )

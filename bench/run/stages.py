@@ -251,7 +251,8 @@ def probe(
         key = content_key("probes", PROBES_VERSION, cell.key, cell.dev_key, b)
         folder = plan.layout.probes(cell.task, cell.method, cell.seed, key)
         options = {"risk": {"b": b}} if b is not None else {}
-        found = cached_probes(folder, tested[cell], dev.get(cell), plan.probes, cell.seed, options)
+        subject = cell.label()  # the plots' title: a PNG alone says whose it is
+        found = cached_probes(folder, tested[cell], dev.get(cell), plan.probes, cell.seed, options, subject)
         studies[cell] = Study(*found, key=key, searched=searched)
     return studies
 

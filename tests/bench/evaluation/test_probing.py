@@ -2,9 +2,12 @@
 in its folder, its keys are valid MLflow names."""
 
 import re
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from matplotlib.figure import Figure
 
 from rankuq.bench.evaluation.probing import cached_probes, headline, run_probes
 from rankuq.bench.predictions import predictions_table
@@ -38,6 +41,27 @@ def test_probes_are_computed_once_into_their_folder(wikiqa, tmp_path):
     again = cached_probes(folder, wikiqa, None, ["calibration"], seed=0)
     assert again[0] == values and "reliability.png" not in {p.name for p in again[2]}
     assert not list(tmp_path.glob(".*tmp"))
+
+
+def test_every_plot_of_a_study_says_whose_it_is_in_its_title(wikiqa, tmp_path, monkeypatch):
+    """Each figure a study saves is titled by the cell (method × condition) on its first line, so a
+    PNG opened alone (plots/, MLflow) says what it shows."""
+    titles: dict[str, list[str]] = {}
+    save = Figure.savefig
+
+    def spy(figure: Figure, path: Path, **kwargs: Any) -> None:
+        titles[Path(path).name] = [axis.get_title() for axis in figure.axes if axis.get_title()]
+        save(figure, path, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", spy)
+    subject = "ensemble × wikiqa → trecqa seed 0"
+    names = ["abstention", "calibration", "risk"]
+    _values, _notes, plots, _parts = cached_probes(tmp_path / "s", wikiqa, None, names, 0, subject=subject)
+    assert {".risk_aversion.tmp.png", ".reliability_ERCE.tmp.png", ".abstention_AP.tmp.png"} <= set(titles)
+    assert len(titles) == len(plots) >= 8  # every PNG kept was drawn here, each with its title
+    assert all(len(found) == 1 and found[0].split("\n")[0] == subject for found in titles.values())
+    assert titles[".risk_aversion.tmp.png"] == [f"{subject}\nRA ranking"]
+    assert titles[".abstention_AP.tmp.png"] == [subject]  # a plot with no title of its own
 
 
 def test_every_probe_key_is_a_valid_mlflow_metric_name_at_the_mlflow_boundary(wikiqa):

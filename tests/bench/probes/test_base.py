@@ -93,11 +93,14 @@ def test_keys_and_merging(tmp_path: Path) -> None:
     assert key("nDCG@10") == "nDCG_at_10" and key("AP") == "AP"
     first = ProbeResult({"a": 1.0}, notes=("x",))
     second = ProbeResult(
-        {"b": 2.0}, plots={"p": lambda path: path.write_bytes(b"png") and path}, notes=("y",)
+        {"b": 2.0},
+        plots={"p": lambda path, subject: path.write_bytes(subject.encode()) and path},
+        notes=("y",),
     )
     merged = merge([first, second])
     assert merged.metrics == {"a": 1.0, "b": 2.0} and merged.notes == ("x", "y")
-    assert merged.write_plots(tmp_path, "cell-") == [tmp_path / "cell-p.png"]
+    assert merged.write_plots(tmp_path, "cell-", "bm25 × wikiqa seed 0") == [tmp_path / "cell-p.png"]
+    assert (tmp_path / "cell-p.png").read_text() == "bm25 × wikiqa seed 0"  # the subject reaches the draw
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cell-p.png"]  # no temporary left
     with pytest.raises(ValueError, match=r"produced twice: \['a'\]"):
         merge([first, first])
