@@ -8,8 +8,11 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from rankuq.bench.evaluation.paired_tests import corrected
+from rankuq.bench.results.columns import concat, strings, where
 from rankuq.bench.rundir.atomic import atomic_write
 
 RANKING_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10")
@@ -74,23 +77,29 @@ def write_csv(board: pd.DataFrame, path: Path) -> Path:
 
 
 class Cells(NamedTuple):
-    """One metric's cells, column-wise (a board of 200,000 rows is formatted in seconds, where an
+    """One metric's cells, column-wise (a board of 200,000 rows is formatted in a second, where an
     object per cell took minutes), a row per method: ``value`` ('mean ± std', 3 decimals, or
     ``MISSING``; the mean alone for one seed), ``mean`` and ``std`` (the numbers; NaN mean: missing,
     NaN std: one seed), ``change`` against the baseline
     ('+10.00%'; empty for the baseline itself or where undefined), ``mark`` (``BETTER``, ``WORSE``
-    or empty), ``note`` ('(+10.00% †)' or empty) and ``best`` (the column's best value)."""
+    or empty), ``note`` ('(+10.00% †)' or empty) and ``best`` (the column's best value). The text
+    parts are Arrow string columns (``bench.results.columns``), the others numpy arrays."""
 
-    value: np.ndarray
+    value: pa.Array
     mean: np.ndarray
     std: np.ndarray
-    change: np.ndarray
-    mark: np.ndarray
-    note: np.ndarray
+    change: pa.Array
+    mark: pa.Array
+    note: pa.Array
     best: np.ndarray
 
     def take(self, rows: np.ndarray) -> "Cells":
-        return Cells(*(part[rows] for part in self))
+        """The cells of ``rows``; a run of consecutive rows (a condition of a board) is a view."""
+        if len(rows) and rows[-1] - rows[0] + 1 == len(rows) and (np.diff(rows) == 1).all():
+            return Cells(*(part[rows[0] : rows[-1] + 1] for part in self))
+        return Cells(
+            *(part.take(pa.array(rows)) if isinstance(part, pa.Array) else part[rows] for part in self)
+        )
 
 
 @dataclass(frozen=True)
@@ -105,7 +114,11 @@ class PaperTable:
     def cell(self, method: str, metric: str) -> dict[str, object]:
         """One cell's parts by name (for reading a table, not for rendering one)."""
         row = self.methods.index(method)
-        return {part: values[row] for part, values in self.cells[metric]._asdict().items()}
+        parts = self.cells[metric]._asdict().items()
+        return {
+            part: values[row].as_py() if isinstance(values, pa.Array) else values[row]
+            for part, values in parts
+        }
 
 
 def adjusted_p_values(table: pd.DataFrame) -> pd.DataFrame:
@@ -167,17 +180,16 @@ def _cells(
     """One metric's cells (the parts of ``PaperTable``), formatted a column at a time."""
     mean_, std_, reference_ = (np.asarray(values, dtype=float) for values in (mean, std, reference))
     defined = ~np.isnan(mean_)
-    value = np.full(mean_.shape, MISSING, dtype=object)
-    value[defined] = fixed(mean_[defined], 3)
     spread = defined & ~np.isnan(std_)  # NaN std: one seed, the mean alone
-    value[spread] = value[spread] + " ± " + fixed(std_[spread], 3)
+    mean_text = fixed(mean_, 3)
+    value = where(defined, where(spread, concat(mean_text, fixed(std_, 3), sep=" ± "), mean_text), MISSING)
     compared = defined & ~np.isnan(reference_) & (reference_ != 0)
-    change = np.full(mean_.shape, "", dtype=object)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = 100 * (mean_ - reference_) / np.abs(reference_)
-    change[compared] = fixed(ratios[compared], 2, "+") + "%"
-    mark = marks(mean_, reference_, np.where(compared, np.asarray(p, dtype=float), np.nan), lower)
-    note = np.where(compared, "(" + change + np.where(mark == "", "", " " + mark) + ")", "")
+    change = where(compared, concat(fixed(ratios, 2, "+"), "%"), "")
+    mark_ = marks(mean_, reference_, np.where(compared, np.asarray(p, dtype=float), np.nan), lower)
+    mark = strings(mark_)
+    note = where(compared, concat("(", change, where(mark_ == "", "", concat(" ", mark)), ")"), "")
     return Cells(value, mean_, std_, change, mark, note, defined & np.asarray(best, dtype=bool))
 
 
@@ -189,23 +201,25 @@ def marks(mean: np.ndarray, reference: np.ndarray, p: np.ndarray, lower: bool) -
     return np.select([significant & (gain > 0), significant & (gain < 0)], [BETTER, WORSE], "").astype(object)
 
 
-def fixed(values: np.ndarray, decimals: int, plus: str = "") -> np.ndarray:
-    """``f"{value:{plus}.{decimals}f}"`` of each value, as an object array, by integer arithmetic
-    in numpy (a Python format per cell took seconds at 200,000 rows); the values within a hair of a
-    rounding tie, or so large that the product errs by more, or not finite, are formatted by Python."""
-    if values.size == 0:  # numpy's zfill cannot size an empty array's strings
-        return np.empty(values.shape, dtype=object)
-    scale = 10**decimals
-    scaled = np.abs(values) * scale
+def fixed(values: np.ndarray, decimals: int, plus: str = "") -> pa.Array:
+    """``f"{value:{plus}.{decimals}f}"`` of each value (``decimals`` ≥ 1), as an Arrow string column,
+    by integer arithmetic in numpy and Arrow's string kernels (a Python format per cell took seconds
+    at 200,000 rows); the values within a hair of a rounding tie, or so large that the product errs
+    by more, or not finite, are formatted by Python."""
+    scaled = np.abs(values) * 10**decimals
     with np.errstate(invalid="ignore"):
         exact = np.isfinite(scaled) & (scaled < 2**31) & (np.abs(scaled % 1 - 0.5) > 1e-6)
     units = np.rint(np.where(exact, scaled, 0)).astype(np.int64)
-    digits = np.strings.zfill(units.astype(str), decimals + 1)
-    whole, fraction = np.strings.slice(digits, 0, -decimals), np.strings.slice(digits, -decimals, None)
-    sign = np.where(np.signbit(values), "-", plus)
-    out = np.strings.add(np.strings.add(sign, whole), np.strings.add(".", fraction)).astype(object)
-    out[~exact] = [f"{value:{plus}.{decimals}f}" for value in values[~exact].tolist()]
-    return out
+    digits = pc.utf8_lpad(pc.cast(pa.array(units), pa.large_string()), decimals + 1, padding="0")
+    whole, fraction = (
+        pc.utf8_slice_codeunits(digits, 0, -decimals),
+        pc.utf8_slice_codeunits(digits, -decimals),
+    )
+    out = concat(where(np.signbit(values), "-", plus), whole, ".", fraction)
+    if exact.all():
+        return out
+    python = strings([f"{value:{plus}.{decimals}f}" for value in values[~exact].tolist()])
+    return pc.replace_with_mask(out, pa.array(~exact), python)
 
 
 def footnote(table: pd.DataFrame, changes: bool = True) -> str:

@@ -2,14 +2,16 @@
 of 200,000 rows renders in seconds)."""
 
 import html
-from itertools import repeat
+from collections.abc import Iterable
 
 import numpy as np
+import pyarrow as pa
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
 from rankuq.bench.results.boards import Board
+from rankuq.bench.results.columns import concat, joined, longest, nonempty, padded, replaced, strings, where
 from rankuq.bench.results.leaderboard import BETTER, WORSE, Cells, PaperTable, footnote
 
 TERMINAL_ROWS = 50  # per condition: the whole table is leaderboard.md's
@@ -22,39 +24,46 @@ def markdown_text(text: object) -> str:
     return html.escape(str(text)).replace("|", "\\|")
 
 
+# html.escape's replacements, in its order, then the table pipe (``markdown_text`` of a column).
+MARKDOWN_ESCAPES = (
+    ("&", "&amp;"),
+    ("<", "&lt;"),
+    (">", "&gt;"),
+    ('"', "&quot;"),
+    ("'", "&#x27;"),
+    ("|", "\\|"),
+)
+
+
 def paper_markdown(board: Board) -> str:
     parts = [f"# Leaderboard: {markdown_text(board.name)}"]
     for condition, rows in board.tables.items():
-        columns = {"method": list(map(markdown_text, rows.methods)), "seeds": list(map(str, rows.seeds))}
+        columns = {"method": replaced(names(rows.methods), MARKDOWN_ESCAPES), "seeds": names(rows.seeds)}
         for metric, cells in rows.cells.items():
-            value = wrapped(cells.value, cells.best, "**", "**")
-            columns[metric] = wrapped(value, cells.note != "", "", " ", cells.note).tolist()
+            value = where(cells.best, concat("**", cells.value, "**"), cells.value)
+            columns[metric] = where(nonempty(cells.note), concat(value, cells.note, sep=" "), value)
         parts.append(f"## {markdown_text(condition)}\n\n{_pipe_table(columns)}")
     parts.append(footnote(board.table))
     return "\n\n".join(parts) + "\n"
 
 
-def _pipe_table(columns: dict[str, list[str]]) -> str:
+def names(values: Iterable[object]) -> pa.Array:
+    """Method names or seed counts as text, as ``str`` writes each."""
+    return strings(list(map(str, values)))
+
+
+def _pipe_table(columns: dict[str, pa.Array]) -> str:
     """A Markdown pipe table as tabulate's ``pipe`` format writes it (seeds right-aligned, the rest
     left; a column at least two wider than its header), one padded column at a time."""
-    padded, rules = [], []
-    for header, cells in columns.items():
-        width = max(len(header) + 2, *map(len, cells))
+    heads, cells, rules = [], [], []
+    for header, column in columns.items():
+        width = max(len(header) + 2, longest(column))
         right = header == "seeds"
-        pad = str.rjust if right else str.ljust
-        padded.append(list(map(pad, [header, *cells], repeat(width))))
+        heads.append(header.rjust(width) if right else header.ljust(width))
+        cells.append(padded(column, width, right))
         rules.append("-" * (width + 1) + ":" if right else ":" + "-" * (width + 1))
-    lines = list(map(("| " + " | ".join(["%s"] * len(padded)) + " |").__mod__, zip(*padded, strict=True)))
-    return "\n".join([lines[0], "|" + "|".join(rules) + "|", *lines[1:]])
-
-
-def wrapped(values: np.ndarray, where: np.ndarray, before: str, after: str, then: object = "") -> np.ndarray:
-    """``before + value + after + then`` where ``where`` holds (``then``: a string or a column of
-    them), the value itself elsewhere; only the rows that change are concatenated."""
-    out = values.copy()
-    tail = then[where] if isinstance(then, np.ndarray) else then
-    out[where] = before + values[where] + after + tail
-    return out
+    body = joined(concat("\n| ", concat(*cells, sep=" | "), " |"))
+    return "| " + " | ".join(heads) + " |\n|" + "|".join(rules) + "|" + body
 
 
 def rich_tables(board: Board) -> list[Table]:
@@ -84,10 +93,10 @@ def rich_tables(board: Board) -> list[Table]:
 
 def _rich(cells: Cells, row: int) -> Text:
     if np.isnan(cells.mean[row]):
-        return Text(cells.value[row])
+        return Text(cells.value[row].as_py())
     mean = (f"{cells.mean[row]:.3f}", "bold" if cells.best[row] else "")
     spread = "" if np.isnan(cells.std[row]) else f"\n±{cells.std[row]:.3f}"  # NaN: one seed
-    return Text.assemble(mean, cells.mark[row], spread)
+    return Text.assemble(mean, cells.mark[row].as_py(), spread)
 
 
 LATEX_MARKS = {BETTER: r"\textsuperscript{\dag}", WORSE: r"\textsuperscript{\ddag}"}
@@ -103,14 +112,14 @@ def paper_latex(board: Board) -> str:
 
 
 def _latex_table(caption: str, rows: PaperTable) -> str:
-    columns = [[latex_text(method) for method in rows.methods], list(map(str, rows.seeds))]
+    columns = [strings([latex_text(method) for method in rows.methods]), names(rows.seeds)]
     for cells in rows.cells.values():
-        number = np.array([value.replace("±", r"\pm") for value in cells.value], dtype=object)
-        value = np.where(cells.best, r"$\mathbf{" + number + "}$", "$" + number + "$")
-        value = value + np.array([LATEX_MARKS.get(mark, "") for mark in cells.mark], dtype=object)
-        columns.append(np.where(np.isnan(cells.mean), "--", value).tolist())
+        number = replaced(cells.value, [("±", r"\pm")])
+        value = where(cells.best, concat(r"$\mathbf{", number, "}$"), concat("$", number, "$"))
+        mark = replaced(cells.mark, LATEX_MARKS.items())
+        columns.append(where(np.isnan(cells.mean), "--", concat(value, mark)))
     header = " & ".join(latex_text(name) for name in ["method", "seeds", *rows.cells])
-    body = [" & ".join(row) + r" \\" for row in zip(*columns, strict=True)]
+    body = joined(concat(concat(*columns, sep=" & "), " \\\\\n"))
     return "\n".join(
         [
             r"\begin{table}",
@@ -120,8 +129,7 @@ def _latex_table(caption: str, rows: PaperTable) -> str:
             r"\toprule",
             header + r" \\",
             r"\midrule",
-            *body,
-            r"\bottomrule",
+            body + r"\bottomrule",
             r"\end{tabular}",
             r"\end{table}",
             "",
