@@ -4,6 +4,9 @@ import argparse
 
 
 def _findings(args: argparse.Namespace) -> None:
+    from rankuq.bench.config.command_inputs import check_output_file
+
+    check_output_file(args.out, "--out", "findings.md")  # before the claims are measured
     from rankuq.bench.findings.render import findings
 
     out = findings(args.run_dirs, args.out, cost=args.cost, allow_stale=args.allow_stale, readme=args.readme)

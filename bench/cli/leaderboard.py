@@ -17,7 +17,12 @@ def _leaderboard(args: argparse.Namespace) -> None:
 
     if (args.run_dir is None) == (args.tracking_uri is None) or (args.grid and args.run_dir):
         raise RankuqError("rankuq leaderboard: give either RUN_DIR or --tracking-uri URI [--grid NAME]")
-    from rankuq.bench.config.command_inputs import check_experiment, check_output_folder, check_tracking_uri
+    from rankuq.bench.config.command_inputs import (
+        check_experiment,
+        check_output_file,
+        check_output_folder,
+        check_tracking_uri,
+    )
     from rankuq.bench.results.mlflow_names import experiment_name
 
     if args.tracking_uri:
@@ -26,9 +31,7 @@ def _leaderboard(args: argparse.Namespace) -> None:
     if args.out:
         check_output_folder(args.out, "--out")
     if args.latex:
-        if args.latex.is_dir():
-            raise RankuqError(f"--latex {args.latex} is a folder; give a file path such as tables.tex")
-        check_output_folder(args.latex.parent, "--latex")
+        check_output_file(args.latex, "--latex", "tables.tex")
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # plot downloads: no bars
     with tempfile.TemporaryDirectory() as downloads:  # the report embeds the plots: no need to keep them
         board = (

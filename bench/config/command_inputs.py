@@ -245,6 +245,13 @@ def check_output_folder(path: Path, what: str) -> None:
         ) from None
 
 
+def check_output_file(path: Path, what: str, example: str) -> None:
+    """``path`` can be written as a file: not a folder, and its folder passes ``check_output_folder``."""
+    if path.is_dir():
+        raise RankuqError(f"{what} {path} is a folder; give a file path such as {example}")
+    check_output_folder(path.parent, what)
+
+
 def _read_only(path: Path) -> bool:
     return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
 

@@ -188,6 +188,7 @@ UNWRITABLE = [  # /proc takes no new file, although root passes every permission
     ("leaderboard --out", lambda t: ["leaderboard", str(t / "run"), "--out", "/proc/rankuq-out"], "--out"),
     ("leaderboard --latex", lambda t: ["leaderboard", str(t / "run"), "--latex", "/proc/t.tex"], "--latex"),
     ("run --run-dir", lambda t: ["run", str(_grid(t)), "--run-dir", "/proc/rankuq-run"], "--run-dir"),
+    ("findings --out", lambda t: ["findings", str(t / "run"), "--out", "/proc/findings.md"], "--out"),
 ]
 
 
