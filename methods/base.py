@@ -75,9 +75,10 @@ def length_buckets(
 
 
 class MethodParams(BaseModel):
-    """Per-method grid parameters; unknown keys are rejected."""
+    """Per-method grid parameters; unknown keys and non-finite numbers (``c: .inf`` passes ``gt=0``
+    and breaks the model later) are rejected."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 Fitted = dict[str, Any]  # a post-hoc method's fitted state (JSON-able), e.g. {"temperature": 1.7}

@@ -132,6 +132,25 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         "search.space.sngp.lengthscale: uniform takes finite numbers, got [1.0, inf]",
     ),
     ("findings, --cost seconds 0", lambda t: _cost(t, COST.format(0)), "seconds is 0, expected a positive"),
+    *(
+        (
+            f"method setting {setting}",
+            lambda t, setting=setting: [
+                "run",
+                str(_grid(t, GRID.replace("methods: {bm25: {}}", f"methods: {{{setting}}}"))),
+                "--run-dir",
+                str(t / "run"),
+            ],
+            message,
+        )
+        for setting, message in (
+            ("sngp: {c: .inf}", "methods.sngp.c: Input should be a finite number"),
+            ("sngp: {lengthscale: .nan}", "methods.sngp.lengthscale: Input should be a finite number"),
+            ("gpf: {gamma: .inf}", "methods.gpf.gamma: Input should be a finite number"),
+            ("mc_dropout: {T: 0}", "methods.mc_dropout.T: Input should be greater than 0"),
+            ("pg_gp: {lengthscale: -1}", "methods.pg_gp.lengthscale: Input should be greater than 0"),
+        )
+    ),
 ]
 
 
