@@ -15,7 +15,8 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
     __version__ = "0+unknown"
 
 
-API = ("run_grid", "evaluate", "evaluate_queries", "leaderboard", "compare")  # rankuq.run_grid(…) & co., from rankuq.bench.api
+# rankuq.run_grid(…) & co., from rankuq.bench.api
+API = ("run_grid", "evaluate", "evaluate_queries", "leaderboard", "compare")
 
 
 def __getattr__(name: str) -> object:
