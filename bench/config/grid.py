@@ -285,12 +285,10 @@ def _check_sides(spec: GridSpec, source: str) -> None:
     keys = [f"tasks.{i}" for i in range(len(spec.tasks))] + [f"shifts.{i}" for i in range(len(spec.shifts))]
     root = tasks.data_root(spec.data_dir)
     for key, condition in zip(keys, spec.conditions(), strict=True):
-        on_target = [
-            split
-            for split in [*dev, *sorted(fit_splits)]
-            if dev_side(condition, split, root) == condition.test
-        ]
-        on_source = [split for split in [*dev, *sorted(fit_splits)] if split not in on_target]
+        # The dev and fit splits are read on the target, or on the source where it lacks them.
+        reads = [*dev, *sorted(fit_splits)]
+        on_target = [split for split in reads if dev_side(condition, split, root) == condition.test]
+        on_source = [split for split in reads if split not in on_target]
         for role, side, splits in (
             # train.epochs 0 (zero-shot) reads no training lists
             ("train", condition.train, [*(["train"] if spec.train.epochs else []), *dev, *on_source]),

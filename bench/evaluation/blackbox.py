@@ -111,12 +111,10 @@ def read_inputs(
     is True; a predictions file's follow its own flag unless it is given (an unflagged table's:
     every prob_mean in [0, 1]). ``flags`` name the options in messages (the dev split has its own)."""
     if predictions is not None and run is None and qrels is None:
-        source = (
-            f"the {flags[2].removeprefix('--')} table"
-            if isinstance(predictions, pa.Table)
-            else str(predictions)
-        )
-        found = predictions if isinstance(predictions, pa.Table) else _read_parquet(predictions)
+        if isinstance(predictions, pa.Table):
+            found, source = predictions, f"the {flags[2].removeprefix('--')} table"
+        else:
+            found, source = _read_parquet(predictions), str(predictions)
         table = validate_predictions(found, source)
         if probabilities is not None:
             flag = b"true" if probabilities else b"false"

@@ -210,7 +210,7 @@ def _predictions(
     if gpus > 0:  # a scorer holds what a trial holds, on every node that has room for one
         threads = max(1, int(resources.cpus_per_trial))
         scorers = cluster.scorers_at_once(gpus, threads)
-    else:  # one-thread scorers on the cluster's free CPUs
+    else:  # a one-thread scorer per CPU of the cluster
         threads, scorers = 1, cluster.cpu_scorers()
     scorer = plan.scorer(cell, shards, fitted, threads)
     table = score_shards(scorer, plan.spec.eval.batch_size, gpus=gpus, on_rows=on_rows, scorers=scorers)
