@@ -32,6 +32,7 @@ from rankuq.bench.engine.checkpoints import (
     save_checkpoint,
 )
 from rankuq.bench.engine.scoring import dev_metric
+from rankuq.bench.engine.session import leave_ctrl_c_to_driver
 from rankuq.bench.engine.training_loop import TrainState, balanced_pairs, fine_tune
 from rankuq.bench.planning.jobs import SearchTrial, TrainJob
 from rankuq.bench.rundir.atomic import staged_folder
@@ -364,9 +365,7 @@ def train_members(
     if not jobs:
         return
     storage.mkdir(parents=True, exist_ok=True)
-    # Ctrl-C stops the driver at once rather than letting Tune wind the experiment down: a rerun
-    # resumes from the members' checkpoints, not from Tune's experiment state.
-    os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
+    leave_ctrl_c_to_driver()
     tuner = tune.Tuner(
         tune.with_resources(member_trial, _trial_resources),
         param_space={"job": tune.grid_search([replace(job, storage=str(storage)).to_dict() for job in jobs])},

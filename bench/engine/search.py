@@ -23,6 +23,7 @@ from ray.tune.search.optuna import OptunaSearch
 
 from rankuq.bench.config.search_space import SearchConfig, tuned_section
 from rankuq.bench.engine.members import search_trial
+from rankuq.bench.engine.session import leave_ctrl_c_to_driver
 from rankuq.bench.planning.jobs import SearchTrial, TrainJob
 from rankuq.bench.planning.plan import SearchJob
 from rankuq.bench.probes.base import ScoredLists
@@ -117,6 +118,7 @@ def _search(
     """The search's result from ``folder``, running its Tune experiment first if it is new."""
     cached = (folder / BEST_FILE).exists()
     if not cached:
+        leave_ctrl_c_to_driver()
         tuner = tune.Tuner(
             trainable,
             param_space=search.domains(keys),

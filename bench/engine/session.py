@@ -53,6 +53,13 @@ def ray_session(address: str | None = None, pid_file: Path | None = None) -> Ite
                 watchdog.wait(timeout=5)
 
 
+def leave_ctrl_c_to_driver() -> None:
+    """Keep Tune's SIGINT handler out: Ctrl-C stops the driver at once, and a rerun resumes from the
+    cache, not from Tune's experiment state. Tune's handler stays installed after its experiment
+    ends (it restores the old one only on a signal), so it would swallow the user's next Ctrl-C."""
+    os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
+
+
 RAY_START_TRIES = 3  # Ray gives a local node a fixed 30 s to register; a loaded machine may need more
 
 

@@ -4,6 +4,7 @@ space's checks: tests/bench/config/test_search_space.py)."""
 
 import io
 import json
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +46,20 @@ def test_optuna_searches_b_on_dev_lists_and_a_second_call_reads_the_cache(ray_se
     assert found.score == max(values) == risk_aware_mean(lists, found.best["risk.b"], "R@1")
     again = search_risk_b("b", lists, spec.search, tmp_path / "b", str(tmp_path / "ray"), seed=0)
     assert again.cached and again.best == found.best
+
+
+def test_a_search_leaves_ctrl_c_to_the_driver(ray_session, wikiqa, tmp_path):
+    """Tune installs its own SIGINT handler for an experiment and keeps it after the experiment
+    ends; the grid's next Ctrl-C would then only ask Tune to wind down a finished search."""
+    search = {"num_samples": 2, "space": {"risk.b": {"uniform": [0.0, 1.0]}}}
+    spec, _ = parse_grid(grid_with(search), "grid.yaml")
+    lists = scored_lists(wikiqa).with_relevant()
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        search_risk_b("b", lists, spec.search, tmp_path / "b", str(tmp_path / "ray"), seed=0)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 # The integration: a 4-trial search of the shared cross-encoder's learning rate and dropout with ASHA
