@@ -6,13 +6,11 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import yaml
-from mlflow.entities import Run
-from mlflow.exceptions import MlflowException
-from mlflow.tracking import MlflowClient
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from rankuq.bench.results.leaderboard import KEYS, PaperTable, board_columns, metrics_of, paper_tables
@@ -26,6 +24,10 @@ from rankuq.bench.results.mlflow_names import (
 )
 from rankuq.bench.rundir.layout import PLOT_INDEX, RunLayout
 from rankuq.errors import RankuqError
+
+if TYPE_CHECKING:  # MLflow takes over a second to import; a run directory's board needs none of it
+    from mlflow.entities import Run
+    from mlflow.tracking import MlflowClient
 
 SEARCH_LIMIT = 50_000  # the most runs one MLflow search returns; a grid has far fewer cells
 
@@ -175,6 +177,9 @@ def _plot_path(index: Path, name: object) -> Path:
 def read_tracking(uri: str, grid: str | None, folder: Path, experiment: str | None = None) -> Board:
     """The newest grid run in MLflow at ``uri`` (or the one named ``grid``) as a board, its plot
     artifacts downloaded into ``folder``. What is read is described in ``bench.results.tracking``."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
     if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
         # MLflow would create an empty store there; a typo deserves an error instead.
         raise RankuqError(f"{uri}: no such MLflow store; give the URI that `rankuq run` logged to")
@@ -207,7 +212,7 @@ def read_tracking(uri: str, grid: str | None, folder: Path, experiment: str | No
     return Board(parent.info.run_name, table, plots)
 
 
-def _grid_run(client: MlflowClient, experiment_id: str, uri: str, grid: str | None) -> Run:
+def _grid_run(client: "MlflowClient", experiment_id: str, uri: str, grid: str | None) -> "Run":
     # The name is matched here, not in the filter string: MLflow's filter syntax has no escape for
     # a quote, so a name like "it's" would break (or change) the query.
     is_grid = f"tags.`{LEVEL_TAG}` = 'grid'"
@@ -224,7 +229,7 @@ def _grid_run(client: MlflowClient, experiment_id: str, uri: str, grid: str | No
     return runs[0]
 
 
-def _cell_table(metrics_tag: str, baseline: str, cells: list[Run]) -> pd.DataFrame:
+def _cell_table(metrics_tag: str, baseline: str, cells: "list[Run]") -> pd.DataFrame:
     columns = board_columns(json.loads(metrics_tag))
     rows = [
         {

@@ -11,7 +11,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankuq.bench.evaluation.paired_tests import corrected
 from rankuq.bench.results.columns import concat, strings, where
 from rankuq.bench.rundir.atomic import atomic_write
 
@@ -125,6 +124,8 @@ def adjusted_p_values(table: pd.DataFrame) -> pd.DataFrame:
     """The ``M p`` columns adjusted for multiple comparisons: Benjamini–Hochberg (false discovery
     rate, ``scipy.stats.false_discovery_control``) over every test of one condition's table (each
     method against the baseline on each metric); NaN stays NaN (no test)."""
+    from rankuq.bench.evaluation.paired_tests import corrected  # scipy: only to build a board
+
     columns = [f"{m} p" for m in metrics_of(table)]
     adjusted = table[columns].to_numpy(dtype=float, copy=True)
     for rows in table.groupby("condition", sort=False).indices.values():
