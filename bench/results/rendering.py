@@ -36,15 +36,17 @@ MARKDOWN_ESCAPES = (
 
 
 def paper_markdown(board: Board) -> str:
-    parts = [f"# Leaderboard: {markdown_text(board.name)}"]
+    # The pieces are joined once: a large board's tables are hundreds of MB, and every
+    # concatenation copied them.
+    pieces = [f"# Leaderboard: {markdown_text(board.name)}"]
     for condition, rows in board.tables.items():
         columns = {"method": replaced(names(rows.methods), MARKDOWN_ESCAPES), "seeds": names(rows.seeds)}
         for metric, cells in rows.cells.items():
             value = where(cells.best, concat("**", cells.value, "**"), cells.value)
             columns[metric] = where(nonempty(cells.note), concat(value, cells.note, sep=" "), value)
-        parts.append(f"## {markdown_text(condition)}\n\n{_pipe_table(columns)}")
-    parts.append(footnote(board.table))
-    return "\n\n".join(parts) + "\n"
+        pieces += [f"\n\n## {markdown_text(condition)}\n\n", *_pipe_table(columns)]
+    pieces += ["\n\n", footnote(board.table), "\n"]
+    return "".join(pieces)
 
 
 def names(values: Iterable[object]) -> pa.Array:
@@ -52,7 +54,7 @@ def names(values: Iterable[object]) -> pa.Array:
     return strings(list(map(str, values)))
 
 
-def _pipe_table(columns: dict[str, pa.Array]) -> str:
+def _pipe_table(columns: dict[str, pa.Array]) -> tuple[str, str]:
     """A Markdown pipe table as tabulate's ``pipe`` format writes it (seeds right-aligned, the rest
     left; a column at least two wider than its header), one padded column at a time."""
     heads, cells, rules = [], [], []
@@ -63,7 +65,7 @@ def _pipe_table(columns: dict[str, pa.Array]) -> str:
         cells.append(padded(column, width, right))
         rules.append("-" * (width + 1) + ":" if right else ":" + "-" * (width + 1))
     body = joined(concat("\n| ", concat(*cells, sep=" | "), " |"))
-    return "| " + " | ".join(heads) + " |\n|" + "|".join(rules) + "|" + body
+    return "| " + " | ".join(heads) + " |\n|" + "|".join(rules) + "|", body
 
 
 def rich_tables(board: Board) -> list[Table]:
@@ -106,12 +108,17 @@ def paper_latex(board: Board) -> str:
     """One booktabs table per condition (the layout of pandas' ``Styler.to_latex``; method and metric
     names escaped), the footnote after them; needs ``\\usepackage{booktabs}``."""
     tables = board.tables
-    parts = [_latex_table(f"{board.name}: {condition}", rows) for condition, rows in tables.items()]
+    pieces = [
+        piece
+        for condition, rows in tables.items()
+        for piece in [*_latex_table(f"{board.name}: {condition}", rows), "\n"]
+    ]
     footer = footnote(board.table, changes=False).replace(BETTER, r"\dag{}").replace(WORSE, r"\ddag{}")
-    return "\n".join(parts) + "\n% " + footer + "\n"
+    return "".join([*pieces, "% ", footer, "\n"])  # joined once, as paper_markdown is
 
 
-def _latex_table(caption: str, rows: PaperTable) -> str:
+def _latex_table(caption: str, rows: PaperTable) -> list[str]:
+    """The table's text before its rows, its rows, and the text after them."""
     columns = [strings([latex_text(method) for method in rows.methods]), names(rows.seeds)]
     for cells in rows.cells.values():
         number = replaced(cells.value, [("±", r"\pm")])
@@ -120,21 +127,17 @@ def _latex_table(caption: str, rows: PaperTable) -> str:
         columns.append(where(np.isnan(cells.mean), "--", concat(value, mark)))
     header = " & ".join(latex_text(name) for name in ["method", "seeds", *rows.cells])
     body = joined(concat(concat(*columns, sep=" & "), " \\\\\n"))
-    return "\n".join(
-        [
-            r"\begin{table}",
-            r"\centering",
-            rf"\caption{{{latex_text(caption)}}}",
-            rf"\begin{{tabular}}{{lr{'l' * len(rows.cells)}}}",
-            r"\toprule",
-            header + r" \\",
-            r"\midrule",
-            body + r"\bottomrule",
-            r"\end{tabular}",
-            r"\end{table}",
-            "",
-        ]
-    )
+    head = [
+        r"\begin{table}",
+        r"\centering",
+        rf"\caption{{{latex_text(caption)}}}",
+        rf"\begin{{tabular}}{{lr{'l' * len(rows.cells)}}}",
+        r"\toprule",
+        header + r" \\",
+        r"\midrule",
+        "",
+    ]
+    return ["\n".join(head), body, "\n".join([r"\bottomrule", r"\end{tabular}", r"\end{table}", ""])]
 
 
 _LATEX_SPECIALS = str.maketrans(
