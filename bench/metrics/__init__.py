@@ -1,9 +1,10 @@
 """Evaluation metrics over the predictions table, registered by name (``bench.metrics.get("ECE")``).
 
 Names are spelled as ir-measures spells them: ``P@k``, ``R@k``, ``AP[@k]``, ``RR``,
-``nDCG[@k]``, plus ``ECE``. Ranking metrics equal ir-measures (pytrec_eval) per query; see
-``matrix`` for the tie rule and the query set. Any other measure ir-measures computes (``RR@10``,
-``P(rel=2)@10``, ``Judged@10``, ``ERR@20``, ``Rprec``) is delegated to it (``delegated``).
+``nDCG[@k]``, plus ``ECE`` and the scoring rules ``Brier`` and ``NLL`` (``scoring_rules``). Ranking
+metrics equal ir-measures (pytrec_eval) per query; see ``matrix`` for the tie rule and the query set.
+Any other measure ir-measures computes (``RR@10``, ``P(rel=2)@10``, ``Judged@10``, ``ERR@20``,
+``Rprec``) is delegated to it (``delegated``).
 """
 
 from collections.abc import Sequence
@@ -14,7 +15,16 @@ import numpy as np
 import pyarrow as pa
 from ir_measures.measures import Measure
 
-from rankuq.bench.metrics import ap, delegated, ece, ndcg, precision, recall, rr  # noqa: F401  (they register)
+from rankuq.bench.metrics import (  # noqa: F401  (they register)
+    ap,
+    delegated,
+    ece,
+    ndcg,
+    precision,
+    recall,
+    rr,
+    scoring_rules,
+)
 from rankuq.bench.metrics.base import FAMILIES, Family
 from rankuq.bench.metrics.matrix import RankedLists, ranked_lists
 from rankuq.errors import RankuqError

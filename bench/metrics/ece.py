@@ -146,20 +146,21 @@ def balanced_weights(row_query: np.ndarray, relevant: np.ndarray) -> np.ndarray:
     return np.where(relevant, (n_negative > 0)[row_query].astype(np.float64), ratio[row_query])
 
 
-def check_probabilities(lists: RankedLists) -> None:
-    """Refuse scores that are not probabilities: ECE (either binning) is undefined for them."""
+def check_probabilities(lists: RankedLists, metric: str = "ECE") -> None:
+    """Refuse scores that are not probabilities: ``metric`` (ECE of either binning, a scoring rule)
+    is undefined for them."""
     if not lists.probabilistic:
         raise RankuqError(
             f"{lists.source}: scores are not probabilities (the table is flagged "
-            "non-probabilistic), so ECE is undefined; drop ECE or calibrate the scores first"
+            f"non-probabilistic), so {metric} is undefined; drop {metric} or calibrate the scores first"
         )
     outside = np.flatnonzero((lists.scores < 0) | (lists.scores > 1))
     if outside.size:
         i = int(outside[0])
         raise RankuqError(
             f"{lists.source}: row {lists.rows[i]} (qid {lists.qids[lists.row_query[i]]}): score "
-            f"{lists.scores[i]} is outside [0, 1]; scores are not probabilities, so ECE is "
-            "undefined; drop ECE or calibrate the scores first"
+            f"{lists.scores[i]} is outside [0, 1]; scores are not probabilities, so {metric} is "
+            f"undefined; drop {metric} or calibrate the scores first"
         )
 
 

@@ -6,9 +6,9 @@ diagrams.
 Metric keys: ``ECE`` (Penha & Hauff, 2021's: relevant and non-relevant candidates balanced per query,
 ``bench.metrics.ece.balanced_weights``), ``ECE.all`` (every candidate pooled), ``ECE.adaptive``
 (every candidate pooled, equal-mass bins), ``ERCE``, ``ECE.nonrel_<k>``, and the proper scoring
-rules over every candidate: ``Brier`` (Brier, 1950: mean (p − y)²) and ``NLL`` (the mean negative
-log-likelihood −[y log p + (1 − y) log(1 − p)], p clipped to [ε, 1 − ε], ε = float64's, as
-scikit-learn's ``log_loss``).
+rules over every candidate, ``bench.metrics.scoring_rules``' (the leaderboard's columns): ``Brier``
+(Brier, 1950: mean (p − y)²) and ``NLL`` (the mean negative log-likelihood −[y log p + (1 − y) log(1 − p)],
+p clipped to [ε, 1 − ε], ε = float64's, as scikit-learn's ``log_loss``).
 
 Parts (``bench.probes.parts``, statistic ``calibration_error``, one row per query of the lists: its
 Σ w·(confidence − outcome) per bin, then its Σ w): ``ECE``, ``ECE.all``, ``ERCE`` and every
@@ -32,13 +32,13 @@ from rankuq.bench.metrics.ece import (
     expected_calibration_error,
     query_bin_gaps,
 )
+from rankuq.bench.metrics.scoring_rules import LOSSES
 from rankuq.bench.plots import reliability_diagram
 from rankuq.bench.probes.base import PROBES, Draw, ProbeResult, ScoredLists, as_lists, merge
 from rankuq.bench.probes.parts import QueryParts
 from rankuq.errors import RankuqError
 
 N_BINS = 10
-EPSILON = float(np.finfo(np.float64).eps)  # NLL's clipping of p, as scikit-learn's log_loss
 NEGATIVES = (1, 2, 5, 9)  # #non-relevant per relevant candidate in the ECE sweep
 _PAIR_CHUNK = 1 << 20  # pair draws per block when averaging over S draws (bounds memory)
 
@@ -152,14 +152,8 @@ def _split_by_query(
 def scoring_rule_parts(lists: ScoredLists) -> dict[str, QueryParts]:
     """``Brier`` and ``NLL`` of every candidate's P(relevant) split by query: rows [Σ loss, #candidates]
     of statistic ``ratio_of_means``, whose value over all rows is the mean over every candidate."""
-    ranked = lists.ranked
-    p, outcome, query = ranked.scores, (ranked.row_labels > 0), ranked.row_query
-    clipped = np.clip(p, EPSILON, 1 - EPSILON)
-    losses = {
-        "Brier": (p - outcome) ** 2,
-        "NLL": -np.where(outcome, np.log(clipped), np.log1p(-clipped)),
-    }
-    n_queries = lists.length.size
+    losses = {name: loss(lists.ranked) for name, loss in LOSSES.items()}  # the leaderboard's estimator
+    query, n_queries = lists.ranked.row_query, lists.length.size
     count = np.bincount(query, minlength=n_queries).astype(np.float64)
     return {
         name: QueryParts(

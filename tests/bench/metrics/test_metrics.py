@@ -154,8 +154,8 @@ def test_metric_names_parse_as_ir_measures_spells_them() -> None:
     [
         (
             "MAPS",
-            "unknown metric 'MAPS'; valid metric families: AP[@k], ECE, ECE.all, P@k, R@k, RR, nDCG[@k], "
-            "or a measure of ir-measures (e.g. RR@10",
+            "unknown metric 'MAPS'; valid metric families: AP[@k], Brier, ECE, ECE.all, NLL, P@k, R@k, RR, "
+            "nDCG[@k], or a measure of ir-measures (e.g. RR@10",
         ),
         ("ndcg@10", "unknown metric 'ndcg@10'"),
         ("P", "'P' needs a cutoff, e.g. 'P@10'"),
