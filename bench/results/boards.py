@@ -178,12 +178,13 @@ def read_tracking(uri: str, grid: str | None, folder: Path, experiment: str | No
     """The newest grid run in MLflow at ``uri`` (or the one named ``grid``) as a board, its plot
     artifacts downloaded into ``folder``. What is read is described in ``bench.results.tracking``."""
     from mlflow.exceptions import MlflowException
-    from mlflow.tracking import MlflowClient
+
+    from rankuq.bench.results.mlflow_store import StoreClient  # a moved run dir's artifacts too
 
     if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
         # MLflow would create an empty store there; a typo deserves an error instead.
         raise RankuqError(f"{uri}: no such MLflow store; give the URI that `rankuq run` logged to")
-    client = MlflowClient(uri)
+    client = StoreClient(uri)
     name = experiment_name(experiment)
     if (found := client.get_experiment_by_name(name)) is None:
         raise RankuqError(

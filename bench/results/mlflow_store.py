@@ -1,5 +1,11 @@
-"""The MLflow store of a run: the default SQLite file, and a store prepared (created, or its schema
-checked and migrated) before any work starts."""
+"""The MLflow store of a run: the default SQLite file, a store prepared (created, or its schema
+checked and migrated) before any work starts, and the client that reaches its artifacts.
+
+A run directory's store records no path of its own: its runs' artifact roots are ``mlflow-artifacts:``
+URIs (``mlflow-artifacts:/<run id>/artifacts``), which ``mlflow server --artifacts-destination
+RUN_DIR/mlartifacts`` serves from that folder, so a copied or moved run directory keeps its plots
+and predictions in the UI. MLflow's own client reaches such URIs only through a server; ``StoreClient``
+reads and writes them in the ``mlartifacts/`` folder beside a SQLite store instead."""
 
 import contextlib
 import logging
@@ -7,19 +13,76 @@ import os
 import sqlite3
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import mlflow
 import mlflow.store
 from alembic.script import ScriptDirectory
+from mlflow.entities import FileInfo
+from mlflow.store.artifact.local_artifact_repo import LocalArtifactRepository
 from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+from mlflow.tracking import MlflowClient
 
 from rankuq.bench.config.command_inputs import sqlite_path, store_problem
 from rankuq.bench.rundir.layout import RunLayout
 from rankuq.errors import RankuqError
 
+# The root of every artifact a run directory's store holds: the served folder, whatever its path.
+PROXIED_ROOT = "mlflow-artifacts:/"
+ARTIFACTS_FOLDER = "mlartifacts"  # beside the store: `mlflow server`'s default --artifacts-destination
+
 
 def default_tracking_uri(run_dir: Path) -> str:
     return RunLayout(run_dir).default_tracking_uri
+
+
+def artifacts_destination(uri: str) -> Path | None:
+    """Where a SQLite store's ``mlflow-artifacts:`` URIs lie: the folder beside it (what
+    ``mlflow server --artifacts-destination`` is given to serve them); None for other stores."""
+    path = sqlite_path(uri)
+    return None if path is None else path.resolve().parent / ARTIFACTS_FOLDER
+
+
+class StoreClient(MlflowClient):
+    """MLflow's client, reaching a SQLite store's ``mlflow-artifacts:`` artifacts in the folder beside
+    the store (MLflow's client would need a server for them); any other artifact root as MLflow does."""
+
+    def __init__(self, tracking_uri: str) -> None:
+        super().__init__(tracking_uri)
+        self.destination = artifacts_destination(tracking_uri)
+
+    def _served(self, run_id: str) -> LocalArtifactRepository | None:
+        root = self.get_run(run_id).info.artifact_uri
+        if self.destination is None or urlsplit(root).scheme != "mlflow-artifacts":
+            return None
+        folder = Path(os.path.normpath(self.destination / urlsplit(root).path.lstrip("/")))
+        if not folder.is_relative_to(self.destination):  # a root with '..' in a store from elsewhere
+            raise RankuqError(f"run {run_id}: artifact root {root} lies outside {self.destination}")
+        return LocalArtifactRepository(folder.as_uri())
+
+    def log_artifact(self, run_id: str, local_path: str, artifact_path: str | None = None) -> None:
+        served = self._served(run_id)
+        if served is None:
+            super().log_artifact(run_id, local_path, artifact_path)
+        elif Path(local_path).is_dir():
+            served.log_artifacts(local_path, artifact_path)
+        else:
+            served.log_artifact(local_path, artifact_path)
+
+    def list_artifacts(self, run_id: str, path: str | None = None) -> list[FileInfo]:
+        served = self._served(run_id)
+        return super().list_artifacts(run_id, path) if served is None else served.list_artifacts(path)
+
+    def download_artifacts(self, run_id: str, path: str, dst_path: str | None = None) -> str:
+        served = self._served(run_id)
+        if served is None:
+            return super().download_artifacts(run_id, path, dst_path)
+        if not Path(served.artifact_dir).is_dir():
+            raise RankuqError(
+                f"run {run_id}'s artifacts are not in {served.artifact_dir}: a run directory's store keeps "
+                f"them in {ARTIFACTS_FOLDER}/ beside it; copy or move that folder with the store"
+            )
+        return served.download_artifacts(path, dst_path)
 
 
 def prepare_store(uri: str, owned: bool) -> None:
@@ -53,7 +116,7 @@ def prepare_store(uri: str, owned: bool) -> None:
             stale.unlink()
         # A new name each time: MLflow caches an engine (and its open connections) per URI.
         staging = path.with_name(f".{path.name}.tmp-{os.getpid()}-{time.time_ns()}").resolve()
-        store = SqlAlchemyStore(f"sqlite:///{staging}", (path.parent / "mlartifacts").resolve().as_uri())
+        store = SqlAlchemyStore(f"sqlite:///{staging}", PROXIED_ROOT)
         store.engine.dispose()
         os.replace(staging, path)
 

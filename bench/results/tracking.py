@@ -24,6 +24,7 @@ and the trial table ``trials.csv``; seed runs log the searched values they used 
 
 import io
 import json
+import shlex
 import subprocess
 import time
 from collections.abc import Mapping
@@ -37,7 +38,6 @@ import pandas as pd
 import yaml
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.store.tracking import SEARCH_MAX_RESULTS_THRESHOLD
-from mlflow.tracking import MlflowClient
 from mlflow.utils.validation import MAX_TAG_VAL_LENGTH
 
 import rankuq
@@ -67,23 +67,22 @@ from rankuq.bench.results.mlflow_names import (
     mlflow_name,
     runs_view,
 )
+from rankuq.bench.results.mlflow_store import PROXIED_ROOT, StoreClient, artifacts_destination
 
 
 class Tracker:
-    def __init__(
-        self, tracking_uri: str, artifacts: Path | None = None, experiment: str = EXPERIMENT
-    ) -> None:
-        """``artifacts``: where a local store keeps artifacts (MLflow's default is ./mlruns in the cwd)."""
+    def __init__(self, tracking_uri: str, served: bool = False, experiment: str = EXPERIMENT) -> None:
+        """``served``: a new experiment keeps its artifacts under ``mlflow-artifacts:`` URIs, in the
+        folder beside the SQLite store (``bench.results.mlflow_store``), so they move with it; else
+        where the store puts them (MLflow's default is ./mlruns in the cwd)."""
         mlflow.set_tracking_uri(tracking_uri)
-        self.client = MlflowClient(tracking_uri)
+        self.client = StoreClient(tracking_uri)
         found = self.client.get_experiment_by_name(experiment)
         self.experiment_id = (
             found.experiment_id
             if found
             else self.client.create_experiment(
-                experiment,
-                artifact_location=artifacts.resolve().as_uri() if artifacts else None,
-                tags=EXPERIMENT_KIND,
+                experiment, artifact_location=PROXIED_ROOT if served else None, tags=EXPERIMENT_KIND
             )
         )
 
@@ -160,8 +159,8 @@ def track(
 
     layout, spec = plan.layout, plan.spec
     uri = tracking_uri or layout.default_tracking_uri
-    local = uri == layout.default_tracking_uri
-    tracker = Tracker(uri, layout.mlartifacts if local else None, experiment_name(experiment))
+    local = uri == layout.default_tracking_uri  # the run directory's own store
+    tracker = Tracker(uri, served=local, experiment=experiment_name(experiment))
     grid_key = content_key("grid", spec.model_dump(mode="json"))
     names = metrics_of(board)
     grid_tags = {LEVEL_TAG: "grid", BASELINE_TAG: spec.baseline or "", METRICS_TAG: json.dumps(names)}
@@ -228,7 +227,9 @@ def log_board(tracker: Tracker, run_id: str, name: str, board: pd.DataFrame) -> 
     tracker.client.set_tag(run_id, NOTE_TAG, text)
     overview = overview_png(board, metrics_of(board))
     if overview is not None:  # None: too many methods for one plot
-        tracker.client.log_image(run_id, imread(io.BytesIO(overview), format="png"), key=OVERVIEW_KEY, step=0)
+        image = imread(io.BytesIO(overview), format="png")
+        # Synchronous: the async path bypasses log_artifact, where StoreClient reaches served artifacts.
+        tracker.client.log_image(run_id, image, key=OVERVIEW_KEY, step=0, synchronous=True)
 
 
 def _track_search(tracker: Tracker, parent: str, key: str, search: "SearchResult") -> None:
@@ -290,13 +291,21 @@ def experiment_page(tracking_uri: str, experiment: str | None = None) -> str | N
     """Where to see the grid in MLflow's UI: the experiment's runs table at an http(s) tracking
     server; for a SQLite store, the command that serves it and the page it then shows; None when
     the experiment does not exist."""
-    found = MlflowClient(tracking_uri).get_experiment_by_name(experiment_name(experiment))
+    found = StoreClient(tracking_uri).get_experiment_by_name(experiment_name(experiment))
     if found is None:
         return None
     if tracking_uri.startswith(("http://", "https://")):
         return experiment_url(tracking_uri, found.experiment_id)
     page = experiment_url("http://127.0.0.1:5000", found.experiment_id)
-    return f"`mlflow ui --backend-store-uri {tracking_uri}`, then {page}"
+    return f"`{shlex.join(ui_command(tracking_uri))}`, then {page}"
+
+
+def ui_command(tracking_uri: str) -> list[str]:
+    """The command that serves a store's runs and their artifacts in MLflow's UI: for a SQLite
+    store, the ``mlflow-artifacts:`` ones from the folder beside it, wherever it was moved."""
+    served = artifacts_destination(tracking_uri)
+    folder = ["--artifacts-destination", str(served)] if served else []
+    return ["mlflow", "ui", "--backend-store-uri", tracking_uri, *folder]
 
 
 def backbone_params(model: "ModelConfig") -> dict[str, str]:

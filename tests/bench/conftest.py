@@ -5,6 +5,7 @@ contract of bench.results.tracking), and a real WikiQA predictions table."""
 import copy
 import json
 import shutil
+import socket
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,13 @@ def run_dir(finished_run: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(finished_run, tmp_path / finished_run.name))
 
 
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (for a real `mlflow server`)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def log_grid(tracker: Tracker, run_dir: Path, name: str) -> None:
     """Log a run directory's board and plots as `rankuq run` does (the bench.results.tracking contract)."""
     board = pd.read_csv(run_dir / "leaderboard.csv")
@@ -104,7 +112,7 @@ def tracking_uri(finished_run: Path, tmp_path_factory: pytest.TempPathFactory) -
     'my-grid' (the finished run)."""
     store = tmp_path_factory.mktemp("mlflow")
     uri = f"sqlite:///{store / 'mlflow.db'}"
-    tracker = Tracker(uri, store / "artifacts")
+    tracker = Tracker(uri, served=True)
     tracker.finish(tracker.open("grid-bare", "bare-grid", tags={LEVEL_TAG: "grid"}))
     old = store / "old-grid"
     shutil.copytree(finished_run, old)

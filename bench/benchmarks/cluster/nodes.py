@@ -187,9 +187,11 @@ def cluster_processes(root: Path) -> list[int]:
 
 
 @contextlib.contextmanager
-def mlflow_server(root: Path, port: int) -> Iterator[str]:
-    """A real tracking server on 127.0.0.1: SQLite backend, artifacts proxied to a local folder."""
+def mlflow_server(root: Path, port: int, store: list[str] | None = None) -> Iterator[str]:
+    """A real tracking server on 127.0.0.1: SQLite backend, artifacts proxied to a local folder
+    (``store``: other store options, such as ``bench.results.tracking.ui_command``'s)."""
     log = root / "mlflow-server.log"
+    default = ["--backend-store-uri", f"sqlite:///{root / 'mlflow-server.db'}"]
     args = [
         *MLFLOW,
         "server",
@@ -199,10 +201,7 @@ def mlflow_server(root: Path, port: int) -> Iterator[str]:
         str(port),
         "--workers",
         "1",
-        "--backend-store-uri",
-        f"sqlite:///{root / 'mlflow-server.db'}",
-        "--artifacts-destination",
-        str(root / "mlartifacts"),
+        *(store or [*default, "--artifacts-destination", str(root / "mlartifacts")]),
     ]
     with log.open("w") as out:
         server = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)

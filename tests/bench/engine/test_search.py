@@ -23,7 +23,7 @@ from rankuq.bench.engine.search import search_risk_b
 from rankuq.bench.probes import scored_lists
 from rankuq.bench.probes.risk import risk_aware_mean
 from rankuq.bench.results.mlflow_names import EXPERIMENT
-from rankuq.bench.results.mlflow_store import default_tracking_uri
+from rankuq.bench.results.mlflow_store import StoreClient, default_tracking_uri
 from rankuq.bench.run.runner import run_grid
 from rankuq.shards import read_shards
 
@@ -201,7 +201,7 @@ def test_mlflow_holds_a_search_run_per_search_under_the_grid_run(searched):
     assert {key: float(value) for key, value in training.data.params.items()} == record["best"]
     assert training.data.metrics["dev_R_at_1"] == record["score"]
     assert training.data.metrics["stopped_early"] == record["stopped"]
-    client = MlflowClient(default_tracking_uri(run_dir))
+    client = StoreClient(default_tracking_uri(run_dir))  # reaches the run directory's mlartifacts/
     assert [a.path for a in client.list_artifacts(training.info.run_id)] == ["trials.csv"]
 
 

@@ -4,7 +4,6 @@ experiment's bare address opens on the GenAI overview whatever the experiment's 
 
 import re
 import shutil
-import socket
 import subprocess
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from rankuq.bench.benchmarks.cluster.nodes import mlflow_server
 from rankuq.bench.results.leaderboard import metrics_of
 from rankuq.bench.results.tracking import Tracker, experiment_page
 
-from ..conftest import log_grid
+from ..conftest import free_port, log_grid
 
 INSTALL = "apt-get update && apt-get install -y --no-install-recommends chromium"
 
@@ -37,12 +36,6 @@ def page_text(url: str, profile: Path) -> str:
     )
     dom = re.sub(r"<(style|script)[^>]*>.*?</\1>", " ", run.stdout, flags=re.S)
     return " ".join(re.sub(r"<[^>]+>", " ", dom).split())
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_the_experiment_page_opens_on_the_runs_table_with_the_headline_metrics(run_dir, tmp_path):

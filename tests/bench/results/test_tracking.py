@@ -15,7 +15,7 @@ from rankuq.bench.results.tracking import Tracker, backbone_params, experiment_p
 
 
 def test_a_run_left_open_is_found_to_complete_but_not_as_logged(tmp_path):
-    tracker = Tracker(default_tracking_uri(tmp_path), tmp_path / "mlartifacts")
+    tracker = Tracker(default_tracking_uri(tmp_path), served=True)
     opened = tracker.open("k1", "seed run")  # a driver interrupted before finish()
     assert tracker.find("k1") == opened and tracker.find("k1", finished=True) is None
     assert tracker.open("k1", "seed run") == opened  # the rerun completes it: no second run
@@ -25,7 +25,7 @@ def test_a_run_left_open_is_found_to_complete_but_not_as_logged(tmp_path):
 
 
 def test_the_grid_run_shows_the_board_as_its_description_and_overview_image(finished_run, tmp_path):
-    tracker = Tracker(default_tracking_uri(tmp_path), tmp_path / "mlartifacts")
+    tracker = Tracker(default_tracking_uri(tmp_path), served=True)
     grid = tracker.open("g", "my-grid")
     board = read_run_dir(finished_run).table
     log_board(tracker, grid, "my-grid", board)
@@ -41,7 +41,7 @@ def test_the_grid_run_shows_the_board_as_its_description_and_overview_image(fini
 
 
 def test_a_long_board_is_cut_at_a_row_within_the_tag_limit(finished_run, tmp_path):
-    tracker = Tracker(default_tracking_uri(tmp_path), tmp_path / "mlartifacts")
+    tracker = Tracker(default_tracking_uri(tmp_path), served=True)
     grid = tracker.open("g", "my-grid")
     board = read_run_dir(finished_run).table
     long = pd.concat([board.assign(condition=board.condition + f"-{i}") for i in range(40)])
@@ -54,15 +54,18 @@ def test_a_long_board_is_cut_at_a_row_within_the_tag_limit(finished_run, tmp_pat
 def test_every_run_names_rankuq_as_its_source_and_the_page_says_how_to_serve_a_local_store(tmp_path):
     uri = default_tracking_uri(tmp_path)
     assert experiment_page(uri) is None  # nothing logged yet
-    tracker = Tracker(uri, tmp_path / "mlartifacts")
+    tracker = Tracker(uri, served=True)
     run = tracker.client.get_run(tracker.open("k1", "seed run"))
     assert run.data.tags["mlflow.source.name"] == "rankuq" and run.data.tags["mlflow.source.type"] == "LOCAL"
     runs_page = (
         f"http://127.0.0.1:5000/#/experiments/{tracker.experiment_id}/runs?workflowType=machine_learning"
     )
-    assert (
-        experiment_page(uri)
-        == f"`mlflow ui --backend-store-uri {uri}`, then {runs_page}&viewStateShareKey=rankuq"
+    # The store names no folder: its artifacts are served from the one beside it, wherever it lies.
+    assert run.info.artifact_uri == f"mlflow-artifacts:/{run.info.run_id}/artifacts"
+    served = tmp_path.resolve() / "mlartifacts"
+    assert experiment_page(uri) == (
+        f"`mlflow ui --backend-store-uri {uri} --artifacts-destination {served}`, "
+        f"then {runs_page}&viewStateShareKey=rankuq"
     )
 
 

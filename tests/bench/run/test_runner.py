@@ -11,13 +11,12 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from mlflow.tracking import MlflowClient
 from scipy.stats import spearmanr
 
 from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.results.boards import Board, read_run_dir, read_tracking
 from rankuq.bench.results.mlflow_names import EXPERIMENT, mlflow_name
-from rankuq.bench.results.mlflow_store import default_tracking_uri
+from rankuq.bench.results.mlflow_store import StoreClient, default_tracking_uri
 from rankuq.bench.results.rendering import paper_markdown
 from rankuq.bench.run.runner import run_grid
 
@@ -28,7 +27,7 @@ def run(grid: dict, run_dir) -> pd.DataFrame:
 
 
 def runs(run_dir, level: str | None = None) -> list:
-    client = MlflowClient(default_tracking_uri(run_dir))
+    client = StoreClient(default_tracking_uri(run_dir))
     experiment = client.get_experiment_by_name(EXPERIMENT).experiment_id
     where = f"tags.`rankuq.level` = '{level}'" if level else ""
     return client.search_runs([experiment], filter_string=where, max_results=1000)
@@ -67,7 +66,7 @@ def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finish
             assert cell.data.metrics[mlflow_name(metric) + "_std"] == pytest.approx(
                 row[f"{metric} std"], abs=1e-12
             )
-    client = MlflowClient(default_tracking_uri(run_dir))
+    client = StoreClient(default_tracking_uri(run_dir))
     assert {a.path for a in client.list_artifacts(parent.info.run_id)} == {
         "grid.yaml",
         "leaderboard.md",
@@ -92,7 +91,7 @@ def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finish
 
 def test_mlflow_holds_the_grid_settings_provenance_losses_and_predictions(finished):
     run_dir, _ = finished
-    client = MlflowClient(default_tracking_uri(run_dir))
+    client = StoreClient(default_tracking_uri(run_dir))
     experiment = client.get_experiment_by_name(EXPERIMENT)
     assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI opens on runs
     (parent,) = runs(run_dir, "grid")
@@ -125,7 +124,7 @@ def test_the_probes_reach_the_leaderboard_and_every_seed_run(finished):
     assert by_method.loc["bert", "baseline"] and not by_method.loc["bm25", "baseline"]
     assert np.isnan(by_method.loc["bert", "R@1 p"])  # the baseline is not tested against itself
     assert by_method.drop(index="bert")["R@1 p"].between(0, 1).all()
-    client = MlflowClient(default_tracking_uri(run_dir))
+    client = StoreClient(default_tracking_uri(run_dir))
     for seed_run in runs(run_dir, "seed"):
         keys = {"ERCE", "nAUC.AP.u_max", "RA.b", "CVaR.pessimistic.R_at_1"}
         method = seed_run.data.tags["method"]
