@@ -73,10 +73,11 @@ def _cached(rows: Callable[[], list[list[str]]]) -> list[list[str]]:
 
 
 def _methods_key() -> str:
-    """rankuq's version, each file of rankuq.methods (name, size, modification time) and each
+    """rankuq's version, each file of rankuq.methods and of rankuq's own top level, where the
+    methods' parameters come from (backbone, registry) (name, size, modification time), and each
     plugin's entry point and distribution version, hashed."""
     spec = importlib.util.find_spec("rankuq.methods")  # imports rankuq, not the methods
-    folders = spec.submodule_search_locations if spec and spec.submodule_search_locations else []
+    folders = [*(spec.submodule_search_locations or [] if spec else []), *rankuq.__path__]
     files = sorted(path for folder in folders for path in Path(folder).glob("*.py"))
     plugins = entry_points(group="rankuq.methods")
     key = [

@@ -33,3 +33,18 @@ def test_methods_are_listed_again_in_under_two_seconds_without_importing_torch(t
         [sys.executable, "-c", check], env=env, capture_output=True, text=True, check=True
     )
     assert listed.stdout.splitlines()[-1] == "False"
+
+
+def test_the_methods_listing_is_made_anew_when_rankuqs_top_level_modules_change(monkeypatch, tmp_path):
+    """The methods' parameters come from rankuq's top level too (backbone's ModelConfig, registry):
+    a changed file there changes the cache key, as a changed method file does."""
+    import rankuq
+    from rankuq.bench.cli.listing import _methods_key
+
+    module = tmp_path / "backbone.py"
+    module.write_text("MAX_LENGTH = 1\n")
+    monkeypatch.setattr(rankuq, "__path__", [*rankuq.__path__, str(tmp_path)])
+    before = _methods_key()
+    assert _methods_key() == before
+    module.write_text("MAX_LENGTH = 512\n")
+    assert _methods_key() != before
