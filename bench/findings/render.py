@@ -27,6 +27,7 @@ VERDICTS = (
     statistics.UNTESTABLE,
     statistics.NOT_MEASURED,
 )
+MARKS = {True: "✓", False: "✗", None: "?"}  # a precondition passed, failed, not checked
 PAPERS = {"000": "Penha & Hauff, 2021", "001": "Cohen et al., 2021", "002": "Gisserot-Boukhlef et al., 2024"}
 
 
@@ -93,8 +94,7 @@ def _power(claim: Claim, m: Measured) -> str:
 
 
 def _checks(m: Measured) -> str:
-    marks = {True: "✓", False: "✗", None: "?"}
-    return "; ".join(f"{marks[c.passed]} {c.name}: {c.detail}" for c in m.checks) or "—"
+    return "; ".join(f"{MARKS[c.passed]} {c.name}: {c.detail}" for c in m.checks) or "—"
 
 
 def _header(command: str, forest: str) -> list[str]:
@@ -236,19 +236,71 @@ def _preconditions_table(runs: Sequence[Run]) -> list[str]:
         "| grid | condition | kind | bert above BM25 | the shift hurts bert |",
         "| --- | --- | --- | --- | --- |",
     ]
-    marks = {True: "✓", False: "✗", None: "?"}
     for run in runs:
         if run.queries is None:
             continue
         for condition, (kind, _) in run.kinds.items():
             above = check("above_bm25", run, condition)
             shift = check("shift_hurts", run, condition) if kind != "in-domain" else None
-            hurts = "—" if shift is None else f"{marks[shift.passed]} {shift.detail}"
+            hurts = "—" if shift is None else f"{MARKS[shift.passed]} {shift.detail}"
             lines.append(
-                f"| {run.spec.name} | {markdown_text(condition)} | {kind} | {marks[above.passed]} "
+                f"| {run.spec.name} | {markdown_text(condition)} | {kind} | {MARKS[above.passed]} "
                 f"{_cell(above.detail)} | {_cell(hurts)} |"
             )
     return [*lines, ""] if len(lines) > 6 else []
+
+
+BREAK_EVEN = "break_even.AP"  # the abstention probe's smallest reference size from which u_lin beats u_std
+PAPER_BREAK_EVEN = (9, 80)  # Gisserot-Boukhlef et al. 2024, Table 5: per dataset (38 on average)
+
+
+def break_even_text(value: float, largest: float) -> str:
+    """A seed's break-even: the size, or "> N" when u_lin never stayed ahead within the N reference
+    queries the dev split has (censored)."""
+    return f"> {largest:.0f}" if math.isnan(value) else f"{value:.0f}"
+
+
+def break_even_reading(values: Sequence[float], largest: float) -> str:
+    """Where the seeds' break-evens fall against the paper's largest (no test: a size per seed)."""
+    high = PAPER_BREAK_EVEN[1]
+    beyond = sum(v > high or (math.isnan(v) and largest >= high) for v in values)
+    unknown = sum(math.isnan(v) and largest < high for v in values)
+    if unknown:
+        return f"{unknown} of {len(values)} seeds censored before {high}: the dev split is too small to tell"
+    if beyond:
+        return f"{beyond} of {len(values)} seeds beyond the paper's {high}"
+    return f"every seed within the paper's {high}"
+
+
+def _break_even_table(runs: Sequence[Run]) -> list[str]:
+    """bert's break-even per seed in each condition of the runs that measured it (paper 002, §5.5)."""
+    lines = [
+        "## Reference size at which u_lin overtakes u_std",
+        "",
+        f"Paper 002 (Gisserot-Boukhlef et al. 2024, Table 5) reports the number of reference queries from "
+        f"which u_lin stays ahead of u_std: {PAPER_BREAK_EVEN[0]} to {PAPER_BREAK_EVEN[1]} per dataset, 38 "
+        "on average. Here bert's, per seed (the abstention probe's `break_even.AP`, on reference sets drawn "
+        "from the dev split, sizes 5, 10, 20, 50, 100, … and the whole split); \"> N\": u_lin never stayed "
+        "ahead within the N queries the dev split has (censored). A size per seed, no test: the rows are "
+        "described, not judged, and read only where bert is above BM25.",
+        "",
+        "| grid | condition | bert above BM25 | dev queries (N) | break-even per seed | against the paper |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for run in runs:
+        if BREAK_EVEN not in run.seeds:
+            continue
+        bert = run.seeds[run.seeds.method == "bert"].sort_values("seed")
+        for condition, cell in bert.groupby("condition", sort=False):
+            values = cell[BREAK_EVEN].tolist()
+            largest = float(cell[f"{BREAK_EVEN}.largest"].max())
+            sizes = ", ".join(break_even_text(v, largest) for v in values)
+            works = check("above_bm25", run, condition).passed if run.queries is not None else None
+            lines.append(
+                f"| {run.spec.name} | {markdown_text(condition)} | {MARKS[works]} | {largest:.0f} | "
+                f"{sizes} | {break_even_reading(values, largest) if works else '—'} |"
+            )
+    return [*lines, ""] if len(lines) > 8 else []
 
 
 def render(
@@ -263,6 +315,7 @@ def render(
         *_counts(claims),
         *_claims_table(claims, "## The papers' claims"),
         *_conditions_table(claims),
+        *_break_even_table(runs),
         *_claims_table(
             sanity,
             "## Sanity checks of this setup\n\nNot the papers' claims: floors this project requires before "

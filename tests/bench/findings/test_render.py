@@ -14,7 +14,7 @@ from rankuq.bench.cli.main import main
 from rankuq.bench.config.grid import load_grid
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import Claim
-from rankuq.bench.findings.render import findings
+from rankuq.bench.findings.render import break_even_reading, break_even_text, findings
 from rankuq.bench.findings.runs import condition_kind, read_run
 from rankuq.bench.findings.verdicts import assess, judge_all
 from rankuq.errors import RankuqError
@@ -163,3 +163,15 @@ def test_a_readme_without_the_block_fails_before_anything_is_written(tmp_path):
     ):
         findings([tmp_path / "never-read"], out, TINY_CLAIMS, readme=readme)
     assert not out.exists()
+
+
+def test_break_even_shows_censored_seeds_as_more_than_the_dev_size():
+    """Paper 002's Table 5 break-even (9 to 80 reference queries): a seed whose u_lin never stayed
+    ahead within the dev split's N queries reads "> N"; seeds censored below 80 cannot be placed
+    against the paper's 80, seeds past it (or censored at N ≥ 80) are beyond it."""
+    nan = float("nan")
+    assert [break_even_text(v, 50) for v in (10.0, nan)] == ["10", "> 50"]
+    assert break_even_reading([10.0, 5.0, 50.0], 122) == "every seed within the paper's 80"
+    assert break_even_reading([50.0, nan, nan], 50).startswith("2 of 3 seeds censored before 80")
+    assert break_even_reading([nan, nan, nan], 93) == "3 of 3 seeds beyond the paper's 80"
+    assert break_even_reading([100.0, 20.0], 122) == "1 of 2 seeds beyond the paper's 80"
