@@ -166,7 +166,8 @@ def paired_bootstrap(
             for seed_rows in by_seed
         ]
     )
-    seed_contrasts = np.array([float(contrast(v)) for v in seed_values])
+    with np.errstate(divide="ignore", invalid="ignore"):  # a seed's relative d over 0: no finite estimate
+        seed_contrasts = np.array([float(contrast(v)) for v in seed_values])
     d = float(seed_contrasts.mean())
 
     rng = np.random.default_rng(seed)
@@ -183,7 +184,8 @@ def paired_bootstrap(
 
     between_known = n_seeds >= 2
     if between_known:
-        spread = float(np.var(seed_contrasts, ddof=1))
+        with np.errstate(invalid="ignore"):  # an undefined seed's d (above): no spread either
+            spread = float(np.var(seed_contrasts, ddof=1))
         # Nested: the seeds' contrasts also vary by their own query samples (mean of the seeds' query
         # variances): that part is taken out. Crossed: every seed has the same queries, their spread
         # is the seeds' own.

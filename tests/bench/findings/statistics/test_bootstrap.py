@@ -3,6 +3,7 @@ statistics and contrasts (statistics.contrasts) on worked examples, each checked
 independent computation (hand arithmetic, the classical paired formulas, scipy)."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -28,6 +29,18 @@ def test_point_estimate_is_the_mean_of_the_seeds_contrasts() -> None:
     c = [np.full((3, 1), 2.5), np.full((2, 1), 1.0)]
     best = paired_bootstrap([a, b, c], [_mean] * 3, lambda v: v[0] - v[1:].max(), resamples=200)
     assert best.d == pytest.approx(0.25)
+
+
+def test_a_relative_effect_over_a_zero_reference_has_no_estimate_and_no_warning() -> None:
+    """Seed 1's reference mean is 0: its relative d is undefined, so is the mean over seeds; the
+    row reads "no finite estimate" (no interval, no test), and nothing is printed on the way."""
+    a = [np.array([[1.0], [2.0]]), np.array([[1.0], [1.0]])]
+    b = [np.array([[1.0], [1.0]]), np.array([[0.0], [0.0]])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        effect = paired_bootstrap([a, b], [st.mean(), st.mean()], st.relative(), resamples=50)
+    assert effect.seed_contrasts[0] == pytest.approx(0.5) and math.isinf(effect.seed_contrasts[1])
+    assert not math.isfinite(effect.d) and math.isnan(effect.low) and math.isnan(effect.p)
 
 
 def test_vectorised_and_general_paths_agree_on_the_same_draws(noisy_pair) -> None:
