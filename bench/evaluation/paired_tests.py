@@ -1,8 +1,8 @@
 """The paired significance of each method against the grid's baseline: a paired t-test per query for
 ranking metrics (papers 000 and 001), a paired bootstrap over queries for the calibration errors ECE,
-ECE.all and ERCE, which pool candidates and have no per-query value. For black-box runs
-(``rankuq compare``) also Fisher's paired randomisation test and the Benjamini–Hochberg and Holm
-corrections of a family of p-values."""
+ECE.all and ERCE and the scoring rules Brier and NLL, which pool candidates and have no per-query
+value. For black-box runs (``rankuq compare``) also Fisher's paired randomisation test and the
+Benjamini–Hochberg and Holm corrections of a family of p-values."""
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
@@ -12,12 +12,13 @@ import pyarrow as pa
 from scipy import stats
 
 from rankuq.bench import metrics
-from rankuq.bench.probes import scored_lists
-from rankuq.bench.probes.calibration import query_parts
+from rankuq.bench.probes import ScoredLists, scored_lists
+from rankuq.bench.probes.calibration import query_parts, scoring_rule_parts
 from rankuq.bench.probes.significance import paired_t
 from rankuq.errors import RankuqError
 
-CALIBRATION_ERRORS = ("ECE", "ECE.all", "ERCE")  # tested by the paired bootstrap over queries
+# tested by the paired bootstrap over queries; only where both sides' scores are probabilities
+CALIBRATION_ERRORS = ("ECE", "ECE.all", "ERCE", "Brier", "NLL")
 RESAMPLES = 1000
 PERMUTATIONS = 10_000  # of the randomisation test (Smucker et al., 2007 used 10^5; 10^4 resolves p to 0.01)
 CORRECTIONS = ("bh", "holm")
@@ -44,8 +45,9 @@ def significance(
     baseline has none), over the queries with a relevant candidate.
 
     Ranking metrics: a two-sided paired t-test on per-query values averaged over seeds. The
-    calibration errors (``CALIBRATION_ERRORS``): ``bootstrap_p``, a paired bootstrap over
-    queries. ECE of a method or baseline whose scores are not probabilities is NaN.
+    calibration errors and scoring rules (``CALIBRATION_ERRORS``): ``bootstrap_p``, a paired
+    bootstrap over queries; NaN for a method or baseline whose scores are not probabilities (the
+    leaderboard shows none of their values: ERCE of raw scores, BM25's, says nothing).
     """
     ranking = [name for name in names if name not in CALIBRATION_ERRORS]
     calibration = [name for name in names if name in CALIBRATION_ERRORS]
@@ -82,13 +84,22 @@ def _same_queries(
 
 
 def _seed_parts(tables: Sequence[pa.Table], method: str) -> tuple[np.ndarray, list[dict]]:
-    """Each seed's calibration errors split by query (``query_parts``), on the same queries."""
+    """Each seed's calibration errors and scoring rules split by query, on the same queries."""
     lists = [scored_lists(table, method).with_relevant() for table in tables]
     if any(not np.array_equal(lists[0].qids, other.qids) for other in lists[1:]):
         raise RankuqError(
             f"the seeds of {method} scored different queries; clear the run's predictions cache"
         )
-    return lists[0].qids, [query_parts(one) for one in lists]
+    return lists[0].qids, [_tested_parts(one) for one in lists]
+
+
+def _tested_parts(lists: ScoredLists) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``query_parts`` and the scoring rules' [Q, 1] Σ loss and [Q] #candidates (Σ loss ≥ 0, so
+    ``bootstrap_p``'s |Σ gaps| / Σ mass is their mean); none for scores that are not probabilities."""
+    if not lists.ranked.probabilistic:
+        return {}
+    rules = {name: (part.rows[:, :1], part.rows[:, 1]) for name, part in scoring_rule_parts(lists).items()}
+    return query_parts(lists) | rules
 
 
 def bootstrap_p(

@@ -15,18 +15,24 @@ from rankuq.bench.results.columns import concat, strings, where
 from rankuq.bench.rundir.atomic import atomic_write
 
 RANKING_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10")
+# Each column follows one paper's formula, one estimator for every method (docs/probes.md): ECE, ECE.all
+# Penha & Hauff, 2021 (bench.metrics.ece); ERCE Cohen et al., 2021 (bench.probes.calibration); Brier
+# Brier, 1950 and NLL the log loss (bench.metrics.scoring_rules); RA Penha & Hauff, 2021; nAUC
+# Gisserot-Boukhlef et al., 2024.
 LEADERBOARD_METRICS = (
     *RANKING_METRICS,
     "ECE",
     "ECE.all",
     "ERCE",
+    "Brier",
+    "NLL",
     "RA R@1",
     "RA AP",
     "RA nDCG@10",
     "nAUC AP u_max",
 )
 KEYS = ("condition", "method", "seeds", "baseline")
-LOWER_IS_BETTER = ("ECE", "ERCE")  # name prefixes: calibration errors
+LOWER_IS_BETTER = ("ECE", "ERCE", "Brier", "NLL")  # name prefixes: calibration errors, scoring rules
 ALPHA = 0.05  # on the Benjamini–Hochberg adjusted p-values (``adjusted_p_values``)
 BETTER, WORSE = "†", "‡"
 MISSING = "—"
@@ -234,7 +240,7 @@ def footnote(table: pd.DataFrame, changes: bool = True) -> str:
         f"{WORSE} significantly worse than the baseline "
         "(two-sided paired t-test on per-query values averaged over seeds, the papers' test, blind to the "
         "seeds' spread, which the findings' two-level bootstrap counts; "
-        f"for ECE, ECE.all and ERCE a paired bootstrap "
+        f"for ECE, ECE.all, ERCE, Brier and NLL a paired bootstrap "
         f"over queries, 1,000 resamples; p < {ALPHA} after the Benjamini–Hochberg correction over "
         "the tests of the condition's table)"
         + (f"; lower is better for {', '.join(lower)}" if lower else "")

@@ -76,7 +76,8 @@ def rich_tables(board: Board) -> list[Table]:
     tables = []
     conditions = board.tables
     for condition, rows in list(conditions.items())[:TERMINAL_TABLES]:
-        # No vertical rules, one space between columns: thirteen metrics fit 120 terminal columns.
+        # No vertical rules, one space between columns: fifteen metrics fit 130 terminal columns
+        # (names of several words wrap at their spaces).
         more = len(rows.methods) - TERMINAL_ROWS
         caption = f"… {more:,} more methods: see leaderboard.md" if more > 0 else None
         table = Table(title=f"{board.name}: {condition}", caption=caption, box=box.SIMPLE_HEAD, padding=0)

@@ -48,7 +48,8 @@ from rankuq.tasks.base import data_root
 from rankuq.tasks.shards import build_shards
 
 Tables = dict[Cell, pa.Table]
-CALIBRATION = ("ECE", "ECE.all")  # metrics of probabilities the leaderboard computes from the table
+# metrics of probabilities the leaderboard computes from the table: calibration errors, scoring rules
+CALIBRATION = ("ECE", "ECE.all", "Brier", "NLL")
 
 
 def _bars(console: Console) -> Progress:
@@ -309,12 +310,16 @@ def _write_queries(plan: Plan, studies: dict[Cell, Study]) -> None:
 
 
 def _seed_row(cell: Cell, table: pa.Table, study: Study) -> dict[str, object]:
-    """A seed's leaderboard values: ranking metrics and, for probabilities, Penha & Hauff, 2021's balanced ECE
-    and the pooled ECE.all (from the table, probes or not), then the probes' headline values."""
-    names = [*RANKING_METRICS, *(CALIBRATION if is_probabilistic(table) else ())]
+    """A seed's leaderboard values: ranking metrics and, for probabilities, Penha & Hauff, 2021's balanced
+    ECE, the pooled ECE.all, Brier and NLL (from the table, probes or not), then the probes' headline
+    values. Scores that are not probabilities (BM25's) get none of them and no ERCE: the probe's ERCE
+    of raw scores says nothing."""
+    probabilistic = is_probabilistic(table)
+    names = [*RANKING_METRICS, *(CALIBRATION if probabilistic else ())]
     values = metrics.compute(table, names, drop_queries_without_relevant=True)
     keys = {"condition": cell.condition, "method": cell.method, "seed": cell.seed}
-    return {**keys, **dict.fromkeys(CALIBRATION, np.nan), **headline(study.metrics), **values}
+    row = {**keys, **dict.fromkeys(CALIBRATION, np.nan), **headline(study.metrics), **values}
+    return row if probabilistic else {**row, "ERCE": np.nan}
 
 
 def _significance(plan: Plan, tested: Tables) -> dict[tuple[str, str], dict[str, float]]:

@@ -80,8 +80,11 @@ def test_significance_tests_calibration_errors_by_bootstrap_and_ranking_by_t_tes
     assert p["new"]["R@1"] == pytest.approx(stats.ttest_rel([1] * 4, [1, 0, 0, 0]).pvalue)
     assert p["new"]["ECE"] == p["new"]["ECE.all"] == p["new"]["ERCE"] == pytest.approx(2 / 1001)
     raw = table(labels, [[0.9, 0.1]] * 4).replace_schema_metadata({PROBABILISTIC_KEY: b"false"})
-    p = significance({"base": [base], "bm25": [raw]}, "base", ["ECE", "ERCE"])
-    assert np.isnan(p["bm25"]["ECE"]) and p["bm25"]["ERCE"] <= 1
+    names = ["ECE", "ERCE", "Brier", "NLL"]
+    p = significance({"base": [base], "bm25": [raw]}, "base", names)
+    assert all(np.isnan(p["bm25"][name]) for name in names)  # raw scores: none of them on the board
+    p = significance({"bm25": [raw], "new": [perfect]}, "bm25", names)  # nor against a raw baseline
+    assert all(np.isnan(p["new"][name]) for name in names)
 
 
 def test_significance_refuses_methods_scored_on_different_queries():

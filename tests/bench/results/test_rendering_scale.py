@@ -33,7 +33,7 @@ OLD_MARKDOWN = """\
 | bert (baseline) |       2 | 0.250 ± 0.010                 | **0.100 ± 0.020**         | **0.200 ± 0.010**          |
 | ensemble        |       2 | 0.200 ± 0.030 (-20.00% ‡)     | 0.125 ± 0.010 (+25.00% ‡) | **0.200 ± 0.030** (+0.00%) |
 
-Mean ± std over seeds (the mean alone for one seed); in brackets the relative change against the baseline method of the condition; † significantly better, ‡ significantly worse than the baseline (two-sided paired t-test on per-query values averaged over seeds, the papers' test, blind to the seeds' spread, which the findings' two-level bootstrap counts; for ECE, ECE.all and ERCE a paired bootstrap over queries, 1,000 resamples; p < 0.05 after the Benjamini–Hochberg correction over the tests of the condition's table); lower is better for ECE; bold: the best value of a column; —: not defined for the method.
+Mean ± std over seeds (the mean alone for one seed); in brackets the relative change against the baseline method of the condition; † significantly better, ‡ significantly worse than the baseline (two-sided paired t-test on per-query values averaged over seeds, the papers' test, blind to the seeds' spread, which the findings' two-level bootstrap counts; for ECE, ECE.all, ERCE, Brier and NLL a paired bootstrap over queries, 1,000 resamples; p < 0.05 after the Benjamini–Hochberg correction over the tests of the condition's table); lower is better for ECE; bold: the best value of a column; —: not defined for the method.
 """
 OLD_LATEX = r"""\begin{table}
 \centering
@@ -63,7 +63,7 @@ ensemble & 2 & $0.200 \pm 0.030$\textsuperscript{\ddag} & $0.125 \pm 0.010$\text
 \end{tabular}
 \end{table}
 
-% Mean ± std over seeds (the mean alone for one seed); \dag{} significantly better, \ddag{} significantly worse than the baseline (two-sided paired t-test on per-query values averaged over seeds, the papers' test, blind to the seeds' spread, which the findings' two-level bootstrap counts; for ECE, ECE.all and ERCE a paired bootstrap over queries, 1,000 resamples; p < 0.05 after the Benjamini–Hochberg correction over the tests of the condition's table); lower is better for ECE; bold: the best value of a column; —: not defined for the method.
+% Mean ± std over seeds (the mean alone for one seed); \dag{} significantly better, \ddag{} significantly worse than the baseline (two-sided paired t-test on per-query values averaged over seeds, the papers' test, blind to the seeds' spread, which the findings' two-level bootstrap counts; for ECE, ECE.all, ERCE, Brier and NLL a paired bootstrap over queries, 1,000 resamples; p < 0.05 after the Benjamini–Hochberg correction over the tests of the condition's table); lower is better for ECE; bold: the best value of a column; —: not defined for the method.
 """
 
 

@@ -1,7 +1,13 @@
 """The stages' own decisions (bench.run.stages); the stages at work are tested through run_grid."""
 
+import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
+from rankuq.bench import metrics
+from rankuq.bench.results.boards import read_run_dir
+from rankuq.bench.results.leaderboard import MISSING
+from rankuq.bench.results.rendering import paper_markdown
 from rankuq.bench.run import stages
 from rankuq.bench.rundir.layout import RunLayout
 
@@ -27,3 +33,30 @@ def test_gpu_scorers_at_once_count_what_each_live_node_holds(monkeypatch, tmp_pa
 def test_at_least_one_scorer_where_no_node_has_room(monkeypatch, tmp_path):
     monkeypatch.setattr(stages.ray, "nodes", lambda: [node(CPU=4.0)])
     assert stages.Cluster(None, RunLayout(tmp_path)).scorers_at_once(1.0, 1) == 1
+
+
+def test_the_board_s_scoring_rules_are_the_metrics_of_the_predictions_and_bm25_gets_none(finished):
+    """On the tiny grid's real WikiQA run: each method's Brier and NLL are the mean over seeds of
+    bench.metrics' values of its predictions on the leaderboard's queries, tested against the baseline;
+    BM25's raw scores get no ECE, Brier, NLL or ERCE (its ERCE was the pairwise softmax of raw
+    scores) and no p-value for them: '—' in the Markdown board, as ECE already was."""
+    run_dir, board = finished
+    by_method = board.set_index("method")
+    for method in ("bert", "mc_dropout", "ensemble"):
+        files = sorted((run_dir / "predictions" / "wikiqa" / method).glob("seed-*.parquet"))
+        assert len(files) == 2
+        seeds = [
+            metrics.compute(pq.read_table(path), ["Brier", "NLL"], drop_queries_without_relevant=True)
+            for path in files
+        ]
+        for name in ("Brier", "NLL"):
+            assert by_method.loc[method, name] == pytest.approx(np.mean([s[name] for s in seeds]), rel=1e-12)
+            assert method == "bert" or 0 < by_method.loc[method, f"{name} p"] <= 1  # bert: the baseline
+    masked = [f"{m}{suffix}" for m in (*stages.CALIBRATION, "ERCE") for suffix in ("", " std", " p")]
+    assert by_method.loc["bm25", masked].isna().all()
+    lines = paper_markdown(read_run_dir(run_dir)).splitlines()
+    header = [cell.strip() for cell in next(line for line in lines if line.startswith("| method")).split("|")]
+    bm25 = [cell.strip() for cell in next(line for line in lines if line.startswith("| bm25")).split("|")]
+    for name in ("ECE", "ERCE", "Brier", "NLL"):
+        assert bm25[header.index(name)] == MISSING, name
+    assert bm25[header.index("R@1")] != MISSING
