@@ -18,12 +18,14 @@ def test_ratio_is_0_where_nothing_is_relevant_without_a_warning():
 
 
 def test_the_families_and_how_each_takes_a_cutoff():
-    assert FAMILIES.names() == ["AP", "ECE", "ECE.all", "P", "R", "RR", "nDCG"]
+    assert FAMILIES.names() == ["AP", "Brier", "ECE", "ECE.all", "NLL", "P", "R", "RR", "nDCG"]
     cutoffs = {name: (FAMILIES.get(name).cutoff, FAMILIES.get(name).pooled) for name in FAMILIES}
     assert cutoffs == {
         "AP": ("optional", False),
+        "Brier": ("none", True),
         "ECE": ("none", True),  # pooled: one value over every candidate row
         "ECE.all": ("none", True),
+        "NLL": ("none", True),
         "P": ("required", False),
         "R": ("required", False),
         "RR": ("none", False),
