@@ -295,7 +295,7 @@ def _break_even_table(runs: Sequence[Run]) -> list[str]:
             values = cell[BREAK_EVEN].tolist()
             largest = float(cell[f"{BREAK_EVEN}.largest"].max())
             sizes = ", ".join(break_even_text(v, largest) for v in values)
-            works = check("above_bm25", run, condition).passed if run.queries is not None else None
+            works = check("above_bm25", run, str(condition)).passed if run.queries is not None else None
             lines.append(
                 f"| {run.spec.name} | {markdown_text(condition)} | {MARKS[works]} | {largest:.0f} | "
                 f"{sizes} | {break_even_reading(values, largest) if works else '—'} |"
