@@ -72,8 +72,9 @@ def check_native(strategy: str, native: bool, where: str) -> None:
 
 
 def resolve_n(strategy: str, n: int | None, variant: str) -> int | None:
-    """The list size: None (whole lists) only for native standard lists, else ``n`` or 10."""
-    if n is None and not (strategy == "native" and variant == "standard"):
+    """The list size: None (whole lists) only for standard lists of judged candidates (native,
+    judged), else ``n`` or 10."""
+    if n is None and not (negatives.get(strategy).judged_lists and variant == "standard"):
         return DEFAULT_N
     return n
 
@@ -102,7 +103,8 @@ def build_lists(
     *,
     cache_dir: Path | None = None,
 ) -> pa.Table:
-    """Contract-1 lists of ``pool``; ``n=None`` keeps native lists whole (10 for other strategies).
+    """Contract-1 lists of ``pool``; ``n=None`` keeps native (or judged) lists whole (10 for the
+    other strategies).
 
     ``cache_dir`` is where a strategy may keep intermediates (the dense strategy's embeddings).
     """
@@ -110,7 +112,7 @@ def build_lists(
     name = resolve_strategy(pool, strategy)
     n = resolve_n(name, n, variant)
     if n is None:
-        return _whole_native_lists(pool)
+        return _whole_judged_lists(pool, name)
     strategy_class = negatives.get(name)
     if strategy_class.from_run:
         return _run_lists(pool, strategy_class(cache_dir), n, seed, variant)
@@ -226,13 +228,13 @@ def _lists_table(pool: Pool, lists: dict[int, list[tuple[int, int]]], ns: str, s
     return _table(pool, np.array(queries, np.int64), np.array(rows, np.int64), np.array(labels), ns)
 
 
-def _whole_native_lists(pool: Pool) -> pa.Table:
-    """Every native list as the files give it, in file order."""
+def _whole_judged_lists(pool: Pool, ns: str) -> pa.Table:
+    """Every query's judged candidates as the files give them, in file order."""
     queries = np.repeat(np.arange(len(pool.qids)), [len(judged) for judged in pool.judged])
     pairs = [pair for judged in pool.judged for pair in judged]
     rows = np.array([row for row, _ in pairs], dtype=np.int64)
     labels = np.array([label for _, label in pairs])
-    return _table(pool, queries, rows, labels, "native")
+    return _table(pool, queries, rows, labels, ns)
 
 
 def _table(pool: Pool, queries: np.ndarray, rows: np.ndarray, labels: np.ndarray, ns: str) -> pa.Table:

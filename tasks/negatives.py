@@ -32,6 +32,7 @@ class Strategy(ABC):
     name: str
     description: str
     needs_native: bool = False  # only pools whose files hold whole lists support it
+    judged_lists: bool = False  # lists of judged candidates only: kept whole when no n is given
     from_run: bool = False  # lists are the strategy's top n as they are (no relevant ones added)
     files: tuple[Path, ...] = ()  # files besides the task's that its lists depend on (cache keys hash them)
 
@@ -66,12 +67,34 @@ class Native(Strategy):
     name = "native"
     description = "the dataset's own lists (e.g. WikiQA's page sentences), negatives in random order"
     needs_native = True
+    judged_lists = True
 
     def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
         out = []
         for q in queries:
             rows = np.array([row for row, label in pool.judged[q] if label <= 0], dtype=np.int64)
             out.append(rows[query_rng(seed, pool.qids[q], "native").permutation(rows.size)])
+        return out
+
+
+@REGISTRY.register
+class Judged(Native):
+    """Native's lists for any dataset: a BEIR folder's qrels may judge whole candidate lists
+    (answer-selection sets in BEIR form), which are then its lists. Same draws as native, so on a
+    dataset with native lists both give the same lists."""
+
+    name = "judged"
+    description = "the candidates the qrels judge (grade 0: the negatives, in random order); any dataset"
+    needs_native = False
+
+    def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
+        out = super().candidates(pool, queries, depth, seed)
+        if queries.size and not any(rows.size for rows in out):
+            raise RankuqError(
+                f"{pool.source}: no query of {pool.task}/{pool.split} has a judged non-relevant "
+                "candidate (a qrels row of grade 0), so ns: judged has no negatives; use bm25, random "
+                "or dense"
+            )
         return out
 
 

@@ -51,7 +51,7 @@ class TrainConfig(BaseModel):
     negatives: Annotated[int, Field(ge=1, le=100)] = Field(
         1, description="non-relevant candidates per relevant one (Penha & Hauff, 2021: 1, balanced pairs)"
     )
-    ns: Literal["native", "random", "bm25", "dense"] | None = Field(
+    ns: Literal["native", "judged", "random", "bm25", "dense"] | None = Field(
         "bm25",
         description="negative sampling of the training lists where a shift's train side names none "
         "(Penha & Hauff, 2021: bm25); None: the task's own lists (native where it has them)",

@@ -169,3 +169,44 @@ def test_a_bad_beir_name_is_refused(name: str) -> None:
 def test_an_unknown_task_lists_the_families() -> None:
     with pytest.raises(RankuqError, match=r"unknown task 'scifact'; valid tasks: .*wikiqa; or beir/<name>"):
         tasks.get("scifact")
+
+
+def as_beir(pool, root: Path) -> Path:
+    """A pool written as a BEIR folder whose qrels judge every candidate (grade 0 included)."""
+    folder = root / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    pairs = zip(pool.cids, pool.texts, strict=True)
+    corpus = [{"_id": cid, "title": "", "text": text} for cid, text in pairs]
+    (folder / "corpus.jsonl").write_text("".join(f"{json.dumps(r)}\n" for r in corpus))
+    queries = [{"_id": q, "text": " ".join(c)} for q, c in zip(pool.qids, pool.contexts, strict=True)]
+    (folder / "queries.jsonl").write_text("".join(f"{json.dumps(r)}\n" for r in queries))
+    judged = [
+        f"{qid}\t{pool.cids[row]}\t{label}"
+        for qid, pairs in zip(pool.qids, pool.judged, strict=True)
+        for row, label in pairs
+    ]
+    (folder / "qrels" / "test.tsv").write_text("\n".join(["query-id\tcorpus-id\tscore", *judged]) + "\n")
+    return folder
+
+
+def _lists(table) -> list[tuple]:
+    return list(zip(*(table.column(c).to_pylist() for c in ("qid", "text", "label")), strict=True))
+
+
+@pytest.mark.parametrize("n", [None, 5])
+def test_judged_lists_of_wikiqa_in_beir_form_are_wikiqas_native_lists(tmp_path: Path, n: int | None) -> None:
+    """WikiQA's test split written as a BEIR folder (qrels judging every page sentence): ``ns: judged``
+    gives WikiQA's own lists, whole (n None) or cut to n, the same queries, texts, labels and order."""
+    wikiqa = tasks.get("wikiqa")().pool("test", tasks.data_root())
+    as_beir(wikiqa, tmp_path)
+    beir = Beir().pool("test", tmp_path)
+    native = build_lists(wikiqa, "native", n=n, seed=1)
+    judged = build_lists(beir, "judged", n=n, seed=1)
+    assert judged.num_rows == native.num_rows > 0 and _lists(judged) == _lists(native)
+    assert set(judged.column("ns").to_pylist()) == {"judged"}
+
+
+def test_judged_without_judged_negatives_names_the_fix(tmp_path: Path) -> None:
+    write(tmp_path, qrels=["query-id\tcorpus-id\tscore", "q1\td1\t2", "q2\td2\t1"])
+    with pytest.raises(RankuqError, match=r"no query of .*judged non-relevant.*use bm25, random or dense"):
+        build_lists(Beir().pool("test", tmp_path), "judged", n=3)

@@ -195,7 +195,7 @@ def test_bad_settings(make_pool: Callable[..., Pool], kwargs: dict, message: str
 
 
 def test_strategies_registered() -> None:
-    assert negatives.names() == ["bm25", "dense", "native", "random", "run"]
+    assert negatives.names() == ["bm25", "dense", "judged", "native", "random", "run"]
 
 
 def test_run_lists_are_the_runs_top_n_as_they_are(
