@@ -39,7 +39,15 @@ def check(name: Precondition, claim: Claim, run: Run, condition: str, reference:
 
 def condition_check(name: Precondition, run: Run, condition: str) -> Check:
     """A precondition that depends on the condition alone: above_bm25 (bert's AP against BM25's in
-    the condition) or shift_hurts (against its own AP without shift)."""
+    the condition) or shift_hurts (against its own AP without shift); worked out once per run."""
+    key = (name, condition)
+    if key not in run.checked:
+        run.checked[key] = _condition_check(name, run, condition)
+    result: Check = run.checked[key]
+    return result
+
+
+def _condition_check(name: Precondition, run: Run, condition: str) -> Check:
     metric = PRECONDITION_METRIC
     bert = run.parts(condition, "bert", metric)
     if name == "above_bm25":

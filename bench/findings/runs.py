@@ -4,6 +4,7 @@ metrics split by query), and method_cost's CSV."""
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,8 @@ class Run:
     provenance: Provenance | None = None  # whether its cells are this checkout's (None: not checked)
     queries: "QueryRecords | None" = None  # queries.parquet (None: the run predates per-query records)
     tested: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # condition → (test task, ns)
+    # (precondition, condition) → its check: a bootstrap that many claims of a condition share
+    checked: dict[tuple[str, str], Any] = field(default_factory=dict, compare=False, repr=False)
 
     def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]:
         """Seed → the metric's parts for a cell (empty where the run recorded none)."""

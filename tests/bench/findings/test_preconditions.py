@@ -46,3 +46,22 @@ def test_a_degenerate_risk_selection_is_untestable(run_of, values, lower_ece):
     )
     [row] = judge_all([assess(claim, [run])])
     assert row.verdict == statistics.UNTESTABLE and "b per seed: 0, 0, 0" in row.measured[0].note
+
+
+def test_a_condition_check_is_worked_out_once_per_run(run_of, values, monkeypatch):
+    """Every claim of a condition asks for the same above_bm25 bootstrap: the run keeps it, and a
+    run read anew works it out anew."""
+    from rankuq.bench.findings import preconditions
+
+    records = {
+        ("c", "bert", "AP"): [values(0.70, 0.05, 20 + s) for s in range(3)],
+        ("c", "bm25", "AP"): [values(0.60, 0.05, 30 + s) for s in range(3)],
+    }
+    calls = []
+    work = preconditions._condition_check
+    monkeypatch.setattr(preconditions, "_condition_check", lambda *a: calls.append(a[1:]) or work(*a))
+    run = run_of(records)
+    first = preconditions.condition_check("above_bm25", run, "c")
+    assert first.passed and preconditions.condition_check("above_bm25", run, "c") is first
+    again = preconditions.condition_check("above_bm25", run_of(records), "c")
+    assert again == first and again is not first and len(calls) == 2
