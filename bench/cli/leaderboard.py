@@ -24,9 +24,9 @@ def _reuse_freed_memory() -> None:
 
 def _leaderboard(args: argparse.Namespace) -> None:
     from rankuq.bench.results.boards import read_run_dir, read_tracking
-    from rankuq.bench.results.rendering import paper_latex
+    from rankuq.bench.results.columns import write_pieces
+    from rankuq.bench.results.rendering import latex_pieces
     from rankuq.bench.results.report import write_report
-    from rankuq.bench.rundir.atomic import atomic_write
 
     if (args.run_dir is None) == (args.tracking_uri is None) or (args.grid and args.run_dir):
         raise RankuqError("rankuq leaderboard: give either RUN_DIR or --tracking-uri URI [--grid NAME]")
@@ -58,6 +58,6 @@ def _leaderboard(args: argparse.Namespace) -> None:
         paths: tuple[Path, ...] = write_report(board, folder)
     if args.latex:
         args.latex.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(args.latex, paper_latex(board))
+        write_pieces(args.latex, latex_pieces(board))
         paths = (*paths, args.latex)
     print(f"written: {', '.join(map(str, paths[:-1]))} and {paths[-1]}")

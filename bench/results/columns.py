@@ -3,11 +3,14 @@ kernels, so a table of 200,000 rows × 13 metrics renders in a second, where a P
 took seconds per layout."""
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from rankuq.bench.rundir.atomic import staged_file
 
 # A 200,000-row table's text is hundreds of MB; Arrow's default pool (mimalloc) took ten times as
 # long as the system allocator to hand out buffers that size on the 2-core host (0.3 s against 0.03 s).
@@ -47,10 +50,28 @@ def replaced(column: pa.Array, pairs: Iterable[tuple[str, str]]) -> pa.Array:
     return column
 
 
-def joined(lines: pa.Array) -> str:
-    """The strings of ``lines`` one after another, as one ``str``."""
+def joined(lines: pa.Array) -> pa.Buffer:
+    """The strings of ``lines`` one after another, as one UTF-8 buffer (no Python string: a large
+    table's body is hundreds of MB, and decoding it only to encode it again for the file doubled
+    its cost)."""
     whole = pa.LargeListArray.from_arrays(pa.array([0, len(lines)], pa.int64()), lines)
-    return str(pc.binary_join(whole, _text(""), memory_pool=POOL)[0].as_py())
+    return pc.binary_join(whole, _text(""), memory_pool=POOL)[0].as_buffer() or pa.py_buffer(b"")
+
+
+Piece: TypeAlias = "str | pa.Buffer"  # a document's text, or UTF-8 bytes built by Arrow
+
+
+def text_of(pieces: Iterable[Piece]) -> str:
+    """The pieces of a document as one ``str``."""
+    return "".join(piece if isinstance(piece, str) else str(piece, "utf-8") for piece in pieces)
+
+
+def write_pieces(path: Path, pieces: Iterable[Piece]) -> None:
+    """The pieces of a document written to ``path`` as UTF-8, Arrow's bytes as they are; readers
+    see the old file or the whole new one (``atomic``)."""
+    with staged_file(path) as staging, staging.open("wb") as out:
+        for piece in pieces:
+            out.write(piece.encode() if isinstance(piece, str) else piece)
 
 
 def padded(column: pa.Array, width: int, right: bool = False) -> pa.Array:

@@ -11,7 +11,18 @@ from rich.table import Table
 from rich.text import Text
 
 from rankuq.bench.results.boards import Board
-from rankuq.bench.results.columns import concat, joined, longest, nonempty, padded, replaced, strings, where
+from rankuq.bench.results.columns import (
+    Piece,
+    concat,
+    joined,
+    longest,
+    nonempty,
+    padded,
+    replaced,
+    strings,
+    text_of,
+    where,
+)
 from rankuq.bench.results.leaderboard import BETTER, WORSE, Cells, PaperTable, footnote
 
 TERMINAL_ROWS = 50  # per condition: the whole table is leaderboard.md's
@@ -36,9 +47,13 @@ MARKDOWN_ESCAPES = (
 
 
 def paper_markdown(board: Board) -> str:
-    # The pieces are joined once: a large board's tables are hundreds of MB, and every
-    # concatenation copied them.
-    pieces = [f"# Leaderboard: {markdown_text(board.name)}"]
+    return text_of(markdown_pieces(board))
+
+
+def markdown_pieces(board: Board) -> list[Piece]:
+    """leaderboard.md in pieces (``write_pieces``): a large board's tables are hundreds of MB, and
+    every concatenation copied them."""
+    pieces: list[Piece] = [f"# Leaderboard: {markdown_text(board.name)}"]
     for condition, rows in board.tables.items():
         columns = {"method": replaced(names(rows.methods), MARKDOWN_ESCAPES), "seeds": names(rows.seeds)}
         for metric, cells in rows.cells.items():
@@ -46,7 +61,7 @@ def paper_markdown(board: Board) -> str:
             columns[metric] = where(nonempty(cells.note), concat(value, cells.note, sep=" "), value)
         pieces += [f"\n\n## {markdown_text(condition)}\n\n", *_pipe_table(columns)]
     pieces += ["\n\n", footnote(board.table), "\n"]
-    return "".join(pieces)
+    return pieces
 
 
 def names(values: Iterable[object]) -> pa.Array:
@@ -54,7 +69,7 @@ def names(values: Iterable[object]) -> pa.Array:
     return strings(list(map(str, values)))
 
 
-def _pipe_table(columns: dict[str, pa.Array]) -> tuple[str, str]:
+def _pipe_table(columns: dict[str, pa.Array]) -> tuple[str, Piece]:
     """A Markdown pipe table as tabulate's ``pipe`` format writes it (seeds right-aligned, the rest
     left; a column at least two wider than its header), one padded column at a time."""
     heads, cells, rules = [], [], []
@@ -108,17 +123,22 @@ LATEX_MARKS = {BETTER: r"\textsuperscript{\dag}", WORSE: r"\textsuperscript{\dda
 def paper_latex(board: Board) -> str:
     """One booktabs table per condition (the layout of pandas' ``Styler.to_latex``; method and metric
     names escaped), the footnote after them; needs ``\\usepackage{booktabs}``."""
+    return text_of(latex_pieces(board))
+
+
+def latex_pieces(board: Board) -> list[Piece]:
+    """``paper_latex`` in pieces (``write_pieces``), as ``markdown_pieces``."""
     tables = board.tables
-    pieces = [
+    pieces: list[Piece] = [
         piece
         for condition, rows in tables.items()
         for piece in [*_latex_table(f"{board.name}: {condition}", rows), "\n"]
     ]
     footer = footnote(board.table, changes=False).replace(BETTER, r"\dag{}").replace(WORSE, r"\ddag{}")
-    return "".join([*pieces, "% ", footer, "\n"])  # joined once, as paper_markdown is
+    return [*pieces, "% ", footer, "\n"]
 
 
-def _latex_table(caption: str, rows: PaperTable) -> list[str]:
+def _latex_table(caption: str, rows: PaperTable) -> list[Piece]:
     """The table's text before its rows, its rows, and the text after them."""
     columns = [strings([latex_text(method) for method in rows.methods]), names(rows.seeds)]
     for cells in rows.cells.values():

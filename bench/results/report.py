@@ -2,6 +2,8 @@
 data URIs with inline CSS, so the one file opens anywhere without a network or the run directory."""
 
 import base64
+import re
+import secrets
 from pathlib import Path
 
 import jinja2
@@ -9,10 +11,18 @@ from markupsafe import Markup
 
 from rankuq.bench.plots import OVERVIEW_CONDITIONS, OVERVIEW_METHODS, overview_png
 from rankuq.bench.results.boards import Board, Plot
-from rankuq.bench.results.columns import concat, joined, nonempty, replaced, where
+from rankuq.bench.results.columns import (
+    Piece,
+    concat,
+    joined,
+    nonempty,
+    replaced,
+    text_of,
+    where,
+    write_pieces,
+)
 from rankuq.bench.results.leaderboard import PaperTable, footnote, metrics_of
-from rankuq.bench.results.rendering import names, paper_markdown
-from rankuq.bench.rundir.atomic import atomic_write
+from rankuq.bench.results.rendering import markdown_pieces, names
 from rankuq.errors import RankuqError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -119,20 +129,28 @@ def render_report(board: Board) -> str:
     """The report's HTML: the overview plot of every method and metric, then per condition (board
     order, then conditions with plots only) its table, then its plots grouped by kind (in index
     order), each captioned."""
+    return text_of(report_pieces(board))
+
+
+def report_pieces(board: Board) -> list[Piece]:
+    """``render_report`` in pieces (``write_pieces``): the template renders a marker where each
+    table's rows go, and the rows, built by Arrow, are put there without becoming a Python string."""
     tables = board.tables
     conditions = list(dict.fromkeys([*tables, *(plot.condition for plot in board.plots)]))
+    marker = f"rankuq-rows-{secrets.token_hex(8)}-"  # no name can hold it: it is drawn now
+    rows = [_html_rows(tables[c]) for c in conditions if c in tables]
     sections = [
         {
             "condition": c,
             "rows": tables.get(c),
             "columns": ["method", "seeds", *tables[c].cells] if c in tables else [],
-            "html_rows": _html_rows(tables[c]) if c in tables else "",
+            "html_rows": Markup(f"{marker}{i}.") if c in tables else "",
             "kinds": _kinds([p for p in board.plots if p.condition == c]),
         }
-        for c in conditions
+        for i, c in enumerate(conditions)
     ]
     overview = overview_png(board.table, metrics_of(board.table))
-    return TEMPLATE.render(
+    html = TEMPLATE.render(
         name=board.name,
         footnote=footnote(board.table),
         overview=overview and png_uri(overview),
@@ -143,13 +161,16 @@ def render_report(board: Board) -> str:
         sections=sections,
         images=len(board.plots) + bool(overview),
     )
+    parts = re.split(f"{marker}(\\d+)\\.", html)  # text, section index, text, ...
+    table_rows = iter(rows)
+    return [part if i % 2 == 0 else next(table_rows) for i, part in enumerate(parts)]
 
 
 # markupsafe.escape's replacements, in its order (the template escapes names so).
 HTML_ESCAPES = (("&", "&amp;"), (">", "&gt;"), ("<", "&lt;"), ("'", "&#39;"), ('"', "&#34;"))
 
 
-def _html_rows(rows: PaperTable) -> Markup:
+def _html_rows(rows: PaperTable) -> Piece:
     """A table's rows as HTML, each between blank lines, built a column at a time (the template's
     loop over 200,000 rows × 13 cells took minutes); names escaped as the template escapes them."""
     columns = [replaced(names(rows.methods), HTML_ESCAPES), names(rows.seeds)]
@@ -157,7 +178,7 @@ def _html_rows(rows: PaperTable) -> Markup:
         value = where(cells.best, concat("<strong>", cells.value, "</strong>"), cells.value)
         note = concat(' <span class="note">', cells.note, "</span>")
         columns.append(where(nonempty(cells.note), concat(value, note), value))
-    return Markup(joined(concat("\n<tr><td>", concat(*columns, sep="</td><td>"), "</td></tr>\n")))
+    return joined(concat("\n<tr><td>", concat(*columns, sep="</td><td>"), "</td></tr>\n"))
 
 
 def _kinds(plots: list[Plot]) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -174,9 +195,9 @@ def _kinds(plots: list[Plot]) -> list[tuple[str, list[tuple[str, str]]]]:
 def write_report(board: Board, out: Path) -> tuple[Path, Path]:
     """Write ``out/leaderboard.md`` (the paper layout) and ``out/report.html``; both are rendered
     before either is written, so a bad plot leaves nothing behind."""
-    texts = paper_markdown(board), render_report(board)
+    documents = markdown_pieces(board), report_pieces(board)
     out.mkdir(parents=True, exist_ok=True)
     paths = out / "leaderboard.md", out / "report.html"
-    for path, text in zip(paths, texts, strict=True):
-        atomic_write(path, text)
+    for path, pieces in zip(paths, documents, strict=True):
+        write_pieces(path, pieces)
     return paths

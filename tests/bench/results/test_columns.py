@@ -5,7 +5,18 @@ import html
 import numpy as np
 from markupsafe import escape
 
-from rankuq.bench.results.columns import concat, joined, longest, nonempty, padded, replaced, strings, where
+from rankuq.bench.results.columns import (
+    concat,
+    joined,
+    longest,
+    nonempty,
+    padded,
+    replaced,
+    strings,
+    text_of,
+    where,
+    write_pieces,
+)
 from rankuq.bench.results.rendering import MARKDOWN_ESCAPES, markdown_text
 from rankuq.bench.results.report import HTML_ESCAPES
 
@@ -24,8 +35,19 @@ def test_each_helper_does_what_python_does():
     assert longest(column) == 8 and longest(strings([])) == 0
     assert padded(column, 6).to_pylist() == [n.ljust(6) for n in NAMES]
     assert padded(column, 6, right=True).to_pylist() == [n.rjust(6) for n in NAMES]
-    assert joined(concat(column, "\n")) == "".join(f"{n}\n" for n in NAMES)
-    assert joined(strings(["a", "b", "c"])[1:]) == "bc"  # a slice: from its offset on
+    assert joined(concat(column, "\n")).to_pybytes() == "".join(f"{n}\n" for n in NAMES).encode()
+    assert joined(strings(["a", "b", "c"])[1:]).to_pybytes() == b"bc"  # a slice: from its offset on
+    assert joined(strings([])).to_pybytes() == b""
+
+
+def test_a_document_of_pieces_is_written_as_its_text(tmp_path):
+    """Python text and Arrow's UTF-8 bytes, in order: the file holds the pieces' text, as UTF-8."""
+    pieces = ["# ±\n", joined(concat(strings(NAMES), "\n")), "end\n"]
+    text = "# ±\n" + "".join(f"{n}\n" for n in NAMES) + "end\n"
+    assert text_of(pieces) == text
+    write_pieces(tmp_path / "doc.md", pieces)
+    assert (tmp_path / "doc.md").read_bytes() == text.encode()
+    assert list(tmp_path.iterdir()) == [tmp_path / "doc.md"]
 
 
 def test_the_escapes_are_the_python_escapes_of_names():
