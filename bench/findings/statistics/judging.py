@@ -30,7 +30,9 @@ DEFINITIONS: dict[str, str] = {
     "(within a margin: the 95 % CI lies outside ±margin; a floor: the 95 % CI lies below it)",
     SMALLER: "no significant effect, and the 95 % CI excludes the paper's effect (it stops short of it)",
     INCONCLUSIVE: "the 95 % CI covers both 0 and the paper's effect (or straddles the margin or "
-    "floor): this data cannot tell; the row gives the minimum detectable effect and the data needed",
+    "floor), or it excludes 0 but the BH-adjusted p is not below 0.05 (significant only before the "
+    "correction for the registry's tests, said in the row): this data cannot tell; the row gives the "
+    "minimum detectable effect and the data needed",
     UNTESTABLE: "a named precondition fails (the ranker is not above BM25, the shift does not degrade "
     "the model, the metric has no headroom, the selection is degenerate)",
     MIXED: "over conditions only: they significantly disagree (Cochran's Q p < 0.05 and at least "

@@ -4,6 +4,7 @@ docs/findings.md rewritten by its own header's command; the verdict rules are te
 
 import re
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -175,3 +176,21 @@ def test_break_even_shows_censored_seeds_as_more_than_the_dev_size():
     assert break_even_reading([50.0, nan, nan], 50).startswith("2 of 3 seeds censored before 80")
     assert break_even_reading([nan, nan, nan], 93) == "3 of 3 seeds beyond the paper's 80"
     assert break_even_reading([100.0, 20.0], 122) == "1 of 2 seeds beyond the paper's 80"
+
+
+def test_an_inconclusive_row_significant_only_before_the_correction_says_so(lower_ece):
+    """A CI that excludes 0 with a raw p of 0.028 but a BH-adjusted 0.058 is not a finding: the row
+    reads inconclusive and says why, beside its minimum detectable effect."""
+    from rankuq.bench.findings.render import _power
+    from rankuq.bench.findings.rows import Measured
+
+    rng = np.random.default_rng(0)
+    side = [rng.normal(0.1, 0.05, (40, 1)) for _ in range(3)]
+    effect = statistics.paired_bootstrap(
+        [side, [np.zeros((40, 1))] * 3], [statistics.mean()] * 2, statistics.difference(), resamples=200
+    )
+    row = Measured("c", effect, 0.1, 0.0, verdict=statistics.INCONCLUSIVE, p=0.028, adjusted_p=0.058)
+    assert _power(lower_ece, row).startswith(
+        "significant before the BH correction only (p 0.028, adjusted 0.058); MDE "
+    )
+    assert _power(lower_ece, replace(row, adjusted_p=0.2, p=0.2)).startswith("MDE ")
