@@ -261,7 +261,10 @@ def _track_seed(
     seed_run = tracker.open(key, cell.label(), parent, {**tags, LEVEL_TAG: "seed", "seed": str(cell.seed)})
     method_params = tuned(plan.spec, plan.params, cell.method, dict(cell.tuned))[0].model_dump()
     params = {**tags, "seed": cell.seed, **method_params, **study.searched}
-    values = {**_finite(study.metrics, study.metrics), **_finite(row, LEADERBOARD_METRICS)}
+    # The board's columns come from its row alone: a probe's value of one the row leaves undefined
+    # (BM25's ERCE of raw scores) is not logged either.
+    probes = {k: v for k, v in _finite(study.metrics, study.metrics).items() if k not in LEADERBOARD_METRICS}
+    values = {**probes, **_finite(row, LEADERBOARD_METRICS)}
     notes = {"rankuq.notes": "\n".join(study.notes)[:5000]} if study.notes else {}
     predictions = plan.layout.predictions(cell.task, cell.method, cell.seed, cell.key)
     tracker.log(seed_run, metrics=values, params=params, tags=notes, artifacts=(*study.plots, predictions))
