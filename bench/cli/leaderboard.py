@@ -1,25 +1,12 @@
 """``rankuq leaderboard``: a grid's tables, leaderboard.md and report.html."""
 
 import argparse
-import contextlib
-import ctypes
 import os
 import tempfile
 from pathlib import Path
 
 from rankuq.bench.cli.run import _experiment_option, _show
 from rankuq.errors import RankuqError
-
-M_MMAP_MAX = -4  # glibc's mallopt parameter: how many allocations may be served by mmap
-
-
-def _reuse_freed_memory() -> None:
-    """Serve large buffers from glibc's heap, not from fresh mappings: a large board's layouts
-    allocate and free hundreds of MB of text again and again, and the kernel zeroes each fresh
-    mapping page by page (on 200,000 rows: 1.1 of 4.0 s of system time; 0.4 GB more resident).
-    The knob is glibc's; with another C library nothing changes."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").mallopt(M_MMAP_MAX, 0)
 
 
 def _leaderboard(args: argparse.Namespace) -> None:
@@ -46,7 +33,6 @@ def _leaderboard(args: argparse.Namespace) -> None:
     if args.latex:
         check_output_file(args.latex, "--latex", "tables.tex")
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # plot downloads: no bars
-    _reuse_freed_memory()
     with tempfile.TemporaryDirectory() as downloads:  # the report embeds the plots: no need to keep them
         board = (
             read_run_dir(args.run_dir)
