@@ -2,7 +2,6 @@
 data URIs with inline CSS, so the one file opens anywhere without a network or the run directory."""
 
 import base64
-import re
 import secrets
 from pathlib import Path
 
@@ -137,17 +136,17 @@ def report_pieces(board: Board) -> list[Piece]:
     table's rows go, and the rows, built by Arrow, are put there without becoming a Python string."""
     tables = board.tables
     conditions = list(dict.fromkeys([*tables, *(plot.condition for plot in board.plots)]))
-    marker = f"rankuq-rows-{secrets.token_hex(8)}-"  # no name can hold it: it is drawn now
+    marker = f"rankuq-rows-{secrets.token_hex(8)}"  # no name can hold it: it is drawn now
     rows = [_html_rows(tables[c]) for c in conditions if c in tables]
     sections = [
         {
             "condition": c,
             "rows": tables.get(c),
             "columns": ["method", "seeds", *tables[c].cells] if c in tables else [],
-            "html_rows": Markup(f"{marker}{i}.") if c in tables else "",
+            "html_rows": Markup(marker) if c in tables else "",
             "kinds": _kinds([p for p in board.plots if p.condition == c]),
         }
-        for i, c in enumerate(conditions)
+        for c in conditions
     ]
     overview = overview_png(board.table, metrics_of(board.table))
     html = TEMPLATE.render(
@@ -161,9 +160,8 @@ def report_pieces(board: Board) -> list[Piece]:
         sections=sections,
         images=len(board.plots) + bool(overview),
     )
-    parts = re.split(f"{marker}(\\d+)\\.", html)  # text, section index, text, ...
-    table_rows = iter(rows)
-    return [part if i % 2 == 0 else next(table_rows) for i, part in enumerate(parts)]
+    first, *texts = html.split(marker)  # each marker, in section order, is one table's rows
+    return [first, *(piece for pair in zip(rows, texts, strict=True) for piece in pair)]
 
 
 # markupsafe.escape's replacements, in its order (the template escapes names so).
