@@ -27,7 +27,6 @@ VERDICTS = (
     statistics.UNTESTABLE,
     statistics.NOT_MEASURED,
 )
-ALPHA = 0.05  # the registry's level, as statistics.judge uses it
 MARKS = {True: "✓", False: "✗", None: "?"}  # a precondition passed, failed, not checked
 PAPERS = {"000": "Penha & Hauff, 2021", "001": "Cohen et al., 2021", "002": "Gisserot-Boukhlef et al., 2024"}
 
@@ -85,7 +84,7 @@ def _power(claim: Claim, m: Measured) -> str:
         return ""
     mde = statistics.minimum_detectable_effect(m.effect)
     text = f"MDE {_number(mde, claim.scale).lstrip('+')}"
-    if m.p < ALPHA <= m.adjusted_p:  # the CI may exclude 0: that is before the registry's correction
+    if m.p < statistics.ALPHA <= m.adjusted_p:  # its CI may exclude 0: before the correction
         before = f"p {_p(m.p)}, adjusted {_p(m.adjusted_p)}"
         text = f"significant before the BH correction only ({before}); {text}"
     if claim.paper_effect and claim.expect in ("higher", "lower"):  # the others test a margin or floor

@@ -35,6 +35,7 @@ from rankuq.bench.findings.statistics.contrasts import (
     value,
 )
 from rankuq.bench.findings.statistics.judging import (
+    ALPHA,
     DEFINITIONS,
     INCONCLUSIVE,
     MIXED,
@@ -54,6 +55,7 @@ from rankuq.bench.findings.statistics.judging import (
 from rankuq.bench.findings.statistics.power import Scale, minimum_detectable_effect, scale_for_power
 
 __all__ = [
+    "ALPHA",
     "DEFINITIONS",
     "INCONCLUSIVE",
     "MIXED",

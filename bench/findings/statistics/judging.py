@@ -15,6 +15,7 @@ from scipy import stats
 from rankuq.bench.evaluation.paired_tests import corrected
 from rankuq.bench.findings.statistics.bootstrap import Estimate
 
+ALPHA = 0.05  # the registry's level: every verdict, interval and power figure of the report
 REPRODUCED = "reproduced"
 REFUTED = "refuted"
 SMALLER = "smaller than reported"
@@ -79,7 +80,7 @@ def judge(
     paper_effect: float | None,
     margin: float | None = None,
     adjusted_p: float | None = None,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
 ) -> str:
     """The verdict of one estimate (``DEFINITIONS``); CI = the (1 − α) interval, 95 % by default.
 
@@ -199,7 +200,7 @@ def overall(
     expect: Expect,
     paper_effect: float | None,
     margin: float | None = None,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
     adjusted_p: float | None = None,
 ) -> str:
     """A claim's verdict over its conditions, from the pooled estimate, never a vote.

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from scipy import stats
 
 from rankuq.bench.findings.statistics.bootstrap import Effect, Estimate
+from rankuq.bench.findings.statistics.judging import ALPHA
 
 
 def _z(alpha: float, power: float) -> float:
     return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
 
 
-def minimum_detectable_effect(effect: Estimate, alpha: float = 0.05, power: float = 0.8) -> float:
+def minimum_detectable_effect(effect: Estimate, alpha: float = ALPHA, power: float = 0.8) -> float:
     """The smallest |d| a two-sided test at ``alpha`` detects with probability ``power`` at this
     data: (z_{1−α/2} + z_power) × SE (2.80 × SE at the defaults; normal approximation)."""
     return _z(alpha, power) * effect.se
@@ -38,7 +39,7 @@ class Scale:
     n_queries: float
 
 
-def scale_for_power(effect: Effect, target: float, alpha: float = 0.05, power: float = 0.8) -> Scale:
+def scale_for_power(effect: Effect, target: float, alpha: float = ALPHA, power: float = 0.8) -> Scale:
     """By how much the data must grow so that a two-sided test at ``alpha`` detects ``target``
     with probability ``power``.
 
