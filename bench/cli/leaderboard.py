@@ -11,8 +11,6 @@ from rankuq.errors import RankuqError
 
 def _leaderboard(args: argparse.Namespace) -> None:
     from rankuq.bench.results.boards import read_run_dir, read_tracking
-    from rankuq.bench.results.columns import write_pieces
-    from rankuq.bench.results.rendering import latex_pieces
     from rankuq.bench.results.report import write_report
 
     if (args.run_dir is None) == (args.tracking_uri is None) or (args.grid and args.run_dir):
@@ -41,9 +39,5 @@ def _leaderboard(args: argparse.Namespace) -> None:
         )
         _show(board)
         folder = args.out or args.run_dir or Path("reports") / board.name
-        paths: tuple[Path, ...] = write_report(board, folder)
-    if args.latex:
-        args.latex.parent.mkdir(parents=True, exist_ok=True)
-        write_pieces(args.latex, latex_pieces(board))
-        paths = (*paths, args.latex)
+        paths = write_report(board, folder, args.latex)
     print(f"written: {', '.join(map(str, paths[:-1]))} and {paths[-1]}")

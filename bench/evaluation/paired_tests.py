@@ -1,8 +1,8 @@
 """The paired significance of each method against the grid's baseline: a paired t-test per query for
 ranking metrics (papers 000 and 001), a paired bootstrap over queries for the calibration errors ECE,
 ECE.all and ERCE and the scoring rules Brier and NLL, which pool candidates and have no per-query
-value. For black-box runs (``rankuq compare``) also Fisher's paired randomisation test and the
-Benjamini–Hochberg and Holm corrections of a family of p-values."""
+value. For black-box runs (``rankuq compare``) also Fisher's paired randomisation test (their
+corrections are ``bench.evaluation.corrections``)."""
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
@@ -21,7 +21,6 @@ from rankuq.errors import RankuqError
 CALIBRATION_ERRORS = ("ECE", "ECE.all", "ERCE", "Brier", "NLL")
 RESAMPLES = 1000
 PERMUTATIONS = 10_000  # of the randomisation test (Smucker et al., 2007 used 10^5; 10^4 resolves p to 0.01)
-CORRECTIONS = ("bh", "holm")
 BOOTSTRAP_SEED = 0
 _RESAMPLE_CELLS = 1 << 22  # resample × query counts per block (32 MiB of int64)
 
@@ -154,25 +153,3 @@ def randomisation_p(a: np.ndarray, b: np.ndarray, resamples: int = PERMUTATIONS,
 
 def _mean_difference(a: np.ndarray, b: np.ndarray, axis: int) -> np.ndarray:
     return np.mean(a - b, axis=axis)
-
-
-def corrected(p_values: np.ndarray, method: str) -> np.ndarray:
-    """p-values adjusted over their family; NaN (no test) stays NaN and is not counted. ``bh``:
-    Benjamini–Hochberg (false discovery rate, ``scipy.stats.false_discovery_control``); ``holm``:
-    Holm's step-down (family-wise error), the k-th smallest of m p-values times m − k + 1, made
-    non-decreasing and capped at 1 (Holm, 1979; scipy has no Holm, statsmodels is not a dependency)."""
-    if method not in CORRECTIONS:
-        raise RankuqError(f"unknown correction '{method}'; valid: {', '.join(CORRECTIONS)}")
-    values = np.asarray(p_values, np.float64)
-    out = values.copy()
-    tested = ~np.isnan(values)
-    found = values[tested]
-    if found.size and method == "bh":
-        out[tested] = stats.false_discovery_control(found, method="bh")
-    elif found.size:
-        order = np.argsort(found, kind="stable")
-        steps = np.maximum.accumulate((found.size - np.arange(found.size)) * found[order])
-        adjusted = np.empty_like(found)
-        adjusted[order] = np.minimum(steps, 1.0)
-        out[tested] = adjusted
-    return out

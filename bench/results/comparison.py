@@ -16,7 +16,8 @@ import pandas as pd
 
 from rankuq.bench import metrics
 from rankuq.bench.evaluation.blackbox import read_inputs
-from rankuq.bench.evaluation.paired_tests import corrected, randomisation_p
+from rankuq.bench.evaluation.corrections import corrected
+from rankuq.bench.evaluation.paired_tests import randomisation_p
 from rankuq.bench.probes.significance import paired_t
 from rankuq.bench.results.leaderboard import ALPHA, BETTER, WORSE, lower_is_better, marks
 from rankuq.errors import RankuqError

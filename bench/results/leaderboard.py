@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankuq.bench.results.columns import concat, strings, where
+from rankuq.bench.results.columns import concat, in_parallel, strings, where
 from rankuq.bench.rundir.atomic import atomic_write
 
 RANKING_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10")
@@ -130,7 +130,7 @@ def adjusted_p_values(table: pd.DataFrame) -> pd.DataFrame:
     """The ``M p`` columns adjusted for multiple comparisons: Benjamini–Hochberg (false discovery
     rate, ``scipy.stats.false_discovery_control``) over every test of one condition's table (each
     method against the baseline on each metric); NaN stays NaN (no test)."""
-    from rankuq.bench.evaluation.paired_tests import corrected  # scipy: only to build a board
+    from rankuq.bench.evaluation.corrections import corrected
 
     columns = [f"{m} p" for m in metrics_of(table)]
     adjusted = table[columns].to_numpy(dtype=float, copy=True)
@@ -150,17 +150,12 @@ def paper_tables(table: pd.DataFrame) -> dict[str, PaperTable]:
     methods = np.where(table.baseline, table.method.astype(str) + " (baseline)", table.method)
     # One seed has no spread: its cells show the mean alone, not "± 0.000".
     spread = np.where(pd.to_numeric(table.seeds, errors="coerce").to_numpy() == 1, np.nan, 0.0)
-    cells = {
-        m: _cells(
-            table[m],
-            table[f"{m} std"] + spread,
-            p_values[f"{m} p"],
-            reference[m],
-            best[m],
-            lower_is_better(m),
-        )
-        for m in metrics
-    }
+
+    def cells_of(m: str) -> Cells:
+        std = table[f"{m} std"] + spread
+        return _cells(table[m], std, p_values[f"{m} p"], reference[m], best[m], lower_is_better(m))
+
+    cells = dict(zip(metrics, in_parallel(cells_of, metrics), strict=True))
     rows = {c: np.asarray(i) for c, i in table.groupby("condition", sort=False).indices.items()}
     return {
         condition: PaperTable(
@@ -168,7 +163,7 @@ def paper_tables(table: pd.DataFrame) -> dict[str, PaperTable]:
             table.seeds.iloc[rows[condition]].tolist(),
             {m: part.take(rows[condition]) for m, part in cells.items()},
         )
-        for condition in dict.fromkeys(table.condition)
+        for condition in pd.unique(table.condition)
     }
 
 

@@ -14,6 +14,7 @@ from rankuq.bench.results.boards import Board
 from rankuq.bench.results.columns import (
     Piece,
     concat,
+    framed,
     joined,
     longest,
     nonempty,
@@ -79,7 +80,7 @@ def _pipe_table(columns: dict[str, pa.Array]) -> tuple[str, Piece]:
         heads.append(header.rjust(width) if right else header.ljust(width))
         cells.append(padded(column, width, right))
         rules.append("-" * (width + 1) + ":" if right else ":" + "-" * (width + 1))
-    body = joined(concat("\n| ", concat(*cells, sep=" | "), " |"))
+    body = joined(concat(*framed(cells, "\n| ", " |"), sep=" | "))
     return "| " + " | ".join(heads) + " |\n|" + "|".join(rules) + "|", body
 
 
@@ -147,7 +148,7 @@ def _latex_table(caption: str, rows: PaperTable) -> list[Piece]:
         mark = replaced(cells.mark, LATEX_MARKS.items())
         columns.append(where(np.isnan(cells.mean), "--", concat(value, mark)))
     header = " & ".join(latex_text(name) for name in ["method", "seeds", *rows.cells])
-    body = joined(concat(concat(*columns, sep=" & "), " \\\\\n"))
+    body = joined(concat(*framed(columns, "", " \\\\\n"), sep=" & "))
     head = [
         r"\begin{table}",
         r"\centering",

@@ -13,6 +13,8 @@ from rankuq.bench.results.boards import Board, Plot
 from rankuq.bench.results.columns import (
     Piece,
     concat,
+    framed,
+    in_parallel,
     joined,
     nonempty,
     replaced,
@@ -21,7 +23,7 @@ from rankuq.bench.results.columns import (
     write_pieces,
 )
 from rankuq.bench.results.leaderboard import PaperTable, footnote, metrics_of
-from rankuq.bench.results.rendering import markdown_pieces, names
+from rankuq.bench.results.rendering import latex_pieces, markdown_pieces, names
 from rankuq.errors import RankuqError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -176,7 +178,7 @@ def _html_rows(rows: PaperTable) -> Piece:
         value = where(cells.best, concat("<strong>", cells.value, "</strong>"), cells.value)
         note = concat(' <span class="note">', cells.note, "</span>")
         columns.append(where(nonempty(cells.note), concat(value, note), value))
-    return joined(concat("\n<tr><td>", concat(*columns, sep="</td><td>"), "</td></tr>\n"))
+    return joined(concat(*framed(columns, "\n<tr><td>", "</td></tr>\n"), sep="</td><td>"))
 
 
 def _kinds(plots: list[Plot]) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -190,12 +192,15 @@ def _kinds(plots: list[Plot]) -> list[tuple[str, list[tuple[str, str]]]]:
     ]
 
 
-def write_report(board: Board, out: Path) -> tuple[Path, Path]:
-    """Write ``out/leaderboard.md`` (the paper layout) and ``out/report.html``; both are rendered
-    before either is written, so a bad plot leaves nothing behind."""
-    documents = markdown_pieces(board), report_pieces(board)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = out / "leaderboard.md", out / "report.html"
-    for path, pieces in zip(paths, documents, strict=True):
-        write_pieces(path, pieces)
+def write_report(board: Board, out: Path, latex: Path | None = None) -> tuple[Path, ...]:
+    """Write ``out/leaderboard.md`` (the paper layout), ``out/report.html`` and, given ``latex``, the
+    LaTeX tables there; all are rendered (side by side) before any is written, so a bad plot leaves
+    nothing behind."""
+    layouts = [markdown_pieces, report_pieces, *([latex_pieces] if latex else [])]
+    _ = board.tables  # worked out once, before the layouts share it
+    documents = in_parallel(lambda layout: layout(board), layouts)
+    paths = (out / "leaderboard.md", out / "report.html", *([latex] if latex else []))
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    in_parallel(lambda written: write_pieces(*written), list(zip(paths, documents, strict=True)))
     return paths

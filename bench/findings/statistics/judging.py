@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from rankuq.bench.evaluation.paired_tests import corrected
+from rankuq.bench.evaluation.corrections import corrected
 from rankuq.bench.findings.statistics.bootstrap import Estimate
 
 ALPHA = 0.05  # the registry's level: every verdict, interval and power figure of the report

@@ -4,7 +4,7 @@ import pytest
 from scipy import stats
 
 from rankuq.bench import metrics
-from rankuq.bench.evaluation.paired_tests import bootstrap_p, corrected, randomisation_p, significance
+from rankuq.bench.evaluation.paired_tests import bootstrap_p, randomisation_p, significance
 from rankuq.bench.predictions import PROBABILISTIC_KEY, predictions_table
 from rankuq.bench.probes import calibration, scored_lists
 from rankuq.bench.probes.calibration import query_parts
@@ -106,22 +106,3 @@ def test_randomisation_p_is_near_the_t_test_on_many_queries():
     a = rng.random(400)
     b = a - 0.02 + 0.2 * rng.normal(size=400)
     assert randomisation_p(a, b) == pytest.approx(stats.ttest_rel(a, b).pvalue, abs=0.01)
-
-
-@pytest.mark.parametrize(
-    ("method", "expected"),
-    [
-        # Holm: sorted .01 .03 .04 times 3 2 1 = .03 .06 .04, made non-decreasing: .03 .06 .06
-        ("holm", [0.03, 0.06, 0.06, np.nan]),
-        # BH: p_(k)·m/k = .03 .045 .04, the minimum from the top down: .03 .04 .04
-        ("bh", [0.03, 0.04, 0.04, np.nan]),
-    ],
-)
-def test_corrections_have_their_worked_values(method, expected):
-    np.testing.assert_allclose(corrected(np.array([0.01, 0.04, 0.03, np.nan]), method), expected)
-    assert corrected(np.array([0.5, 0.9]), "holm").tolist() == [1.0, 1.0]  # capped at 1
-
-
-def test_an_unknown_correction_is_refused():
-    with pytest.raises(RankuqError, match="unknown correction 'bonferroni'; valid: bh, holm"):
-        corrected(np.array([0.1]), "bonferroni")

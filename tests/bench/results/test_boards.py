@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rankuq.bench.results.boards import read_run_dir, read_tracking
+from rankuq.bench.results.boards import read_run_dir, read_tracking, read_whole_csv
 from rankuq.bench.results.rendering import paper_markdown
 from rankuq.errors import RankuqError
 
@@ -32,6 +32,31 @@ def test_a_leaderboard_with_missing_columns_is_named(run_dir, drop, message):
     pd.read_csv(csv).drop(columns=drop).to_csv(csv, index=False)
     with pytest.raises(RankuqError, match=rf"leaderboard.csv: {message}; rewrite it with `rankuq run`"):
         read_run_dir(run_dir)
+
+
+# A CSV of 30,000 rows, so pyarrow's reader splits it into blocks read on several threads; a name
+# with a comma and a newline in quotes is one field.
+ROWS = "".join(f'c,"m{i},\n{i}",{i}\n' for i in range(30_000))
+
+
+@pytest.mark.parametrize(
+    ("damage", "line"),
+    [
+        (lambda rows: rows.replace("c,\"m20000,\n20000\",20000\n", "c,m20000\n"), 20_002),  # short
+        (lambda rows: rows.replace("c,\"m9,\n9\",9\n", "c,\"m9,\n9\",9,9\n"), 11),  # long
+        (lambda rows: rows.replace("c,\"m7,\n7\",7\n", "\n"), 9),  # blank: pandas would skip it
+    ],
+)
+def test_every_row_of_a_large_csv_has_the_headers_width(tmp_path, damage, line):
+    """The widths are checked by pyarrow's reader, and the line named by the csv module's."""
+    csv = tmp_path / "board.csv"
+    csv.write_text("condition,method,seeds\n" + ROWS)
+    table = read_whole_csv(csv, "fix it")
+    assert len(table) == 30_000 and table.method[5] == "m5,\n5"
+    csv.write_text("condition,method,seeds\n" + damage(ROWS))
+    named = rf"board.csv, line {line}: \d fields where the header has 3; fix it"
+    with pytest.raises(RankuqError, match=named):
+        read_whole_csv(csv, "fix it")
 
 
 def test_two_baselines_in_a_condition_are_an_error(run_dir):

@@ -3,10 +3,13 @@
 import html
 
 import numpy as np
+import pytest
 from markupsafe import escape
 
 from rankuq.bench.results.columns import (
     concat,
+    framed,
+    in_parallel,
     joined,
     longest,
     nonempty,
@@ -38,6 +41,16 @@ def test_each_helper_does_what_python_does():
     assert joined(concat(column, "\n")).to_pybytes() == "".join(f"{n}\n" for n in NAMES).encode()
     assert joined(strings(["a", "b", "c"])[1:]).to_pybytes() == b"bc"  # a slice: from its offset on
     assert joined(strings([])).to_pybytes() == b""
+    two = [column, column]
+    assert concat(*framed(two, "<", ">"), sep="|").to_pylist() == [f"<{n}|{n}>" for n in NAMES]
+    assert concat(*framed([column], "<", ">")).to_pylist() == [f"<{n}>" for n in NAMES]
+
+
+def test_in_parallel_keeps_the_order_and_raises_the_first_error():
+    assert in_parallel(lambda n: n * n, list(range(10))) == [n * n for n in range(10)]
+    assert in_parallel(str, []) == []
+    with pytest.raises(ZeroDivisionError):
+        in_parallel(lambda n: 1 / n, [1, 0, 2])
 
 
 def test_a_document_of_pieces_is_written_as_its_text(tmp_path):
