@@ -128,7 +128,7 @@ class PaperTable:
 
 def adjusted_p_values(table: pd.DataFrame) -> pd.DataFrame:
     """The ``M p`` columns adjusted for multiple comparisons: Benjamini–Hochberg (false discovery
-    rate, ``scipy.stats.false_discovery_control``) over every test of one condition's table (each
+    rate, ``bench.evaluation.corrections``) over every test of one condition's table (each
     method against the baseline on each metric); NaN stays NaN (no test)."""
     from rankuq.bench.evaluation.corrections import corrected
 

@@ -49,7 +49,7 @@ Expect = Literal["higher", "lower", "within", "at least"]
 
 
 def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Benjamini–Hochberg adjusted p-values (scipy.stats.false_discovery_control, method "bh"), in
+    """Benjamini–Hochberg adjusted p-values (``bench.evaluation.corrections``, method "bh"), in
     the input's order. NaNs stay NaN and do not count among the m tests."""
     return corrected(np.asarray(p_values, dtype=float).ravel(), "bh")
 
