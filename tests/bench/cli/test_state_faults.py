@@ -13,7 +13,7 @@ import pytest
 
 from rankuq.bench.cli import common as cli
 from rankuq.bench.cli.main import main
-from rankuq.bench.config import command_inputs as preflight
+from rankuq.bench.config import addresses, paths, tracking_inputs
 from rankuq.bench.rundir.lock import HOLDER_FILE, run_dir_lock
 
 GRID = "tasks: [wikiqa]\nmethods: {bm25: {}}\n"
@@ -49,14 +49,14 @@ def _grid(tmp_path: Path) -> str:
 def test_endpoints_that_do_not_answer_fail_fast_with_one_line(tmp_path, capsys, flags, named):
     started = time.monotonic()
     assert main(["run", _grid(tmp_path), "--run-dir", str(tmp_path / "run"), *flags]) == 2
-    assert time.monotonic() - started < preflight.CONNECT_TIMEOUT_S + 2
+    assert time.monotonic() - started < addresses.CONNECT_TIMEOUT_S + 2
     assert named in _one_line(capsys)
     assert not (tmp_path / "run").exists()
 
 
 def _mlflow_like(path: Path, extra_table: str | None = None) -> None:
     with sqlite3.connect(path) as db:
-        for table in (*preflight.MLFLOW_TABLES, *([extra_table] if extra_table else [])):
+        for table in (*tracking_inputs.MLFLOW_TABLES, *([extra_table] if extra_table else [])):
             db.execute(f"CREATE TABLE {table} (version_num)")
     db.close()
 
@@ -102,8 +102,8 @@ def test_a_run_dir_or_out_that_is_a_file_or_read_only_is_one_line(tmp_path, caps
     assert f"--run-dir {afile} is a file, not a folder" in _one_line(capsys)
     assert main(["run", _grid(tmp_path), "--run-dir", str(afile / "sub")]) == 2
     assert f"{afile} is a file, not a folder" in _one_line(capsys)
-    assert not preflight._read_only(tmp_path)
-    monkeypatch.setattr(preflight, "_read_only", lambda path: True)  # no read-only mount here to try
+    assert not paths._read_only(tmp_path)
+    monkeypatch.setattr(paths, "_read_only", lambda path: True)  # no read-only mount here to try
     assert main(["run", _grid(tmp_path), "--run-dir", str(tmp_path / "new" / "run")]) == 2
     assert f"{tmp_path} is not writable (read-only file system" in _one_line(capsys)
     assert not (tmp_path / "new").exists() and afile.read_text() == "x"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from rankuq.bench.config import command_inputs as preflight
+from rankuq.bench.config.tracking_inputs import MLFLOW_TABLES, store_problem
 from rankuq.errors import RankuqError
 
 
 def _mlflow_like(path: Path, extra_table: str | None = None) -> None:
     with sqlite3.connect(path) as db:
-        for table in (*preflight.MLFLOW_TABLES, *([extra_table] if extra_table else [])):
+        for table in (*MLFLOW_TABLES, *([extra_table] if extra_table else [])):
             db.execute(f"CREATE TABLE {table} (version_num)")
     db.close()
 
@@ -26,7 +26,7 @@ def test_a_new_store_appears_only_whole_and_a_broken_own_store_is_rebuilt(tmp_pa
     uri = f"sqlite:///{store}"
     (tmp_path / ".mlflow.db.tmp-1-2").write_bytes(b"what a killed creation left")
     prepare_store(uri, owned=True)
-    assert preflight.store_problem(store) is None
+    assert store_problem(store) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db"]
     assert Tracker(uri).experiment_id  # MLflow reads and writes it
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
@@ -43,7 +43,7 @@ def test_a_new_store_appears_only_whole_and_a_broken_own_store_is_rebuilt(tmp_pa
     for number, damage in enumerate(broken, start=1):
         damage()
         prepare_store(uri, owned=True)
-        assert preflight.store_problem(store) is None
+        assert store_problem(store) is None
         warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
         assert len(warnings) == number and warnings[-1].startswith(f"{store} ")
         assert "a new store is made" in warnings[-1]
