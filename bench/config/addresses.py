@@ -12,8 +12,10 @@ CONNECT_TIMEOUT_S = 5.0
 RAY_DEFAULT_PORT = 6379
 
 
-def check_endpoint(host: str, port: int, what: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
-    """A TCP connection to ``host:port`` opens within ``timeout`` seconds, or one error naming ``what``."""
+def check_endpoint(host: str, port: int, what: str, timeout: float | None = None) -> None:
+    """A TCP connection to ``host:port`` opens within ``timeout`` seconds (``CONNECT_TIMEOUT_S`` as it
+    is when called, so one setting reaches every probe), or one error naming ``what``."""
+    timeout = CONNECT_TIMEOUT_S if timeout is None else timeout
     try:
         with socket.create_connection((host, port), timeout=timeout):
             return

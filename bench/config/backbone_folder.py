@@ -96,7 +96,7 @@ def _hub_offline(name: str, where: str) -> bool:
     host = endpoint.hostname or HUB
     if os.environ.get("HF_HUB_OFFLINE", "0").lower() not in ("1", "true"):
         try:
-            addresses.check_endpoint(host, endpoint.port or 443, where, timeout=addresses.CONNECT_TIMEOUT_S)
+            addresses.check_endpoint(host, endpoint.port or 443, where)
             return False
         except RankuqError:
             pass
