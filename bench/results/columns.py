@@ -71,7 +71,8 @@ def joined(lines: pa.Array) -> pa.Buffer:
     if not len(lines):
         return pa.py_buffer(b"")
     offsets, data = lines.buffers()[1:3]
-    ends = np.frombuffer(offsets, np.int64)[lines.offset : lines.offset + len(lines) + 1]
+    width = np.int64 if pa.types.is_large_string(lines.type) else np.int32  # its offsets' type
+    ends = np.frombuffer(offsets, width)[lines.offset : lines.offset + len(lines) + 1]
     return data.slice(int(ends[0]), int(ends[-1] - ends[0]))
 
 

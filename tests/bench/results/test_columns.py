@@ -3,6 +3,7 @@
 import html
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from markupsafe import escape
 
@@ -40,6 +41,7 @@ def test_each_helper_does_what_python_does():
     assert padded(column, 6, right=True).to_pylist() == [n.rjust(6) for n in NAMES]
     assert joined(concat(column, "\n")).to_pybytes() == "".join(f"{n}\n" for n in NAMES).encode()
     assert joined(strings(["a", "b", "c"])[1:]).to_pybytes() == b"bc"  # a slice: from its offset on
+    assert joined(pa.array(["a", "b", "c"], pa.string())[1:]).to_pybytes() == b"bc"  # 32-bit offsets
     assert joined(strings([])).to_pybytes() == b""
     two = [column, column]
     assert concat(*framed(two, "<", ">"), sep="|").to_pylist() == [f"<{n}|{n}>" for n in NAMES]
