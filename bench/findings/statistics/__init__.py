@@ -21,7 +21,7 @@ This package's namespace is the procedure's public surface: ``statistics.judge``
 ``statistics.Effect`` and the rest are importable from here.
 """
 
-from rankuq.bench.findings.statistics.bootstrap import Design, Effect, Estimate, paired_bootstrap
+from rankuq.bench.findings.statistics.bootstrap import Design, Effect, Estimate, Pool, paired_bootstrap
 from rankuq.bench.findings.statistics.contrasts import (
     BatchStatistic,
     Contrast,
@@ -40,6 +40,7 @@ from rankuq.bench.findings.statistics.judging import (
     INCONCLUSIVE,
     MIXED,
     NOT_MEASURED,
+    OPPOSITE,
     REFUTED,
     REPRODUCED,
     SMALLER,
@@ -60,6 +61,7 @@ __all__ = [
     "INCONCLUSIVE",
     "MIXED",
     "NOT_MEASURED",
+    "OPPOSITE",
     "REFUTED",
     "REPRODUCED",
     "SMALLER",
@@ -70,6 +72,7 @@ __all__ = [
     "Effect",
     "Estimate",
     "Expect",
+    "Pool",
     "Pooled",
     "Scale",
     "Statistic",

@@ -21,6 +21,10 @@ import numpy as np
 from rankuq.bench.findings.statistics.contrasts import BatchStatistic, Contrast, Statistic, SumStatistic
 
 Design = Literal["nested", "crossed"]
+# How a replicate combines its seeds: "contrasts", the mean of the seeds' contrasts (d of each seed,
+# then averaged); "values", the contrast of the sides' values averaged over the seeds (a ratio of
+# means for a relative contrast, so that one seed with a reference near 0 cannot dominate d).
+Pool = Literal["contrasts", "values"]
 
 # Resamples per block: replicates × queries × the widest side's parts at most this many (8 MiB of
 # float64 per stacked side). It depends on the data's shape only, so every kind of statistic sees the
@@ -125,6 +129,7 @@ def paired_bootstrap(
     resamples: int = 10_000,
     seed: int = 0,
     design: Design = "nested",
+    pool: Pool = "contrasts",
 ) -> Effect:
     """The effect of one comparison with a paired two-level bootstrap (seeds, then queries).
 
@@ -137,9 +142,12 @@ def paired_bootstrap(
     scores the same queries, row i of every seed the same query: this project's grids, whose lists
     are cut with data seed 0) draws one query resample per replicate and uses it for every drawn
     seed. Either way the same query indices serve every side (paired). The replicate is the mean of
-    the drawn seeds' contrasts. The 95 %/90 % intervals are the replicates' percentiles, se their
-    standard deviation, p = min(1, 2 (1 + #replicates ≤ 0) / (1 + B)) for d > 0 (≥ 0 for d < 0;
-    p = 1 for d = 0). ``np.random.default_rng(seed)``: the same seed gives the same numbers.
+    the drawn seeds' contrasts (``pool="contrasts"``), or the contrast of the sides' values averaged
+    over the drawn seeds (``pool="values"``: d = contrast(mean over seeds of each side's value), a
+    ratio of means where the contrast is relative). The 95 %/90 % intervals are the replicates'
+    percentiles, se their standard deviation, p = min(1, 2 (1 + #replicates ≤ 0) / (1 + B)) for
+    d > 0 (≥ 0 for d < 0; p = 1 for d = 0). ``np.random.default_rng(seed)``: the same seed gives the
+    same numbers.
     """
     if resamples < 2:
         raise ValueError("resamples must be at least 2")
@@ -159,6 +167,8 @@ def paired_bootstrap(
         raise ValueError("design='crossed' needs the same queries (rows) in every seed")
     if design not in ("nested", "crossed"):
         raise ValueError(f"unknown design {design!r}")
+    if pool not in ("contrasts", "values"):
+        raise ValueError(f"unknown pool {pool!r}")
     by_seed = [[side[s] for side in data] for s in range(n_seeds)]
     seed_values = np.array(
         [
@@ -168,14 +178,12 @@ def paired_bootstrap(
     )
     with np.errstate(divide="ignore", invalid="ignore"):  # a seed's relative d over 0: no finite estimate
         seed_contrasts = np.array([float(contrast(v)) for v in seed_values])
-    d = float(seed_contrasts.mean())
+        d = float(seed_contrasts.mean() if pool == "contrasts" else contrast(seed_values.mean(axis=0)))
 
     rng = np.random.default_rng(seed)
     choice = rng.integers(0, n_seeds, size=(resamples, n_seeds))
-    if design == "nested":
-        replicates, within, seed_query_variance = _nested(by_seed, statistics, contrast, choice, rng)
-    else:
-        replicates, within, seed_query_variance = _crossed(by_seed, statistics, contrast, choice, rng)
+    resample = _nested if design == "nested" else _crossed
+    replicates, within, seed_query_variance = resample(by_seed, statistics, contrast, choice, rng, pool)
     finite = np.isfinite(replicates)
     dropped = int(resamples - np.count_nonzero(finite))
     replicates = replicates[finite]
@@ -213,11 +221,13 @@ def _nested(
     contrast: Callable[[np.ndarray], float],
     choice: np.ndarray,
     rng: np.random.Generator,
+    pool: Pool = "contrasts",
 ) -> tuple[np.ndarray, float, float]:
     """Every drawn seed slot gets its own query resample; returns the replicates, the query part of
     the variance of d and the mean over seeds of a seed contrast's query variance."""
     resamples, n_seeds = choice.shape
-    draws = np.empty(choice.size)
+    sides = len(by_seed[0])
+    values = np.empty((choice.size, sides))
     flat = choice.ravel()
     variances = np.empty(n_seeds)
     for s, seed_rows in enumerate(by_seed):
@@ -226,9 +236,12 @@ def _nested(
         block = _block(n, seed_rows)
         for start in range(0, slots.size, block):
             index = rng.integers(0, n, size=(min(block, slots.size - start), n))
-            draws[slots[start : start + block]] = _contrasts(seed_rows, statistics, contrast, index)
-        variances[s] = _nanvar(draws[slots])
-    replicates = draws.reshape(resamples, n_seeds).mean(axis=1)
+            values[slots[start : start + block]] = _values(seed_rows, statistics, index)
+        variances[s] = _nanvar(_apply(contrast, values[slots]))
+    if pool == "contrasts":
+        replicates = _apply(contrast, values).reshape(resamples, n_seeds).mean(axis=1)
+    else:
+        replicates = _apply(contrast, values.reshape(resamples, n_seeds, sides).mean(axis=1))
     seed_query_variance = float(np.nanmean(variances)) if np.isfinite(variances).any() else math.nan
     return replicates, seed_query_variance / n_seeds, seed_query_variance
 
@@ -239,25 +252,34 @@ def _crossed(
     contrast: Callable[[np.ndarray], float],
     choice: np.ndarray,
     rng: np.random.Generator,
+    pool: Pool = "contrasts",
 ) -> tuple[np.ndarray, float, float]:
-    """One query resample per replicate, shared by every seed; a replicate weighs each seed's
-    contrast by how often the seed was drawn. The query part of the variance of d is the variance,
-    over the query resamples, of the mean of every seed's contrast (the seeds held fixed)."""
+    """One query resample per replicate, shared by every seed; a replicate weighs each seed (its
+    contrast, or its sides' values: ``pool``) by how often the seed was drawn. The query part of the
+    variance of d is the variance, over the query resamples, of d with every seed once (the seeds
+    held fixed)."""
     resamples, n_seeds = choice.shape
     offsets = (np.arange(resamples) * n_seeds)[:, None]
     counts = np.bincount((choice + offsets).ravel(), minlength=resamples * n_seeds)
     counts = counts.reshape(resamples, n_seeds)
     n = len(by_seed[0][0])
-    per_seed = np.empty((resamples, n_seeds))
+    sides = len(by_seed[0])
+    values = np.empty((resamples, n_seeds, sides))
     block = _block(n, [rows for seed_rows in by_seed for rows in seed_rows])
     for start in range(0, resamples, block):
         index = rng.integers(0, n, size=(min(block, resamples - start), n))
         for s, seed_rows in enumerate(by_seed):
-            per_seed[start : start + len(index), s] = _contrasts(seed_rows, statistics, contrast, index)
-    # A seed drawn 0 times must not turn its non-finite contrast into nan × 0.
-    weighted = np.where(counts > 0, per_seed, 0.0) * counts
-    replicates = weighted.sum(axis=1) / n_seeds
-    within = _nanvar(per_seed.mean(axis=1))
+            values[start : start + len(index), s] = _values(seed_rows, statistics, index)
+    per_seed = _apply(contrast, values.reshape(-1, sides)).reshape(resamples, n_seeds)
+    if pool == "contrasts":
+        # A seed drawn 0 times must not turn its non-finite contrast into nan × 0.
+        weighted = np.where(counts > 0, per_seed, 0.0) * counts
+        replicates = weighted.sum(axis=1) / n_seeds
+        within = _nanvar(per_seed.mean(axis=1))
+    else:
+        drawn = np.where(counts[..., None] > 0, values, 0.0) * counts[..., None]
+        replicates = _apply(contrast, drawn.sum(axis=1) / n_seeds)
+        within = _nanvar(_apply(contrast, values.mean(axis=1)))
     variances = np.array([_nanvar(per_seed[:, s]) for s in range(n_seeds)])
     seed_query_variance = float(np.nanmean(variances)) if np.isfinite(variances).any() else math.nan
     return replicates, within, seed_query_variance
@@ -267,14 +289,10 @@ def _block(n: int, rows: Sequence[np.ndarray]) -> int:
     return max(1, _BLOCK_ELEMENTS // (n * max(r.shape[1] for r in rows)))
 
 
-def _contrasts(
-    seed_rows: list[np.ndarray],
-    statistics: Sequence[Statistic],
-    contrast: Callable[[np.ndarray], float],
-    index: np.ndarray,
-) -> np.ndarray:
-    """The contrast on each resample (a row of ``index``: query indices) of one seed. A resample
-    where a statistic is undefined (0 / 0) gives nan, dropped later, without a warning."""
+def _values(seed_rows: list[np.ndarray], statistics: Sequence[Statistic], index: np.ndarray) -> np.ndarray:
+    """The sides' values (``draws × sides``) on each resample (a row of ``index``: query indices) of
+    one seed. A resample where a statistic is undefined (0 / 0) gives nan, dropped later, without a
+    warning."""
     draws, n = index.shape
     values = np.empty((draws, len(seed_rows)))
     weights: np.ndarray | None = None
@@ -290,9 +308,15 @@ def _contrasts(
             else:
                 for i in range(draws):
                     values[i, j] = statistic(rows[index[i]])
+    return values
+
+
+def _apply(contrast: Callable[[np.ndarray], float], values: np.ndarray) -> np.ndarray:
+    """The contrast of each row of sides' values (``draws × sides``); nan where undefined."""
+    with np.errstate(divide="ignore", invalid="ignore"):
         if isinstance(contrast, Contrast):
-            return np.asarray(contrast.function(values.T), dtype=float).reshape(draws)
-        return np.fromiter((contrast(v) for v in values), dtype=float, count=draws)
+            return np.asarray(contrast.function(values.T), dtype=float).reshape(len(values))
+        return np.fromiter((contrast(v) for v in values), dtype=float, count=len(values))
 
 
 def _nanvar(values: np.ndarray) -> float:

@@ -19,6 +19,7 @@ ALPHA = 0.05  # the registry's level: every verdict, interval and power figure o
 REPRODUCED = "reproduced"
 REFUTED = "refuted"
 SMALLER = "smaller than reported"
+OPPOSITE = "not seen: the estimate points the other way"
 INCONCLUSIVE = "inconclusive"
 UNTESTABLE = "untestable"
 MIXED = "mixed"
@@ -28,16 +29,21 @@ DEFINITIONS: dict[str, str] = {
     REPRODUCED: "the 95 % CI excludes 0 in the paper's direction and the BH-adjusted p < 0.05 "
     "(within a margin: the 90 % CI lies inside ±margin, TOST; a floor: the 95 % CI lies above it)",
     REFUTED: "the 95 % CI excludes 0 against the paper's direction and the BH-adjusted p < 0.05 "
-    "(within a margin: the 95 % CI lies outside ±margin; a floor: the 95 % CI lies below it)",
-    SMALLER: "no significant effect, and the 95 % CI excludes the paper's effect (it stops short of it)",
+    "(within a margin: the 95 % CI lies outside ±margin; a floor: the 95 % CI lies below it; the p is "
+    "that test's, adjusted)",
+    SMALLER: "no significant effect; the estimate points the paper's way and the 95 % CI excludes the "
+    "paper's effect (it stops short of it)",
+    OPPOSITE: "no significant effect; the estimate points against the paper's direction and the 95 % CI "
+    "excludes the paper's effect: the effect was not seen (not refuted: no significant effect either way)",
     INCONCLUSIVE: "the 95 % CI covers both 0 and the paper's effect (or straddles the margin or "
     "floor), or it excludes 0 but the BH-adjusted p is not below 0.05 (significant only before the "
     "correction for the registry's tests, said in the row): this data cannot tell; the row gives the "
     "minimum detectable effect and the data needed",
     UNTESTABLE: "a named precondition fails (the ranker is not above BM25, the shift does not degrade "
     "the model, the metric has no headroom, the selection is degenerate)",
-    MIXED: "over conditions only: they significantly disagree (Cochran's Q p < 0.05 and at least "
-    "one condition reproduced and one refuted)",
+    MIXED: "over conditions only: they significantly disagree (Cochran's Q test of heterogeneity, "
+    "p < 0.05, whatever each condition's verdict): no single effect describes them; the row gives Q "
+    "and its p",
     NOT_MEASURED: "no run directory holds the claim's values, or they give no finite estimate",
 }
 
@@ -55,18 +61,24 @@ def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def claim_p(effect: Estimate, expect: Expect, margin: float | None = None) -> float:
-    """The p-value of the test that reproduces a claim, the one to adjust over the registry:
-    "higher"/"lower": the two-sided p of d = 0; "within": the TOST p, max of the one-sided p's of
-    d ≤ −margin and d ≥ margin (p < α ⇔ the (1 − 2α) interval inside ±margin); "at least": twice the
-    one-sided p of d ≤ floor (``margin``), capped at 1 (p < α ⇔ the (1 − α) interval above it)."""
+    """The p-value of the test that decides a claim's verdict either way, the one to adjust over the
+    registry: "higher"/"lower": the two-sided p of d = 0; "at least": the two-sided p of d = floor
+    (``margin``): twice the one-sided p on the estimate's side, capped at 1 (p < α ⇔ the (1 − α)
+    interval above the floor, or below it); "within": where |d| < margin the TOST p, max of the
+    one-sided p's of d ≤ −margin and d ≥ margin (p < α ⇔ the (1 − 2α) interval inside ±margin), else
+    the p of leaving the margin on d's side, twice the one-sided p of d ≤ margin (d ≥ −margin),
+    capped at 1 (p < α ⇔ the (1 − α) interval outside it)."""
     if expect in ("higher", "lower"):
         return effect.p
     if margin is None:
         raise ValueError(f'"{expect}" needs a margin')
     if expect == "within":
-        return max(effect.one_sided_p(-margin, above=True), effect.one_sided_p(margin, above=False))
+        if abs(effect.d) < margin:
+            return max(effect.one_sided_p(-margin, above=True), effect.one_sided_p(margin, above=False))
+        bound = margin if effect.d >= margin else -margin
+        return min(1.0, 2 * effect.one_sided_p(bound, above=effect.d >= margin))
     if expect == "at least":
-        return min(1.0, 2 * effect.one_sided_p(margin, above=True))
+        return min(1.0, 2 * effect.one_sided_p(margin, above=effect.d >= margin))
     raise ValueError(f"unknown expect {expect!r}")
 
 
@@ -89,17 +101,18 @@ def judge(
     entirely on that side of 0; both are asked because the adjusted p decides whether there is an
     effect at all after multiplicity and the CI says which way (unadjusted, the bootstrap's p < α and
     its CI excluding 0 agree). Significant the paper's way: reproduced; the other way: refuted.
-    Otherwise: smaller than reported when the CI stops short of the paper's effect (its upper end
-    below it for "higher", its lower end above it for "lower"), else inconclusive. ``paper_effect``
-    is in d's units and sign (negative for "lower"); None skips the smaller-than-reported test.
+    Otherwise, where the CI excludes the paper's effect (its upper end below it for "higher", its
+    lower end above it for "lower"): smaller than reported when d points the paper's way, not seen
+    (``OPPOSITE``) when it points the other way; else inconclusive. ``paper_effect`` is in d's
+    units and sign (negative for "lower"); None skips those two.
 
     "within" (``margin`` > 0): reproduced when the (1 − 2α) interval (90 %) lies strictly inside
-    (−margin, margin), TOST, and, where given, the adjusted TOST p < α; refuted when the (1 − α) CI
-    lies entirely outside (above margin or below −margin); else inconclusive.
+    (−margin, margin), TOST; refuted when the (1 − α) CI lies entirely outside (above margin or below
+    −margin); each only where the adjusted ``claim_p`` (where given) is below α; else inconclusive.
 
     "at least" (``margin`` = the floor, d = the value): reproduced when the CI's lower end is above
-    the floor (and the adjusted p < α where given); refuted when its upper end is below it; else
-    inconclusive. A non-finite d or CI: not measured.
+    the floor, refuted when its upper end is below it, each only where the adjusted p is below α;
+    else inconclusive. A non-finite d or CI: not measured.
     """
     if not 0 < alpha < 0.5:
         raise ValueError("alpha must lie in (0, 0.5)")
@@ -118,7 +131,7 @@ def judge(
         if significant and (high < 0 if way > 0 else low > 0):
             return REFUTED
         if paper_effect is not None and (high < paper_effect if way > 0 else low > paper_effect):
-            return SMALLER
+            return SMALLER if effect.d * way > 0 else OPPOSITE
         return INCONCLUSIVE
     if margin is None:
         raise ValueError(f'"{expect}" needs a margin')
@@ -128,13 +141,13 @@ def judge(
         low_tost, high_tost = effect.interval(1 - 2 * alpha)
         if -margin < low_tost and high_tost < margin and passes:
             return REPRODUCED
-        if low > margin or high < -margin:
+        if (low > margin or high < -margin) and passes:
             return REFUTED
         return INCONCLUSIVE
     if expect == "at least":
         if low > margin and passes:
             return REPRODUCED
-        if high < margin:
+        if high < margin and passes:
             return REFUTED
         return INCONCLUSIVE
     raise ValueError(f"unknown expect {expect!r}")
@@ -209,9 +222,9 @@ def overall(
     preconditions), in the order of ``effects``. Conditions judged untestable or not measured, or
     without a finite d, are left out; none left: untestable if any was, else not measured. One left:
     its own ``judge`` verdict (its bootstrap CI, not a normal one). Several: *mixed* when they
-    significantly disagree, i.e. Cochran's Q p < α AND at least one of them is reproduced and
-    another refuted; otherwise ``judge`` of the ``pooled`` estimate (``adjusted_p``: the claim's
-    BH-adjusted pooled ``claim_p``, where the caller adjusts it).
+    significantly disagree, Cochran's Q p < α, whatever their own verdicts (a pooled estimate of
+    conditions that differ describes none of them); otherwise ``judge`` of the ``pooled`` estimate
+    (``adjusted_p``: the claim's BH-adjusted pooled ``claim_p``, where the caller adjusts it).
     """
     if len(effects) != len(verdicts):
         raise ValueError("one verdict per effect")
@@ -225,7 +238,6 @@ def overall(
     if len(kept) == 1:
         return judge(kept[0][0], expect, paper_effect, margin, adjusted_p, alpha)
     estimate = pooled([e for e, _ in kept])
-    kept_verdicts = {v for _, v in kept}
-    if estimate.q_p < alpha and REPRODUCED in kept_verdicts and REFUTED in kept_verdicts:
+    if estimate.q_p < alpha:
         return MIXED
     return judge(estimate, expect, paper_effect, margin, adjusted_p, alpha)

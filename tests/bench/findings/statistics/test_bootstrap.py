@@ -31,6 +31,32 @@ def test_point_estimate_is_the_mean_of_the_seeds_contrasts() -> None:
     assert best.d == pytest.approx(0.25)
 
 
+@pytest.mark.parametrize("design", ["nested", "crossed"])
+def test_pooled_values_give_a_ratio_of_means_over_the_seeds(design: st.Design) -> None:
+    """pool="values": d = (mean of a's seed values − mean of b's) / mean of b's, so one seed whose
+    reference is near 0 (+900 % alone) cannot drive d; every replicate is such a ratio too."""
+    rng = np.random.default_rng(3)
+    b = [np.full((50, 1), 0.2) + rng.normal(0, 0.01, (50, 1)) for _ in range(2)]
+    b.append(np.full((50, 1), 0.02) + rng.normal(0, 0.001, (50, 1)))
+    a = [rows + 0.18 for rows in b]
+    by_hand = (np.mean([r.mean() for r in a]) - np.mean([r.mean() for r in b])) / np.mean(
+        [r.mean() for r in b]
+    )
+    ratio = paired_bootstrap([a, b], [st.mean()] * 2, st.relative(), 500, design=design, pool="values")
+    assert ratio.d == pytest.approx(by_hand) and ratio.d < 2
+    of_ratios = paired_bootstrap([a, b], [st.mean()] * 2, st.relative(), 500, design=design)
+    assert of_ratios.d > 3  # (0.9 + 0.9 + 9) / 3: the near-zero seed dominates
+    # (A replicate that draws the near-zero seed three times is +900 % still: the seeds' spread.)
+    assert ratio.low <= ratio.d <= ratio.high and ratio.low < of_ratios.low
+    # An absolute contrast is linear: both pools give the same d and the same replicates.
+    same = [
+        paired_bootstrap([a, b], [st.mean()] * 2, st.difference(), 300, design=design, pool=p)
+        for p in ("contrasts", "values")
+    ]
+    assert same[0].d == pytest.approx(same[1].d)
+    np.testing.assert_allclose(same[0].replicates, same[1].replicates)
+
+
 def test_a_relative_effect_over_a_zero_reference_has_no_estimate_and_no_warning() -> None:
     """Seed 1's reference mean is 0: its relative d is undefined, so is the mean over seeds; the
     row reads "no finite estimate" (no interval, no test), and nothing is printed on the way."""

@@ -12,6 +12,7 @@ from rankuq.bench.findings.statistics import (
     INCONCLUSIVE,
     MIXED,
     NOT_MEASURED,
+    OPPOSITE,
     REFUTED,
     REPRODUCED,
     SMALLER,
@@ -45,7 +46,11 @@ JUDGED = [
     (0.30, 0.05, "higher", 0.3, None, 0.2, INCONCLUSIVE),  # CI excludes 0, adjusted p does not
     (0.10, 0.03, "higher", 0.3, None, 0.2, SMALLER),  # [0.04, 0.16]: not significant, short of 0.3
     (0.60, 0.10, "higher", 0.3, None, 0.2, INCONCLUSIVE),  # [0.40, 0.80]: beyond the paper's, not short
-    (-0.30, 0.05, "higher", 0.3, None, 0.2, SMALLER),  # the other way, not significant after BH
+    (-0.30, 0.05, "higher", 0.3, None, 0.2, OPPOSITE),  # the other way, not significant after BH
+    (-0.05, 0.05, "higher", 0.3, None, None, OPPOSITE),  # [−0.148, 0.048]: never "smaller"
+    (-0.05, 0.20, "higher", 0.3, None, None, INCONCLUSIVE),  # the other way, but covers 0.3
+    (0.05, 0.05, "lower", -0.3, None, None, OPPOSITE),
+    (-0.05, 0.05, "higher", None, None, None, INCONCLUSIVE),  # no paper effect: nothing to exclude
     (0.10, 0.15, "higher", None, None, None, INCONCLUSIVE),
     (0.05, 0.05, "higher", None, None, None, INCONCLUSIVE),  # no paper effect: no "smaller"
     (-0.30, 0.05, "lower", -0.3, None, None, REPRODUCED),
@@ -60,9 +65,11 @@ JUDGED = [
     (-0.30, 0.05, "within", None, 0.1, None, REFUTED),
     (0.15, 0.05, "within", None, 0.1, None, INCONCLUSIVE),  # 95 % [0.052, 0.248] straddles 0.1
     (0.00, 0.03, "within", None, 0.1, 0.2, INCONCLUSIVE),  # inside, but the adjusted TOST p is not
+    (0.30, 0.05, "within", None, 0.1, 0.2, INCONCLUSIVE),  # outside, but the adjusted p is not
     (0.80, 0.02, "at least", None, 0.7, None, REPRODUCED),  # 95 % [0.76, 0.84] above 0.7
     (0.60, 0.02, "at least", None, 0.7, None, REFUTED),
     (0.71, 0.02, "at least", None, 0.7, None, INCONCLUSIVE),  # [0.67, 0.75]
+    (0.60, 0.02, "at least", None, 0.7, 0.2, INCONCLUSIVE),  # below, but the adjusted p is not
     (math.nan, 0.02, "higher", 0.3, None, None, NOT_MEASURED),
 ]
 
@@ -103,6 +110,16 @@ def test_tost_p_agrees_with_the_90_interval_on_a_bootstrap_effect(noisy_pair) ->
     assert (effect.p < 0.05) == (effect.low > 0 or effect.high < 0)
 
 
+def test_the_decisive_p_of_a_floor_or_margin_is_the_test_on_the_estimates_side(normal) -> None:
+    """Below a floor or outside a margin, the p is that test's (small), not the reproducing test's 1."""
+    below = normal(0.60, 0.02)  # the floor 0.7: 5 SE below
+    assert st.claim_p(below, "at least", 0.7) < 1e-4
+    assert st.claim_p(normal(0.80, 0.02), "at least", 0.7) < 1e-4
+    assert st.claim_p(normal(0.30, 0.05), "within", 0.1) < 1e-4  # 4 SE above the margin
+    assert st.claim_p(normal(-0.30, 0.05), "within", 0.1) < 1e-4
+    assert st.claim_p(normal(0.0, 0.03), "within", 0.1) < 0.01  # inside: the TOST p
+
+
 def test_pooled_is_the_inverse_variance_mean(normal) -> None:
     # w = 1/0.1², 1/0.2² = 100, 25: d = (100·0.1 + 25·0.3)/125 = 0.14, SE = 1/sqrt(125);
     # Q = 100·0.04² + 25·0.16² = 0.8 on 1 df. A zero-SE condition is left out.
@@ -120,8 +137,10 @@ def test_pooled_is_the_inverse_variance_mean(normal) -> None:
 def test_overall_is_mixed_only_when_conditions_significantly_disagree(normal) -> None:
     up, down, small = normal(0.3, 0.05), normal(-0.3, 0.05), normal(0.05, 0.02)
     assert overall([up, down], [REPRODUCED, REFUTED], "higher", 0.3) == MIXED
-    # Heterogeneous (Q p ≈ 1e-6) but every condition goes the paper's way: the pooled estimate decides.
-    assert overall([up, small], [REPRODUCED, REPRODUCED], "higher", 0.3) == REPRODUCED
+    # Heterogeneous (Q p ≈ 1e-6) though every condition goes the paper's way: mixed all the same.
+    assert overall([up, small], [REPRODUCED, REPRODUCED], "higher", 0.3) == MIXED
+    # Homogeneous (Q p ≈ 0.3): the pooled estimate decides.
+    assert overall([up, normal(0.22, 0.05)], [REPRODUCED, REPRODUCED], "higher", 0.3) == REPRODUCED
     # Untestable conditions do not enter; one left: its own verdict.
     assert overall([up, down], [REPRODUCED, UNTESTABLE], "higher", 0.3) == REPRODUCED
     assert overall([up], [UNTESTABLE], "higher", 0.3) == UNTESTABLE
