@@ -9,6 +9,12 @@ the offline backbone loader, the candidate-list contract and shard reading); the
 
 from importlib.metadata import PackageNotFoundError, version
 
+from rankuq import gpu_env
+
+# First of all: JAX and TensorFlow kept off the GPU before any module that may import them (bm25s
+# starts JAX at import), in whichever process imports rankuq: the CLI, the API, a Ray worker.
+gpu_env.apply()
+
 try:
     __version__ = version("rankuq")
 except PackageNotFoundError:  # imported from a source tree that was never installed

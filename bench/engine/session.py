@@ -18,6 +18,7 @@ import ray.train.torch
 from rankuq.bench.engine.processes import record_children
 from rankuq.bench.engine.watchdog import start_watchdog
 from rankuq.errors import RankuqError
+from rankuq.gpu_env import worker_env_vars
 
 
 @contextmanager
@@ -70,7 +71,13 @@ def _start_ray(address: str | None) -> None:
         started = {child.pid for child in psutil.Process().children(recursive=True)}
         try:
             quiet = logging.ERROR
-            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=quiet)
+            ray.init(
+                address=address,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level=quiet,
+                runtime_env=_runtime_env(),
+            )
             return
         except ConnectionError as error:  # 'auto' with no cluster running, a head that went away
             reason = " ".join(str(error).split())
@@ -85,6 +92,14 @@ def _start_ray(address: str | None) -> None:
         f"{os.getloadavg()[0]:.0f}); finished work is kept: run the same command again when the "
         "machine is less busy"
     )
+
+
+def _runtime_env() -> dict[str, dict[str, str]] | None:
+    """The job's runtime env: JAX and TensorFlow kept off the GPU in every worker of every node
+    (``rankuq.gpu_env``; a local Ray's workers inherit this process's environment, a cluster's
+    nodes were started by others); the user's own values where set."""
+    env_vars = worker_env_vars()
+    return {"env_vars": env_vars} if env_vars else None
 
 
 def _stop_children_but(pids: set[int]) -> None:

@@ -73,3 +73,18 @@ def test_a_local_ray_that_never_starts_is_one_error_line(monkeypatch):
     with pytest.raises(RankuqError, match=r"did not start within Ray.s 30 s, 3 times .* run the same"):
         engine._start_ray(None)
     assert len(calls) == engine.RAY_START_TRIES
+
+
+def test_rays_workers_get_the_gpu_safe_environment_and_the_users_values(monkeypatch):
+    """Every worker Ray starts for the run, on every node, keeps JAX and TensorFlow off the GPU
+    (rankuq.gpu_env); a value the user set reaches the workers as set."""
+    from rankuq.bench.engine import session as engine
+    from rankuq.gpu_env import GPU_SAFE_ENV
+
+    given: dict[str, object] = {}
+    monkeypatch.setattr(engine.ray, "init", lambda **kwargs: given.update(kwargs))
+    monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda")
+    monkeypatch.delenv("TF_FORCE_GPU_ALLOW_GROWTH", raising=False)
+    engine._start_ray("auto")
+    assert given["runtime_env"] == {"env_vars": {**GPU_SAFE_ENV, "JAX_PLATFORMS": "cuda"}}
