@@ -38,6 +38,7 @@ from rankuq.bench.planning.jobs import SearchTrial, TrainJob
 from rankuq.bench.rundir.atomic import staged_folder
 from rankuq.bench.rundir.layout import TRAINING_FILE
 from rankuq.errors import RankuqError
+from rankuq.gpu_memory import check_member_room
 from rankuq.methods.base import NeuralMethod, inference_device
 from rankuq.shards import read_shards
 
@@ -151,6 +152,7 @@ def _train(job: TrainJob, publish: Publish, resume_from: Resume, rank: int = 0) 
     method, model, pairs, model_config, train_config = _member(job)
     # Data parallel: DDP on each worker's device, each worker a shard of the batches; one worker
     # trains on the GPU its trial was given, if any.
+    check_member_room(model, train_config.batch_size, model_config.max_length, f"member {job.key}")
     net = ray.train.torch.prepare_model(model) if job.workers > 1 else model.to(inference_device())
     resume = resume_from(method, model)
     start = resume["epoch"] if resume else 0
@@ -219,6 +221,7 @@ def search_trial(trial: SearchTrial) -> None:
     (and the epoch, the scheduler's time) to Tune. It keeps no model."""
     job = trial.job
     method, model, pairs, model_config, train_config = _member(job)
+    check_member_room(model, train_config.batch_size, model_config.max_length, f"member {job.key}")
     net = model.to(inference_device())
     on_dev = dev_metric(method, model_config, model, trial.dev_shards, trial.metric, trial.batch_size)
 
