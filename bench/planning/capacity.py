@@ -1,16 +1,20 @@
 """Per-pair cost constants for capacity plans (docs/scale.md, `rankuq run --plan`), each with its
-source, and the arithmetic that turns a grid's pairs into GPU hours.
+source, and the arithmetic that turns a grid's pairs into CPU and GPU hours.
 
-A plan is arithmetic, not a measurement: FLOPs are counted on the model, the GPU rate is the
-vendor's peak times an assumed utilisation (stated in every estimate), nothing here ran on a GPU.
+`--plan`'s GPU-hours come from what rankuq measured on a real H100 (``MEASURED_GPU``, from
+docs/gpu/h100-2026-11-27.json): training and scoring throughputs and the fixed costs of a run, a
+wave of members and a scored cell. The FLOP arithmetic below (``estimate``, peak × an assumed
+utilisation) is the on-paper plan of docs/scale.md; it was 99× too low against that run.
 """
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rankuq.bench.config.grid import GridSpec, ResourcesConfig
     from rankuq.bench.config.search_space import SearchConfig
     from rankuq.bench.planning.jobs import TrainJob
     from rankuq.bench.planning.plan import Plan
@@ -206,6 +210,148 @@ CPU_FORWARD_PASSES: dict[str, PerMethod] = {
 }
 
 
+# --- `rankuq run --plan` on a GPU: what rankuq measured on one, not FLOPs ---
+
+GPU_RECORD = "docs/gpu/h100-2026-11-27.json"
+# The figures of GPU_RECORD the GPU plan is made of, as the record has them (a test checks them
+# against the committed file): rankuq at c99ffb5 on one H100 80GB, MiniLM-L6 at max length 128,
+# members trained in bf16 autocast at batch 32, scoring at batch 64. The run timed there is the
+# packing benchmark's WikiQA grid, once with one `bert` member ("alone") and once with a 5-member
+# ensemble at gpus_per_trial 0.2 ("packed"), one seed, no dev split, no probes.
+MEASURED_GPU: dict[str, Any] = {
+    "alone_train_s": 29.7,  # packing.alone_train_s: the member's model on the GPU → its last report
+    "packed_over_alone": 1.024,  # packing.packed_over_alone: five members at once, each this much slower
+    "members_packed": 5,  # packing.members
+    "run_wall_s": {"alone": 73.41, "packed": 71.33},  # packing.run_wall_s: the whole `run_grid`
+    # throughput.by_precision.<precision>.<label>.pairs_per_s: scoring 2,048 WikiQA test pairs
+    "scoring_pairs_per_s": {
+        "bf16": {
+            "bert": 14958.3,
+            "mc_dropout (T=10)": 1023.3,
+            "ensemble (M=5)": 2760.2,
+            "last_layer_mc (T=100)": 13664.3,
+            "sngp": 5581.7,
+            "gpf": 5250.0,
+            "pg_gp": 11415.6,
+        },
+        "fp32": {
+            "bert": 13922.6,
+            "mc_dropout (T=10)": 994.0,
+            "ensemble (M=5)": 2708.1,
+            "last_layer_mc (T=100)": 13238.6,
+            "sngp": 6378.2,
+            "gpf": 5733.2,
+            "pg_gp": 10640.0,
+        },
+    },
+}
+# Not in the JSON: the two runs' stages as their progress bars timed them, in whole seconds
+# (docs/gpu/h100-2026-11-27-stderr.log, the same call: "training members … 0:00:49", "scoring cells
+# … 0:00:19"; 47 and 18 s packed), and what the plan counts of the measured grid (873 answerable
+# WikiQA training queries × (1 + 4 negatives), 1 epoch; 2,351 tested rows, packing.plan's text).
+MEASURED_STAGES_S = {"alone": {"training": 49, "scoring": 19}, "packed": {"training": 47, "scoring": 18}}
+MEASURED_TRAIN_PAIRS, MEASURED_TESTED_ROWS = 4365, 2351
+MEASURED_LAYERS, MEASURED_MAX_LENGTH = 6, 128
+
+
+def _scored_s(run: str) -> float:
+    """Seconds of pure scoring in ``run``: its tested rows at the measured bf16 rate of its method."""
+    label = "bert" if run == "alone" else "ensemble (M=5)"
+    return MEASURED_TESTED_ROWS / MEASURED_GPU["scoring_pairs_per_s"]["bf16"][label]
+
+
+def _runs_mean(cost: Callable[[str], float]) -> float:
+    return (cost("alone") + cost("packed")) / 2
+
+
+def _member_span_s(run: str) -> float:
+    return float(MEASURED_GPU["alone_train_s"] * (1 if run == "alone" else MEASURED_GPU["packed_over_alone"]))
+
+
+# The derived costs, each the mean of the two runs (they agree within 3 s):
+GPU_COST: dict[str, float] = {
+    # 4,365 pairs in 29.7 s: 147 pairs/s, bound by per-step overheads (the plain loop of limit.json
+    # scores 136k pairs/s), so a smaller model is not counted faster (``gpu_slowdown``)
+    "train_pairs_per_s": MEASURED_TRAIN_PAIRS / MEASURED_GPU["alone_train_s"],
+    # a wave of members: the training stage less the members' span (19.3 s alone, 16.6 packed): the
+    # trial's process, imports, the backbone and pairs loaded, the checkpoint saved, Tune's books
+    "member_fixed_s": _runs_mean(lambda run: MEASURED_STAGES_S[run]["training"] - _member_span_s(run)),
+    # a scored (cell, split): the scoring stage less its rows at the measured rate (18.8 s, 17.1 s):
+    # the Ray Data pipeline, its scorer actors started, the members loaded
+    "score_fixed_s": _runs_mean(lambda run: MEASURED_STAGES_S[run]["scoring"] - _scored_s(run)),
+    # the run: its wall time less both stages (5.4 s, 6.3 s): Ray's start, the plan, MLflow, evaluation
+    "run_fixed_s": _runs_mean(
+        lambda run: MEASURED_GPU["run_wall_s"][run] - sum(MEASURED_STAGES_S[run].values())
+    ),
+}
+
+
+def gpu_scoring_pairs_per_s(method: str, params: dict[str, float], precision: str) -> float:
+    """Pairs a second ``method`` scores on the GPU in ``precision`` ("bf16" or "fp32"), as measured;
+    mc_dropout and the ensemble scaled by their draws (each a whole pass); a method not measured (the
+    post-hoc maps, which run bert's model; conv_knrm; a plugin) at bert's rate."""
+    rates: dict[str, float] = MEASURED_GPU["scoring_pairs_per_s"][precision]
+    label = next((label for label in rates if label.split()[0] == method), "bert")
+    drawn = re.fullmatch(r"(mc_dropout|ensemble) \((\w)=(\d+)\)", label)
+    if drawn is None:
+        return rates[label]
+    name, measured = drawn.group(2), float(drawn.group(3))
+    return rates[label] * measured / params.get(name, measured)
+
+
+def gpu_slowdown(layers: int, max_length: int) -> float:
+    """How much slower than measured a model of ``layers`` at ``max_length`` trains and scores: by
+    layers × tokens above the measured MiniLM-L6 at 128, never faster below it (the measured rates
+    are bound by per-batch overheads, not by FLOPs)."""
+    return max(1.0, layers * max_length / (MEASURED_LAYERS * MEASURED_MAX_LENGTH))
+
+
+def members_at_once(resources: "ResourcesConfig") -> int:
+    """Members one GPU trains at once: as many shares of ``gpus_per_trial`` as it holds (one when the
+    grid asks for no GPU, or a whole one), at most ``max_concurrent_trials``."""
+    share = resources.gpus_per_trial
+    fits = int(1 / share + 1e-9) if 0 < share < 1 else 1
+    return min(fits, resources.max_concurrent_trials or fits)
+
+
+def _waves_s(member_s: list[float], at_once: int) -> float:
+    """Wall seconds of members of ``member_s`` seconds each, ``at_once`` at a time, longest first:
+    each wave its longest member (slowed by packing when it shares the GPU) and its fixed cost."""
+    ordered = sorted(member_s, reverse=True)
+    waves = [ordered[start : start + at_once] for start in range(0, len(ordered), at_once)]
+    slowed = [MEASURED_GPU["packed_over_alone"] if len(wave) > 1 else 1.0 for wave in waves]
+    return sum(
+        wave[0] * factor + GPU_COST["member_fixed_s"] for wave, factor in zip(waves, slowed, strict=True)
+    )
+
+
+@dataclass(frozen=True)
+class GpuWork:
+    """The work a plan leaves, as the GPU plan counts it."""
+
+    members: list[tuple[float, float]]  # per member or search trial: (training pair-epochs, dev pairs scored)
+    scored: list[tuple[str, dict[str, float], int]]  # per (cell, split) to score: (method, params, rows)
+
+
+def gpu_seconds(spec: "GridSpec", work: GpuWork) -> float:
+    """Wall seconds of ``work`` on one GPU like the measured one: the run's fixed cost, the members
+    in waves, and each scored (cell, split) with its fixed cost (bm25's rows are scored on the CPU).
+    Not counted: building candidate lists, post-hoc fits and probes (CPU work)."""
+    if not work.members and not work.scored:
+        return 0.0
+    slower = gpu_slowdown(spec.model.layers or MEASURED_LAYERS, spec.model.max_length)
+    precision = "fp32" if spec.eval.precision == "fp32" else "bf16"  # "auto" is bf16 on a GPU
+    train_rate = GPU_COST["train_pairs_per_s"] / slower
+    dev_rate = gpu_scoring_pairs_per_s("bert", {}, precision) / slower  # a member's dev scoring: one pass
+    member_s = [pairs / train_rate + dev / dev_rate for pairs, dev in work.members]
+    scoring_s = sum(
+        GPU_COST["score_fixed_s"]
+        + (0.0 if method == "bm25" else rows * slower / gpu_scoring_pairs_per_s(method, params, precision))
+        for method, params, rows in work.scored
+    )
+    return GPU_COST["run_fixed_s"] + _waves_s(member_s, members_at_once(spec.resources)) + scoring_s
+
+
 def counts(plan: "Plan") -> dict[Path, tuple[int, int]]:
     """(candidate rows, answerable queries) of every list folder of the plan: from a built folder's
     manifest, else counted on the task's pool as the lists would be cut (no negative is sampled)."""
@@ -278,15 +424,10 @@ def _count(n: int, noun: str) -> str:
 
 def describe(plan: "Plan") -> str:
     """The plan in a few lines: what runs, what is cached, and the estimated work left."""
-    from rankuq.bench.planning.plan import search_choice
-
     spec, layout = plan.spec, plan.layout
     layers, tokens = spec.model.layers or 6, spec.model.max_length
     low, high = value("cpu_ms_per_pair_l2"), value("cpu_ms_per_pair_l6")
     cpu_ms = (low + (layers - 2) * (high - low) / 4) * tokens / 64  # linear in layers and tokens
-    gpu_s = (
-        forward_gflop(layers, tokens) * 1e9 / (value("h100_bf16_dense_tflops") * 1e12 * value("utilisation"))
-    )
     sizes = counts(plan)
     lines = [
         f"grid {spec.name}: {len(plan.cells)} cells ({_count(len(spec.conditions()), 'condition')} × "
@@ -298,23 +439,7 @@ def describe(plan: "Plan") -> str:
     backbone = spec.model.backbone or "all-MiniLM-L6-v2 (offline)"
     cached = len(plan.members) - len(pending)
     lines.append(f"members to train: {len(plan.members)} ({cached} cached), backbone {backbone}")
-    trained, scored = 0.0, 0.0  # training pair-epochs, and dev pairs scored between epochs
-    for job in pending:
-        trained += train_pair_epochs(job, sizes, job.train["epochs"])
-        scored += _dev_rows(job.dev_shards, sizes) * job.train["epochs"]
-    for search in plan.searches:
-        if search_choice(layout, search) is not None:
-            continue
-        assert spec.search is not None  # a plan searches only for a grid with a search section
-        epochs = trial_epochs(spec.search, search.trial.job.train["epochs"])
-        trained += spec.search.num_samples * train_pair_epochs(search.trial.job, sizes, epochs)
-        scored += spec.search.num_samples * _dev_rows(search.trial.dev_shards, sizes) * epochs
-        lines.append(
-            f"search {search.name}: {spec.search.num_samples} trials over {', '.join(search.keys)}, "
-            f"{epochs:.3g} epochs each expected ({_cut(spec.search)})"
-        )
-    cpu = (trained * value("cpu_train_over_forward") + scored) * cpu_ms / 3.6e6
-    gpu = (trained * value("train_over_forward") + scored) * gpu_s / 3600
+    work = GpuWork(_members_left(plan, sizes, lines), [])
     by_method: dict[tuple[str, str], int] = {}
     for cell in plan.cells:
         params = plan.params[cell.method].model_dump()
@@ -326,14 +451,54 @@ def describe(plan: "Plan") -> str:
             if not layout.predictions(
                 cell.task, cell.method, cell.seed, str(key), dev=split == "dev"
             ).exists():
-                cpu += scoring_cost(cell.method, params, rows, cpu_ms, CPU_FORWARD_PASSES) / 3.6e6
-                gpu += scoring_cost(cell.method, params, rows, gpu_s) / 3600
+                work.scored.append((cell.method, params, rows))
     lines.append("pairs to score (all seeds; cached ones included):")
     lines += [f"  {method:<14} {split:<5} {rows:>10,}" for (method, split), rows in by_method.items()]
     lines.append(f"probes per seed: {', '.join(plan.probes) or 'none'}")
+    trained, scored = (sum(member[i] for member in work.members) for i in (0, 1))
+    cpu = (trained * value("cpu_train_over_forward") + scored) * cpu_ms / 3.6e6
+    cpu += (
+        sum(scoring_cost(m, params, rows, cpu_ms, CPU_FORWARD_PASSES) for m, params, rows in work.scored)
+        / 3.6e6
+    )
+    at_once = members_at_once(spec.resources)
     lines.append(
-        f"estimated work left: {cpu:.3g} CPU-hours (one core, fp32) or {gpu:.2g} GPU-hours (H100 bf16 at "
-        f"{value('utilisation'):.0%} of peak, assumed). Sources: bench/planning/capacity.py COST "
-        "(docs/benchmarks.md)."
+        f"estimated work left: {cpu:.3g} CPU-hours (one core, fp32) or {gpu_seconds(spec, work) / 3600:.2g} "
+        f"GPU-hours (one H100, {_count(at_once, 'member')} at once; rankuq's throughputs and fixed costs as "
+        f"measured at c99ffb5). Sources: bench/planning/capacity.py COST (docs/benchmarks.md) and "
+        f"MEASURED_GPU ({GPU_RECORD})."
     )
     return "\n".join(lines)
+
+
+def _members_left(
+    plan: "Plan", sizes: dict[Path, tuple[int, int]], lines: list[str]
+) -> list[tuple[float, float]]:
+    """(training pair-epochs, dev pairs scored between epochs) of every member and search trial left
+    to train; a line per search that is left is added to ``lines``."""
+    from rankuq.bench.planning.plan import search_choice
+
+    spec, layout = plan.spec, plan.layout
+    members = [
+        (
+            train_pair_epochs(job, sizes, job.train["epochs"]),
+            _dev_rows(job.dev_shards, sizes) * job.train["epochs"],
+        )
+        for key, job in plan.members.items()
+        if not layout.training_file(key).exists()
+    ]
+    for search in plan.searches:
+        if search_choice(layout, search) is not None:
+            continue
+        assert spec.search is not None  # a plan searches only for a grid with a search section
+        epochs = trial_epochs(spec.search, search.trial.job.train["epochs"])
+        trial = (
+            train_pair_epochs(search.trial.job, sizes, epochs),
+            _dev_rows(search.trial.dev_shards, sizes) * epochs,
+        )
+        members += [trial] * spec.search.num_samples
+        lines.append(
+            f"search {search.name}: {spec.search.num_samples} trials over {', '.join(search.keys)}, "
+            f"{epochs:.3g} epochs each expected ({_cut(spec.search)})"
+        )
+    return members

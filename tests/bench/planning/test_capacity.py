@@ -1,17 +1,30 @@
 """The capacity arithmetic of bench.planning.capacity, against values worked out by hand."""
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
-from rankuq.bench.config.grid import parse_grid
+from rankuq.bench.config.grid import ResourcesConfig, parse_grid
 from rankuq.bench.config.search_space import SearchConfig
 from rankuq.bench.planning.capacity import (
     CPU_FORWARD_PASSES,
+    GPU_COST,
+    GPU_RECORD,
+    MEASURED_GPU,
+    MEASURED_TESTED_ROWS,
+    MEASURED_TRAIN_PAIRS,
+    _waves_s,
+    counts,
     describe,
     estimate,
     forward_gflop,
+    gpu_scoring_pairs_per_s,
+    gpu_slowdown,
+    members_at_once,
     scoring_cost,
+    train_pair_epochs,
     trial_epochs,
     value,
 )
@@ -81,3 +94,88 @@ def test_the_plan_counts_a_searchs_trials(tmp_path):
     # each trial costs what one member does: 30 queries × 2 pairs × 2 epochs, plus its dev scoring
     assert (large - unsearched) == pytest.approx(1000 * (small - unsearched), rel=0.01)
     assert large > 100 * unsearched
+
+
+# --- the GPU plan: rankuq's measured throughputs and fixed costs (docs/gpu/h100-2026-11-27.json) ---
+
+RECORD = json.loads((Path(__file__).resolve().parents[3] / GPU_RECORD).read_text())
+
+
+def test_the_gpu_plans_figures_are_the_committed_records():
+    packing = RECORD["packing"]
+    for name in ("alone_train_s", "packed_over_alone", "run_wall_s"):
+        assert MEASURED_GPU[name] == packing[name]
+    assert MEASURED_GPU["members_packed"] == packing["members"] == packing["most_at_once"]
+    measured = {
+        precision: {label: figures["pairs_per_s"] for label, figures in methods.items()}
+        for precision, methods in RECORD["throughput"]["by_precision"].items()
+    }
+    assert MEASURED_GPU["scoring_pairs_per_s"] == measured
+    assert re.search(rf"ensemble +test +{MEASURED_TESTED_ROWS:,}\n", packing["plan"]["text"])
+
+
+def measured_grid(methods: dict[str, dict]) -> dict:
+    """The grid the record timed: bench/benchmarks/gpu/packing.py's packing_grid at c99ffb5 (WikiQA,
+    MiniLM-L6 at 128 tokens, native lists with 4 negatives, 1 epoch, batch 32, bf16, 5 members a GPU)."""
+    return {
+        "name": "gpu-measured",
+        "tasks": ["wikiqa"],
+        "methods": methods,
+        "seeds": [0],
+        "baseline": next(iter(methods)),
+        "model": {"layers": 6, "max_length": 128},
+        "train": {"ns": "native", "negatives": 4, "epochs": 1, "batch_size": 32, "precision": "bf16"},
+        "eval": {"split": "test", "probes": [], "dev_split": None, "precision": "auto"},
+        "resources": {"gpus_per_trial": 0.2, "cpus_per_trial": 1.0, "trainer": "trial"},
+    }
+
+
+@pytest.mark.parametrize(("run", "methods"), [("alone", {"bert": {}}), ("packed", {"ensemble": {"M": 5}})])
+def test_the_gpu_plan_of_the_measured_grids_is_within_1_5x_of_their_measured_wall_time(
+    tmp_path, run, methods
+):
+    """Issue 40's bar: --plan's GPU-hours within 1.5× of the run's measured wall time (it was 99× low)."""
+    spec, params = parse_grid(measured_grid(methods), "test grid")
+    planned = plan(spec, params, RunLayout(tmp_path / "run"))
+    assert [train_pair_epochs(job, counts(planned), 1) for job in planned.members.values()] == [
+        MEASURED_TRAIN_PAIRS
+    ] * len(planned.members)  # the training pairs the throughput was derived from, as the plan counts them
+    text = describe(planned)
+    hours = float(re.search(r"or ([\d.e+-]+) GPU-hours \(one H100, 5 members at once", text).group(1))
+    measured = RECORD["packing"]["run_wall_s"][run] / 3600
+    assert 1 / 1.5 <= hours / measured <= 1.5
+    assert f"MEASURED_GPU ({GPU_RECORD})" in text  # the plan names the record it uses
+
+
+def test_the_gpu_plans_arithmetic_by_hand():
+    assert GPU_COST["train_pairs_per_s"] == pytest.approx(4365 / 29.7)
+    assert GPU_COST["member_fixed_s"] == pytest.approx(((49 - 29.7) + (47 - 29.7 * 1.024)) / 2)
+    bert, ensemble = 2351 / 14958.3, 2351 / 2760.2
+    assert GPU_COST["score_fixed_s"] == pytest.approx(((19 - bert) + (18 - ensemble)) / 2)
+    assert GPU_COST["run_fixed_s"] == pytest.approx(((73.41 - 68) + (71.33 - 65)) / 2)
+    # each draw of mc_dropout and the ensemble a whole pass; a method not measured at bert's rate
+    assert gpu_scoring_pairs_per_s("mc_dropout", {"T": 20}, "bf16") == pytest.approx(1023.3 / 2)
+    assert gpu_scoring_pairs_per_s("ensemble", {"M": 10}, "fp32") == pytest.approx(2708.1 / 2)
+    assert (
+        gpu_scoring_pairs_per_s("platt", {}, "bf16")
+        == gpu_scoring_pairs_per_s("someone's", {}, "bf16")
+        == 14958.3
+    )
+    assert gpu_slowdown(2, 64) == 1.0 and gpu_slowdown(12, 256) == 4.0  # never faster than measured
+    # six members five at once: two waves, the packed one slowed, each with its fixed cost
+    assert _waves_s([10.0] * 6, 5) == pytest.approx(10 * 1.024 + 10 + 2 * GPU_COST["member_fixed_s"])
+    assert _waves_s([5.0, 10.0, 20.0], 2) == pytest.approx(20 * 1.024 + 5 + 2 * GPU_COST["member_fixed_s"])
+
+
+@pytest.mark.parametrize(
+    ("resources", "at_once"),
+    [
+        ({"gpus_per_trial": 0.2}, 5),
+        ({"gpus_per_trial": 0.3}, 3),
+        ({"gpus_per_trial": 0.25, "max_concurrent_trials": 2}, 2),
+        ({"gpus_per_trial": 1.0}, 1),
+        ({}, 1),  # a grid that asks for no GPU: one member at a time
+    ],
+)
+def test_members_at_once_on_one_gpu(resources, at_once):
+    assert members_at_once(ResourcesConfig(**resources)) == at_once
