@@ -88,3 +88,29 @@ def test_rays_workers_get_the_gpu_safe_environment_and_the_users_values(monkeypa
     monkeypatch.delenv("TF_FORCE_GPU_ALLOW_GROWTH", raising=False)
     engine._start_ray("auto")
     assert given["runtime_env"] == {"env_vars": {**GPU_SAFE_ENV, "JAX_PLATFORMS": "cuda"}}
+
+
+WORKER_ENV = """
+import json, os
+import rankuq
+from rankuq.bench.engine.session import ray_session
+from rankuq.gpu_env import GPU_SAFE_ENV
+with ray_session():
+    import ray
+    read = ray.remote(num_cpus=0.1)(lambda: {name: os.environ.get(name) for name in GPU_SAFE_ENV})
+    print(json.dumps(ray.get(read.remote())))
+"""
+
+
+@pytest.mark.slow
+def test_a_real_ray_worker_sees_the_gpu_safe_environment_and_the_users_value():
+    """Real local Ray, as `rankuq run` starts it: a task reads the variables in its worker."""
+    from rankuq.gpu_env import GPU_SAFE_ENV
+
+    env = {name: value for name, value in os.environ.items() if name not in GPU_SAFE_ENV}
+    env |= {"RAY_ADDRESS": "", "XLA_PYTHON_CLIENT_PREALLOCATE": "true"}
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER_ENV], env=env, capture_output=True, text=True, timeout=300, check=True
+    )
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen == {**GPU_SAFE_ENV, "XLA_PYTHON_CLIENT_PREALLOCATE": "true"}
