@@ -35,7 +35,12 @@ if TYPE_CHECKING:
 # draws and the [n] predictive P(relevant) that becomes the table's prob_mean (GP heads).
 Scores = np.ndarray | tuple[np.ndarray, np.ndarray]
 BatchScorer = Callable[[pd.DataFrame], Scores]
-BUCKET_SIZE = 64  # rows per forward pass of a neural scorer (a scorer call holds several)
+TokenScorer = Callable[[dict[str, torch.Tensor]], Scores]  # the same, from the rows' token ids
+BUCKET_SIZE = 64  # rows per forward pass on a CPU (a scorer call holds several)
+# Rows per forward pass on a GPU at most: the plain loop's batch of limit.json (shared/gpu/h100-2026-11-27),
+# 136k pairs/s in bf16 on an H100 against 18k at 64. Fewer where free memory cannot hold them.
+GPU_ROWS = 1024
+GPU_MEMORY_SHARE = 0.5  # of the free memory, what a scorer's forward passes may take (the rest: others)
 WEIGHTS_FILE = "model.safetensors"  # transformers' name for a save_pretrained model's weights
 
 
@@ -72,6 +77,38 @@ def length_buckets(
     for rows in order.split(size):
         width = int(lengths[rows].max())
         yield rows, {name: tensor[rows, :width] for name, tensor in inputs.items()}
+
+
+def gpu_rows(models: Sequence[nn.Module], max_length: int, device: torch.device) -> int:
+    """Rows per forward pass on ``device`` (a GPU): ``GPU_ROWS``, or fewer where half its free memory
+    cannot hold their activations at ``max_length`` tokens (``activation_bytes``)."""
+    free, _ = torch.cuda.mem_get_info(device)
+    fits = int(free * GPU_MEMORY_SHARE) // activation_bytes(models[0], max_length)
+    return max(1, min(GPU_ROWS, fits))
+
+
+def activation_bytes(model: nn.Module, length: int) -> int:
+    """A generous bound on one row's live activations in an inference pass: one transformer layer's
+    tensors (hidden states, the feed-forward's inner ones, the attention scores) in fp32, four times
+    over for the kernels' workspaces. Read from the first Hugging Face config in ``model``; BERT-large's
+    sizes where there is none."""
+    config = next((m.config for m in model.modules() if hasattr(m, "config")), None)
+    hidden = getattr(config, "hidden_size", 1024)
+    heads = getattr(config, "num_attention_heads", 16)
+    inner = getattr(config, "intermediate_size", 4 * hidden)
+    return 4 * 4 * length * (inner + 4 * hidden + heads * length)
+
+
+def half_weights(model: nn.Module, weights: torch.dtype) -> nn.Module:
+    """``model`` with its floating-point weights in ``weights`` (in place)."""
+    return model if weights == torch.float32 else model.to(weights)
+
+
+def in_order(values: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
+    """``values`` of the rows ``order`` names, put back in the rows' order."""
+    out = torch.empty_like(values)
+    out[order] = values
+    return out
 
 
 class MethodParams(BaseModel):
@@ -168,32 +205,65 @@ class NeuralMethod(Method):
         return self.sample(models, inputs), None
 
     def make_scorer(
-        self, model: ModelConfig, checkpoints: Sequence[Path], shards: Path, fitted: Fitted | None = None
+        self,
+        model: ModelConfig,
+        checkpoints: Sequence[Path],
+        shards: Path,
+        fitted: Fitted | None = None,
+        weights: torch.dtype = torch.float32,
     ) -> BatchScorer:
-        return self.batch_scorer(model, self.load_models(model, checkpoints, fitted))
+        """The scorer of the trained members, their weights cast to ``weights`` (bfloat16: what a GPU's
+        bf16 scoring holds, instead of autocasting fp32 weights in every pass)."""
+        loaded = self.load_models(model, checkpoints, fitted)
+        return self.batch_scorer(model, [self.inference_model(member, weights) for member in loaded])
+
+    def inference_model(self, member: nn.Module, weights: torch.dtype) -> nn.Module:
+        """A loaded member made ready for scoring only (never for training on): its weights in
+        ``weights``."""
+        return half_weights(member, weights)
+
+    def forward_rows(self, device: torch.device, models: Sequence[nn.Module], max_length: int) -> int:
+        """Rows per forward pass: ``BUCKET_SIZE`` on a CPU; on a GPU ``gpu_rows``, but exactly
+        ``GPU_ROWS`` for a method with random draws, whose masks depend on the rows they are drawn
+        with (so its numbers never depend on the card's free memory)."""
+        if device.type != "cuda":
+            return BUCKET_SIZE
+        return GPU_ROWS if self.draws else gpu_rows(models, max_length, device)
 
     def batch_scorer(self, model: ModelConfig, models: Sequence[nn.Module]) -> BatchScorer:
-        """Score batches with ``models`` as they are (loaded, or still training)."""
+        """Score batches with ``models`` as they are (loaded, or still training): one tokeniser call
+        per batch, then ``token_scorer``."""
         tokenizer = load_tokenizer(model)
-        device = next(models[0].parameters()).device
+        score_tokens = self.token_scorer(model, models)
 
-        @torch.inference_mode()
         def score(batch: pd.DataFrame) -> Scores:
             contexts = [list(turns) for turns in batch["context"]]
-            inputs = encode_pairs(tokenizer, contexts, batch["text"].tolist(), model.max_length)
-            inputs = {name: tensor.to(device) for name, tensor in inputs.items()}
+            return score_tokens(encode_pairs(tokenizer, contexts, batch["text"].tolist(), model.max_length))
+
+        return score
+
+    def token_scorer(self, model: ModelConfig, models: Sequence[nn.Module]) -> TokenScorer:
+        """Score tokenised rows (padded to their longest) with ``models``: sorted by length into forward
+        passes of ``forward_rows`` rows, each cut to its own longest row; the draws returned in the
+        rows' order."""
+        device = next(models[0].parameters()).device
+        size = self.forward_rows(device, models, model.max_length)
+
+        @torch.inference_mode()
+        def score(inputs: dict[str, torch.Tensor]) -> Scores:
+            # Cut on the host, where the lengths are: no device sync per forward pass.
             rows, draws, means = zip(
-                *((chunk, *self.draw(models, part)) for chunk, part in length_buckets(inputs)),
+                *(
+                    (chunk, *self.draw(models, {name: t.to(device) for name, t in part.items()}))
+                    for chunk, part in length_buckets(inputs, size)
+                ),
                 strict=True,
             )
             order = torch.cat(rows)
-            out = torch.empty_like(torch.cat(draws))
-            out[order] = torch.cat(draws)
+            out = in_order(torch.cat(draws).float().cpu(), order).numpy()
             if means[0] is None:
-                return out.float().cpu().numpy()
-            mean = torch.empty_like(torch.cat(means))
-            mean[order] = torch.cat(means)
-            return out.float().cpu().numpy(), mean.double().cpu().numpy()
+                return out
+            return out, in_order(torch.cat(means).double().cpu(), order).numpy()
 
         return score
 

@@ -55,6 +55,7 @@ class PGHead(GPHead):
         features = RandomFeatures(dim, params.kernel, params.features, params.lengthscale, params.outputscale)
         super().__init__(features, features.width, params.momentum)
         self.register_buffer("shift", torch.zeros(features.width))  # r = Σ κᵢφᵢ
+        self._mean: tuple[torch.Tensor, torch.Tensor] | None = None  # (P's Cholesky factor, μ)
 
     @torch.no_grad()
     def observe_labels(self, phi: torch.Tensor, weights: torch.Tensor, kappa: torch.Tensor) -> None:
@@ -67,7 +68,10 @@ class PGHead(GPHead):
         self.shift.zero_()
 
     def mean_weights(self, cholesky: torch.Tensor) -> torch.Tensor:
-        return torch.cholesky_solve(self.shift.double()[:, None], cholesky)[:, 0]
+        """μ = P⁻¹r, solved once per Cholesky factor (a new factor whenever D, and with it r, changes)."""
+        if self._mean is None or self._mean[0] is not cholesky:
+            self._mean = (cholesky, torch.cholesky_solve(self.shift.double()[:, None], cholesky)[:, 0])
+        return self._mean[1]
 
 
 def polya_gamma(c: torch.Tensor, rng: np.random.Generator) -> torch.Tensor:

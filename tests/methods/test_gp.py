@@ -6,14 +6,17 @@ import math
 import pytest
 import torch
 from torch import nn
+from torch.nn.utils import parametrize
 
 from rankuq.methods.gp import (
+    DRAW_SEED,
     RandomFeatures,
     SpectralBound,
     bound_spectral_norm,
     gauss_hermite_probability,
     mean_field_probability,
 )
+from rankuq.methods.sngp import SNGPHead, SNGPParams
 
 
 def spectral_norm(weight: torch.Tensor) -> float:
@@ -91,3 +94,52 @@ def test_linear_kernel_is_exact():
     h = torch.randn(4, 3)
     assert features.width == 3
     assert torch.allclose(features(h) @ features(h).T, 8.0 * h @ h.T, atol=1e-5)
+
+
+def test_a_scorer_s_model_has_its_spectral_bounds_folded_with_the_same_draws(build, inputs, labels):
+    """Folding the bounds into plain weights (what a scorer's model gets, ``inference_model``) runs no
+    σ̂ = uᵀWv per forward and changes no number: the draws and prob_mean are bitwise the same."""
+    method, _, model = build("sngp", {"S": 5, "features": 32})
+    model.train()
+    method.loss(model, inputs, labels).backward()  # a power-iteration step and a posterior
+    with torch.inference_mode():
+        before = method.draw([model], inputs)
+    folded = method.inference_model(model, torch.float32)
+    assert not any(parametrize.is_parametrized(module) for module in folded.modules())
+    with torch.inference_mode():
+        after = method.draw([folded], inputs)
+    assert torch.equal(before[0], after[0]) and torch.equal(before[1], after[1])
+
+
+def test_the_posterior_functions_noise_is_drawn_once_as_the_draw_seed_draws_it():
+    head = SNGPHead(4, SNGPParams(features=16))
+    like = torch.zeros(16, 2, dtype=torch.float64)
+    noise = head.noise(7, like)
+    assert head.noise(7, like) is noise  # cached, not drawn in every pass
+    generator = torch.Generator().manual_seed(DRAW_SEED)
+    assert torch.equal(noise, torch.randn(16, 7, generator=generator, dtype=torch.float64))
+
+
+def test_pg_gp_s_posterior_mean_is_solved_once_per_state_of_the_posterior(build, inputs, labels):
+    method, _, model = build("pg_gp", {"S": 3, "features": 16, "chains": 2, "steps": 2})
+    model.train()
+    method.loss(model, inputs, labels)
+    head = model.head
+    mean = head.mean_weights(head.cholesky())
+    assert head.mean_weights(head.cholesky()) is mean
+    method.loss(model, inputs, labels)  # another batch observed: P and r change
+    assert not torch.equal(head.mean_weights(head.cholesky()), mean)
+
+
+@pytest.mark.parametrize("name", ["sngp", "pg_gp"])
+def test_bf16_weights_keep_the_gp_head_in_fp32(build, inputs, name):
+    method, _, model = build(name, {"S": 3, "features": 16})
+    with torch.inference_mode():
+        reference = method.draw([model], inputs)[1]
+    half = method.inference_model(model, torch.bfloat16)
+    assert {p.dtype for p in half.encoder.parameters()} == {torch.bfloat16}
+    assert {b.dtype for b in half.head.buffers()} <= {torch.float32}
+    with torch.inference_mode():
+        draws, mean = method.draw([half], inputs)
+    assert draws.dtype == torch.float32 and mean.dtype == torch.float64
+    assert (mean - reference).abs().max() < 0.05  # bf16's rounding of the features, no more
