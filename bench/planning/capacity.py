@@ -277,7 +277,8 @@ GPU_COST: dict[str, float] = {
     # trial's process, imports, the backbone and pairs loaded, the checkpoint saved, Tune's books
     "member_fixed_s": _runs_mean(lambda run: MEASURED_STAGES_S[run]["training"] - _member_span_s(run)),
     # a scored (cell, split): the scoring stage less its rows at the measured rate (18.8 s, 17.1 s):
-    # the Ray Data pipeline, its scorer actors started, the members loaded
+    # the Ray Data pipeline, its scorer actors started, the members loaded. Both grids had one cell:
+    # that a later cell of a run pays all of it again (new actors, models loaded again) is assumed
     "score_fixed_s": _runs_mean(lambda run: MEASURED_STAGES_S[run]["scoring"] - _scored_s(run)),
     # the run: its wall time less both stages (5.4 s, 6.3 s): Ray's start, the plan, MLflow, evaluation
     "run_fixed_s": _runs_mean(
