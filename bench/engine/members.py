@@ -149,11 +149,16 @@ def train_in_trial(config: dict[str, Any]) -> None:
 def _train(job: TrainJob, publish: Publish, resume_from: Resume, rank: int = 0) -> None:
     """Fine-tune ``job``'s member, resuming from the state ``resume_from`` gives if any, and
     ``publish`` every epoch's metrics and checkpoint (with early stopping, the best epoch's weights too)."""
+    loading = time.time()
     method, model, pairs, model_config, train_config = _member(job)
     # Data parallel: DDP on each worker's device, each worker a shard of the batches; one worker
     # trains on the GPU its trial was given, if any.
     check_member_room(model, train_config.batch_size, model_config.max_length, f"member {job.key}")
     net = ray.train.torch.prepare_model(model) if job.workers > 1 else model.to(inference_device())
+    # Where a member's time goes (issue 40): reading, pairing and building before training, dev
+    # scoring between epochs; the rest of started → reported is tokenizing once and the steps.
+    # (Named apart from the dev_<metric> series, which MLflow logs by epoch.)
+    timing = {"seconds_loading": time.time() - loading, "seconds_dev_scoring": 0.0}
     resume = resume_from(method, model)
     start = resume["epoch"] if resume else 0
     started = time.time()
@@ -169,7 +174,9 @@ def _train(job: TrainJob, publish: Publish, resume_from: Resume, rank: int = 0) 
     def report(state: TrainState) -> bool:
         stop, selection = False, {}
         if on_dev is not None and stopping is not None:
+            scoring = time.time()
             history.append(on_dev())
+            timing["seconds_dev_scoring"] += time.time() - scoring
             best = int(np.argmax(history))  # the first best epoch wins a tie
             patience_out = len(history) - 1 - best >= stopping.patience
             stop = patience_out and state["epoch"] < train_config.epochs  # before the last epoch
@@ -191,6 +198,7 @@ def _train(job: TrainJob, publish: Publish, resume_from: Resume, rank: int = 0) 
             "pairs": len(pairs),
             **selection,
             **_placement(started),
+            **{name: round(seconds, 3) for name, seconds in timing.items()},
         }
         weights = kept["best"]
         publish(metrics, lambda folder: save_checkpoint(folder, state, method, model, model_config, weights))

@@ -10,7 +10,7 @@ import pyarrow as pa
 import torch
 from torch import nn
 
-from rankuq.backbone import ModelConfig, encode_pairs
+from rankuq.backbone import ModelConfig
 from rankuq.methods.losses import cross_entropy
 
 if TYPE_CHECKING:
@@ -42,15 +42,64 @@ def balanced_pairs(table: pa.Table, seed: int, max_queries: int | None = None, n
     return pairs
 
 
-def pair_lengths(tokenizer: "PreTrainedTokenizerBase", pairs: Pairs, max_length: int) -> list[int]:
-    """Token count of every (context, candidate) pair after truncation."""
-    encoded = tokenizer(
-        [f" {tokenizer.sep_token} ".join(context) for context, _, _ in pairs],  # as encode_pairs joins turns
-        [text for _, text, _ in pairs],
-        truncation="longest_first",
-        max_length=max_length,
+def tokenize_pairs(
+    tokenizer: "PreTrainedTokenizerBase", pairs: Pairs, max_length: int
+) -> dict[str, list[list[int]]]:
+    """Every (context, candidate) pair's token ids after truncation, unpadded, in one tokenizer call:
+    the rows ``encode_pairs`` gives (turns joined with [SEP]), before it pads them."""
+    sep = f" {tokenizer.sep_token} "  # as encode_pairs joins turns
+    return dict(
+        tokenizer(
+            [sep.join(context) for context, _, _ in pairs],
+            [text for _, text, _ in pairs],
+            truncation="longest_first",
+            max_length=max_length,
+        )
     )
-    return [len(ids) for ids in encoded["input_ids"]]
+
+
+class TokenizedPairs:
+    """The training pairs tokenized once, each column a [rows × longest] matrix padded as the
+    tokenizer pads (its pad id, pad token type id, mask 0), kept on the training device: a step
+    slices its batch's rows to their longest instead of tokenizing again on the host, and gives the
+    same tensors as ``encode_pairs`` on those rows (padding=True pads a batch to its longest)."""
+
+    def __init__(
+        self, tokenizer: "PreTrainedTokenizerBase", pairs: Pairs, max_length: int, device: torch.device
+    ) -> None:
+        encoded = tokenize_pairs(tokenizer, pairs, max_length)
+        self.lengths = [len(ids) for ids in encoded["input_ids"]]
+        if tokenizer.padding_side != "right":  # left padding: let the tokenizer place it, batch by batch
+            self.encoded, self.matrices = encoded, None
+        else:
+            width = max(self.lengths, default=0)
+            pads = {"input_ids": tokenizer.pad_token_id, "token_type_ids": tokenizer.pad_token_type_id}
+            self.matrices = {
+                name: _padded(rows, width, pads.get(name, 0)).to(device) for name, rows in encoded.items()
+            }
+        self.tokenizer, self.device = tokenizer, device
+        # int64, as the loop's torch.tensor of Python ints gave before: the same loss
+        self.labels = torch.tensor([label for _, _, label in pairs], dtype=torch.long).to(device)
+
+    def batch(self, rows: list[int]) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """The padded inputs and labels of ``rows`` on the device, with no host sync."""
+        index = torch.tensor(rows, dtype=torch.long).to(self.device, non_blocking=True)
+        if self.matrices is None:
+            subset = {name: [column[row] for row in rows] for name, column in self.encoded.items()}
+            padded = self.tokenizer.pad(subset, padding=True, return_tensors="pt")
+            return {name: tensor.to(self.device) for name, tensor in padded.items()}, self.labels[index]
+        width = max(self.lengths[row] for row in rows)  # host-side lengths: no read from the device
+        inputs = {name: matrix[index, :width].long() for name, matrix in self.matrices.items()}
+        return inputs, self.labels[index]
+
+
+def _padded(rows: list[list[int]], width: int, pad: int) -> torch.Tensor:
+    """``rows`` right-padded with ``pad`` to ``width`` columns, as int32 (ids fit; half the device
+    memory of the tokenizer's int64, which ``batch`` restores)."""
+    matrix = np.full((len(rows), width), pad, dtype=np.int32)
+    for row, ids in enumerate(rows):
+        matrix[row, : len(ids)] = ids
+    return torch.from_numpy(matrix)
 
 
 def length_bucketed_batches(
@@ -144,7 +193,10 @@ def fine_tune(
     """
     torch.manual_seed(seed)
     rng = random.Random(seed)
-    lengths = pair_lengths(tokenizer, pairs, model_config.max_length)
+    device = next(model.parameters()).device  # a data-parallel worker's (prepare_model), else the CPU
+    # Tokenized once, here, not per step: the host stays free to queue the device's work.
+    tokenized = TokenizedPairs(tokenizer, pairs, model_config.max_length, device)
+    lengths = tokenized.lengths
     groups = query_groups(pairs) if whole_queries else None
     rank, world = shard
     # Every epoch's batch order is drawn here from the seed, so a resumed run draws the same again.
@@ -152,7 +204,6 @@ def fine_tune(
     for _ in range(train.epochs):
         batches = length_bucketed_batches(lengths, train.batch_size, rng, groups)
         epochs.append(batches[rank : len(batches) - len(batches) % world : world])
-    device = next(model.parameters()).device  # a data-parallel worker's (prepare_model), else the CPU
     core = getattr(model, "module", model)  # the weights without DDP's wrapper: what a checkpoint holds
     optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr)
     total = sum(len(batches) for batches in epochs)
@@ -169,17 +220,17 @@ def fine_tune(
     for epoch in range(start, train.epochs):
         model.train()  # again each epoch: on_epoch_end may have scored in eval mode
         on_epoch_start()
+        steps = []  # the epoch's losses, left on the device: reading each one would wait for its step
         for batch_rows in epochs[epoch]:
-            contexts, texts, labels = zip(*(pairs[i] for i in batch_rows), strict=True)
-            inputs = encode_pairs(tokenizer, list(contexts), list(texts), model_config.max_length)
-            inputs = {name: tensor.to(device) for name, tensor in inputs.items()}
+            inputs, labels = tokenized.batch(batch_rows)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=train.precision == "bf16"):
-                loss = loss_fn(model, inputs, torch.tensor(labels, device=device))
+                loss = loss_fn(model, inputs, labels)
             loss.backward()
             optimizer.step()
             schedule.step()
             optimizer.zero_grad()
-            losses.append(loss.item())
+            steps.append(loss.detach())
+        losses += torch.stack(steps).tolist() if steps else []  # one host sync per epoch
         state = {
             "epoch": epoch + 1,
             "model": core.state_dict(),

@@ -1,3 +1,4 @@
+import copy
 import random
 
 import numpy as np
@@ -5,9 +6,9 @@ import pyarrow as pa
 import pytest
 import torch
 
-from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, load_tokenizer
+from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
 from rankuq.bench.config.training import TrainConfig
-from rankuq.bench.engine.training_loop import balanced_pairs, fine_tune
+from rankuq.bench.engine.training_loop import TokenizedPairs, balanced_pairs, fine_tune
 from rankuq.methods.losses import cross_entropy
 
 TABLE = pa.table(
@@ -133,3 +134,22 @@ def test_length_bucketed_batches_cover_every_row_once_with_similar_lengths():
     spread = sum(max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches) / len(batches)
     assert spread < 5  # a random batch of 16 spans about 50 tokens
     assert batches == length_bucketed_batches(lengths, 16, random.Random(0))
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_pre_tokenized_batches_are_the_tensors_encode_pairs_gives(fit_inputs, side):
+    """Tokenized once (issue 40): a batch sliced from the padded matrices equals encode_pairs on the
+    same rows, ids, types, mask and dtype, whatever the rows' lengths; left padding too (tokenizer.pad)."""
+    model_config, tokenizer, _ = fit_inputs
+    tokenizer = copy.deepcopy(tokenizer)
+    tokenizer.padding_side = side
+    pairs = [([f"question {i}", "turn"] if i % 3 else [f"q {i}"], "word " * i, i % 2) for i in range(12)]
+    tokenized = TokenizedPairs(tokenizer, pairs, model_config.max_length, torch.device("cpu"))
+    for rows in ([0], [3, 1, 11], [5, 2], list(range(12))):
+        inputs, labels = tokenized.batch(rows)
+        chosen = [pairs[row] for row in rows]
+        expected = encode_pairs(tokenizer, [c for c, _, _ in chosen], [t for _, t, _ in chosen], 16)
+        assert inputs.keys() == expected.keys()
+        for name, tensor in expected.items():
+            assert inputs[name].dtype == tensor.dtype and torch.equal(inputs[name], tensor), (rows, name)
+        assert labels.tolist() == [label for _, _, label in chosen] and labels.dtype == torch.long
