@@ -1,7 +1,11 @@
-"""(b) Scoring throughput of every method on the device in bf16 and fp32, beside the papers' cost
-tables, and (c) agreement: one trained member's probabilities on the device (bf16, fp32) against
-the CPU in fp32, and the same member trained twice from the same seed (alone and packed)."""
+"""(b) Scoring throughput of every method through rankuq's scorer on the device in bf16 and fp32,
+beside a plain PyTorch loop measured in the same run and the papers' cost tables, and (c)
+agreement: one trained member's probabilities on the device (bf16, fp32) against the CPU in fp32,
+and the same member trained twice from the same seed (alone and packed)."""
 
+import functools
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -9,11 +13,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import torch
+from torch import nn
 
 from rankuq import methods, tasks
-from rankuq.backbone import ModelConfig
+from rankuq.backbone import ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
 from rankuq.bench import metrics
-from rankuq.bench.benchmarks.method_cost import Case, measure, wikiqa_batches
+from rankuq.bench.benchmarks.method_cost import Case
 from rankuq.bench.engine.scoring import score_frame
 from rankuq.bench.findings.claims import TIMES
 from rankuq.methods.base import NeuralMethod
@@ -29,6 +34,11 @@ CASES = [
     Case("pg_gp", {}),
 ]
 BOARD_METRICS = [*metrics.DEFAULT_METRICS, "ECE"]
+PLAIN, PLAIN_BATCH = "plain loop", 1024
+PLAIN_WHAT = (
+    "plain PyTorch (limit.json's method): the cross-encoder in inference mode, bf16 weights on a GPU "
+    "(autocast on a CPU), rows sorted by length in batches of 1,024, each padded to its longest"
+)
 
 
 def paper_ratios() -> dict[str, dict[str, float]]:
@@ -39,24 +49,121 @@ def paper_ratios() -> dict[str, dict[str, float]]:
     }
 
 
+def timed(runs: dict[str, Callable[[], Any]], device: torch.device, repeats: int) -> dict[str, list[float]]:
+    """Each of ``runs`` once to warm up, then ``repeats`` rounds of all of them in turn (side by side on
+    a host whose load drifts), each call waited for to its end on ``device``: the seconds of each."""
+    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
+    seconds: dict[str, list[float]] = {label: [] for label in runs}
+    for repeat in range(repeats + 1):
+        for label, run in runs.items():
+            sync()
+            start = time.perf_counter()
+            run()
+            sync()
+            if repeat:
+                seconds[label].append(time.perf_counter() - start)
+    return seconds
+
+
+def tokenized(config: ModelConfig, frame: pd.DataFrame) -> dict[str, torch.Tensor]:
+    """The rows' token ids, padded to the longest of them (the scorer cuts each pass to its own)."""
+    contexts = [list(turns) for turns in frame["context"]]
+    return encode_pairs(load_tokenizer(config), contexts, frame["text"].tolist(), config.max_length)
+
+
+def rankuq_scorers(
+    config: ModelConfig, device: torch.device, half: bool
+) -> dict[str, Callable[[dict[str, torch.Tensor]], Any]]:
+    """Each case's scorer as a grid's scoring builds it (``NeuralMethod.make_scorer``: freshly built
+    members, bf16 weights with ``half``), from token ids."""
+    weights = torch.bfloat16 if half else torch.float32
+    scorers = {}
+    for case in CASES:
+        method = methods.create(case.method, case.params, case.label)
+        assert isinstance(method, NeuralMethod)  # the cases are neural methods
+        built = [method.build_model(config, seed).to(device) for seed in range(method.members())]
+        models = [method.inference_model(model, weights) for model in built]
+        scorers[case.label] = method.token_scorer(config, models)
+    return scorers
+
+
+def plain_loop(
+    config: ModelConfig, device: torch.device, half: bool
+) -> Callable[[dict[str, torch.Tensor]], Any]:
+    """The limit the card allows (limit.json's method, not rankuq's code): the cross-encoder in
+    inference mode, bf16 weights with ``half``, rows sorted by length in batches of ``PLAIN_BATCH``,
+    each padded to its longest, its probabilities put back in the rows' order."""
+    model: nn.Module = build_cross_encoder(config, seed=0)
+    model = model.to(device, torch.bfloat16 if half else torch.float32).eval()
+
+    @torch.inference_mode()
+    def score(inputs: dict[str, torch.Tensor]) -> np.ndarray:
+        lengths = inputs["attention_mask"].sum(dim=1)
+        order = torch.argsort(lengths)
+        out = []
+        for rows in order.split(PLAIN_BATCH):
+            width = int(lengths[rows].max())
+            batch = {name: tensor[rows, :width].to(device) for name, tensor in inputs.items()}
+            out.append(torch.softmax(model(**batch).logits.float(), dim=-1)[:, 1])
+        probabilities = torch.empty(len(order))
+        probabilities[order] = torch.cat(out).cpu()
+        return probabilities.numpy()
+
+    return score
+
+
 def throughput(config: ModelConfig, device: torch.device, pairs: int, repeats: int) -> dict[str, Any]:
-    """Pairs/s of every case in fp32 and bf16 on ``device`` (the fastest of ``repeats`` timed passes
-    over the first ``pairs`` WikiQA test pairs, batches of 64), and each one's time over bert's."""
-    batches = wikiqa_batches(config, pairs, 64)
-    scored = sum(len(inputs["input_ids"]) for inputs in batches)
+    """Pairs/s of every case in fp32 and bf16 on ``device`` through rankuq's scorer (the fastest of
+    ``repeats`` timed calls over the first ``pairs`` WikiQA test pairs, from token ids: forward passes
+    as the method cuts them), each one's time over bert's; beside them the plain loop in the same run
+    and bert's ratio to it, the tokeniser's pairs/s (one process), and bert's pairs/s with it.
+
+    bf16 is what a grid's scoring runs: the weights in bfloat16 on a GPU, autocast on a CPU."""
+    frame = test_frame(None)
+    frame = pd.concat([frame] * -(-pairs // len(frame)), ignore_index=True).iloc[:pairs]
+    inputs = tokenized(config, frame)
+    tokenize_s = timed({"tokenize": lambda: tokenized(config, frame)}, torch.device("cpu"), repeats)[
+        "tokenize"
+    ]
     table: dict[str, Any] = {}
+    plain: dict[str, Any] = {}
     for precision in ("fp32", "bf16"):
-        results = measure(config, batches, repeats, CASES, bf16=precision == "bf16", device=device)
-        bert = min(results["bert"][0])
+        half = precision == "bf16" and device.type == "cuda"
+        autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16" and not half)
+        with autocast:
+            scorers = rankuq_scorers(config, device, half) | {PLAIN: plain_loop(config, device, half)}
+            seconds = timed(
+                {label: functools.partial(score, inputs) for label, score in scorers.items()}, device, repeats
+            )
+        bert = min(seconds["bert"])
         table[precision] = {
             case.label: {
-                "pairs_per_s": round(scored / min(results[case.label][0]), 1),
-                "over_bert": round(min(results[case.label][0]) / bert, 3),
-                "seconds": [round(s, 4) for s in results[case.label][0]],
+                "pairs_per_s": round(pairs / min(seconds[case.label]), 1),
+                "over_bert": round(min(seconds[case.label]) / bert, 3),
+                "seconds": [round(s, 4) for s in seconds[case.label]],
             }
             for case in CASES
         }
-    return {"pairs": scored, "batch": 64, "by_precision": table, "papers": paper_ratios()}
+        plain[precision] = {
+            "pairs_per_s": round(pairs / min(seconds[PLAIN]), 1),
+            "seconds": [round(s, 4) for s in seconds[PLAIN]],
+            "bert_over_plain": round(min(seconds[PLAIN]) / bert, 3),  # rankuq's share of the limit
+            "bert_with_tokenization_pairs_per_s": round(pairs / (bert + min(tokenize_s)), 1),
+        }
+    bert_method = methods.create("bert")
+    assert isinstance(bert_method, NeuralMethod)
+    rows = bert_method.forward_rows(device, [build_cross_encoder(config, 0)], config.max_length)
+    return {
+        "pairs": pairs,
+        "batch": rows,  # bert's rows per forward pass on this device
+        "by_precision": table,
+        "plain_loop": plain | {"batch": PLAIN_BATCH, "what": PLAIN_WHAT},
+        "tokenize": {
+            "pairs_per_s": round(pairs / min(tokenize_s), 1),
+            "seconds": [round(s, 4) for s in tokenize_s],
+        },
+        "papers": paper_ratios(),
+    }
 
 
 def test_frame(rows: int | None) -> pd.DataFrame:
