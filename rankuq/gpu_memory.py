@@ -60,10 +60,14 @@ def member_need_mib(model: nn.Module, batch_size: int, max_length: int) -> float
 
 def check_member_room(model: nn.Module, batch_size: int, max_length: int, what: str) -> None:
     """Raise one RankuqError if this process's CUDA device lacks the free memory ``what`` (a member,
-    named in the message) needs; nothing on a machine without CUDA."""
-    if not torch.cuda.is_available():
-        return
-    need = member_need_mib(model, batch_size, max_length)
+    named in the message) needs to train ``model``; nothing on a machine without CUDA."""
+    if torch.cuda.is_available():
+        require_free_mib(member_need_mib(model, batch_size, max_length), what)
+
+
+def require_free_mib(need: float, what: str) -> None:
+    """Raise one RankuqError naming the card's holders if this process's CUDA device has less than
+    ``need`` MiB free for ``what`` (a scorer may call it with its own estimate)."""
     device = torch.cuda.current_device()
     free, total = (value / MIB for value in torch.cuda.mem_get_info(device))
     if free >= need:
