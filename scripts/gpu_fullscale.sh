@@ -4,6 +4,7 @@
 #
 #   bash scripts/gpu_fullscale.sh install      # call 1, carry [".gpu"]: the bundle into .gpu-env/
 #   bash scripts/gpu_fullscale.sh run PART     # call 2, carry [".gpu-weights"]: weights, grids, pack
+#   bash scripts/gpu_fullscale.sh benchmark    # or call 2: the acceptance benchmark (docs/gpu.md)
 #
 # The bundle (46 MiB) and the bf16 weights (43 MiB) do not fit one 64 MiB call together, so call 1
 # installs the bundle into .gpu-env/ (ignored by git: the warm machine keeps it, and call 2 does not
@@ -24,6 +25,14 @@ if [ "${RANKUQ_FULLSCALE_LOCAL:-0}" != 1 ]; then
 fi
 PYTHON=${PYTHON:-python3}
 
+# Call 2's start: the real weights into the installed stand-in, rankuq itself (editable, no deps).
+prepare() {
+  [ "${RANKUQ_FULLSCALE_LOCAL:-0}" = 1 ] && return
+  [ -d "$ENV_DIR/site" ] || { echo "no $ENV_DIR: call 1 (install) did not run on this machine" >&2; exit 2; }
+  "$PYTHON" scripts/gpu_bundle.py weights --weights .gpu-weights
+  "$PYTHON" -m pip install -q --no-index --no-deps --no-build-isolation -e .
+}
+
 case "${1:-}" in
   install)
     "$PYTHON" scripts/gpu_bundle.py install --bundle .gpu --target "$ENV_DIR" >"$OUT/install.log" 2>&1
@@ -31,18 +40,18 @@ case "${1:-}" in
     ;;
   run)
     part=${2:?give the part: 1 or 2}
-    if [ "${RANKUQ_FULLSCALE_LOCAL:-0}" != 1 ]; then
-      [ -d "$ENV_DIR/site" ] || { echo "no $ENV_DIR: call 1 (install) did not run on this machine" >&2; exit 2; }
-      "$PYTHON" scripts/gpu_bundle.py weights --weights .gpu-weights
-      "$PYTHON" -m pip install -q --no-index --no-deps --no-build-isolation -e .
-    fi
+    prepare
     grids=(--part "$part")
     if [ -n "${RANKUQ_FULLSCALE_GRID:-}" ]; then grids=(--grid "$RANKUQ_FULLSCALE_GRID"); fi
     exec "$PYTHON" -m rankuq.bench.benchmarks.gpu.fullscale run "$OUT" "${grids[@]}" \
       --budget-s "${RANKUQ_FULLSCALE_BUDGET_S:-560}"
     ;;
+  benchmark)
+    prepare
+    exec timeout 400 "$PYTHON" -m rankuq.bench.benchmarks.gpu "$OUT" 2>"$OUT/stderr.log"
+    ;;
   *)
-    echo "usage: OUT=DIR bash scripts/gpu_fullscale.sh install | run PART" >&2
+    echo "usage: OUT=DIR bash scripts/gpu_fullscale.sh install | run PART | benchmark" >&2
     exit 2
     ;;
 esac

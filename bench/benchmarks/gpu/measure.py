@@ -20,6 +20,7 @@ import torch
 from rankuq.backbone import ModelConfig, offline_minilm
 from rankuq.bench.benchmarks.gpu.packing import packing
 from rankuq.bench.benchmarks.gpu.scoring import agreement, throughput
+from rankuq.bench.benchmarks.gpu.training import training
 from rankuq.bench.engine.session import ray_session
 
 log = logging.getLogger("rankuq.gpu")
@@ -124,6 +125,9 @@ def run(out: Path, cpu: bool, tiny: bool) -> dict[str, Any]:
         key = next((Path(folder) / "alone" / "models").iterdir()).name
         alone, packed = (Path(folder) / run / "models" / key for run in ("alone", "packed"))
         result["agreement"] = agreement(config, alone, packed, device, 300 if tiny else None)
+        log.info("(e) training beside a plain loop")
+        result["training"] = training(config, device, 64 if tiny else None)
+        log.info("%s", result["training"])
     result["wall_s"] = round(time.perf_counter() - started, 1)
     return result
 
