@@ -205,7 +205,9 @@ def fine_tune(
         batches = length_bucketed_batches(lengths, train.batch_size, rng, groups)
         epochs.append(batches[rank : len(batches) - len(batches) % world : world])
     core = getattr(model, "module", model)  # the weights without DDP's wrapper: what a checkpoint holds
-    optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr)
+    # On a GPU one fused kernel updates every weight (the default there launches a few per group); on
+    # the CPU the default stays, so CPU-trained members keep their bytes and their cached results.
+    optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr, fused=device.type == "cuda")
     total = sum(len(batches) for batches in epochs)
     from transformers import get_linear_schedule_with_warmup  # a second to import: only training needs it
 

@@ -86,6 +86,15 @@ def machine() -> dict[str, Any]:
     return described(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
 
 
+def keep_tail(log: Path, limit: int) -> None:
+    """``log`` cut to its last ``limit`` bytes (a file over the device tool's limit comes back not at all)."""
+    if log.stat().st_size > limit:
+        with log.open("rb") as text:
+            text.seek(-limit, 2)
+            tail = text.read()
+        log.write_bytes(b"[... cut: the log's start ...]\n" + tail)
+
+
 def pack(finished: dict[str, Path], out: Path) -> list[Path]:
     """``finished`` grids' result files in one xz tar under ``out`` (cut in pieces of MAX_FILE_MIB
     if it is larger); returns the files written."""
@@ -131,6 +140,8 @@ def run(out: Path, grids: list[Path], budget_s: float, work: Path) -> dict[str, 
             if outcome == "finished":
                 (work / name / MACHINE_FILE).write_text(json.dumps(summary["machine"], indent=1) + "\n")
                 finished[name] = work / name
+            log.flush()
+            keep_tail(out / LOG, (MAX_FILE_MIB - 1) * 2**20)
             summary["files"] = [path.name for path in pack(finished, out)]
             summary["wall_s"] = round(time.monotonic() - started, 1)
             (out / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n")

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rankuq.bench.benchmarks.gpu.fullscale import GRID_FOLDER, MAX_FILE_MIB, PARTS, pack, unpack
+from rankuq.bench.benchmarks.gpu.fullscale import GRID_FOLDER, MAX_FILE_MIB, PARTS, keep_tail, pack, unpack
 from rankuq.bench.cli.main import main
 from rankuq.bench.config.grid import load_grid
 from rankuq.bench.findings.runs import read_run
+from rankuq.bench.results.provenance import CURRENT
 
 REPO = Path(__file__).resolve().parents[3]
 FULL_SCALE = sorted(GRID_FOLDER.glob("*.yaml"))
@@ -101,4 +102,14 @@ def test_the_call_runs_a_tiny_grid_and_brings_back_a_run_directory_findings_read
     )
     run = read_run(run_dir)
     assert run.spec.name == "paper002" and run.queries is not None
+    assert run.provenance is not None and run.provenance.status == CURRENT  # this checkout's keys
     assert set(run.board["method"]) == {"bm25", "bert"}
+
+
+def test_a_long_log_keeps_its_end(tmp_path):
+    log = tmp_path / "fullscale.log"
+    log.write_bytes(b"a" * 100 + b"the end\n")
+    keep_tail(log, 8)
+    assert log.read_bytes().endswith(b"\nthe end\n") and len(log.read_bytes()) < 50
+    keep_tail(log, 1000)  # under the limit: left alone
+    assert log.read_bytes().endswith(b"the end\n")
