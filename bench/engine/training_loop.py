@@ -2,7 +2,7 @@
 
 import copy
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -81,9 +81,19 @@ class TokenizedPairs:
         # int64, as the loop's torch.tensor of Python ints gave before: the same loss
         self.labels = torch.tensor([label for _, _, label in pairs], dtype=torch.long).to(device)
 
-    def batch(self, rows: list[int]) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-        """The padded inputs and labels of ``rows`` on the device, with no host sync."""
-        index = torch.tensor(rows, dtype=torch.long).to(self.device, non_blocking=True)
+    def batches(self, batches: list[list[int]]) -> Iterator[tuple[dict[str, torch.Tensor], torch.Tensor]]:
+        """Each batch's padded inputs and labels on the device: the rows' indices go over once for
+        all the batches, so a step copies nothing from the host and never waits for the device."""
+        order = torch.tensor([row for rows in batches for row in rows], dtype=torch.long).to(self.device)
+        for index, rows in zip(order.split([len(rows) for rows in batches]), batches, strict=True):
+            yield self.batch(rows, index)
+
+    def batch(
+        self, rows: list[int], index: torch.Tensor | None = None
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """The padded inputs and labels of ``rows`` (``index``: the same rows on the device)."""
+        if index is None:
+            index = torch.tensor(rows, dtype=torch.long).to(self.device)
         if self.matrices is None:
             subset = {name: [column[row] for row in rows] for name, column in self.encoded.items()}
             padded = self.tokenizer.pad(subset, padding=True, return_tensors="pt")
@@ -223,8 +233,7 @@ def fine_tune(
         model.train()  # again each epoch: on_epoch_end may have scored in eval mode
         on_epoch_start()
         steps = []  # the epoch's losses, left on the device: reading each one would wait for its step
-        for batch_rows in epochs[epoch]:
-            inputs, labels = tokenized.batch(batch_rows)
+        for inputs, labels in tokenized.batches(epochs[epoch]):
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=train.precision == "bf16"):
                 loss = loss_fn(model, inputs, labels)
             loss.backward()

@@ -69,8 +69,7 @@ def plain_epoch(
     batches = length_bucketed_batches(tokenized.lengths, train.batch_size, random.Random(0))
     optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr, fused=device.type == "cuda")
     start = time.perf_counter()
-    for rows in batches:
-        inputs, labels = tokenized.batch(rows)
+    for inputs, labels in tokenized.batches(batches):
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=train.precision == "bf16"):
             loss = functional.cross_entropy(model(**inputs).logits, labels)
         loss.backward()

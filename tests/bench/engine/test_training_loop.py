@@ -145,8 +145,8 @@ def test_pre_tokenized_batches_are_the_tensors_encode_pairs_gives(fit_inputs, si
     tokenizer.padding_side = side
     pairs = [([f"question {i}", "turn"] if i % 3 else [f"q {i}"], "word " * i, i % 2) for i in range(12)]
     tokenized = TokenizedPairs(tokenizer, pairs, model_config.max_length, torch.device("cpu"))
-    for rows in ([0], [3, 1, 11], [5, 2], list(range(12))):
-        inputs, labels = tokenized.batch(rows)
+    chosen_rows = [[0], [3, 1, 11], [5, 2], list(range(12))]
+    for rows, (inputs, labels) in zip(chosen_rows, tokenized.batches(chosen_rows), strict=True):
         chosen = [pairs[row] for row in rows]
         expected = encode_pairs(tokenizer, [c for c, _, _ in chosen], [t for _, t, _ in chosen], 16)
         assert inputs.keys() == expected.keys()
