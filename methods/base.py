@@ -104,6 +104,25 @@ def half_weights(model: nn.Module, weights: torch.dtype) -> nn.Module:
     return model if weights == torch.float32 else model.to(weights)
 
 
+def padded_inputs(batch: pd.DataFrame, pad: int) -> dict[str, torch.Tensor]:
+    """The model inputs of ``batch``'s cached id columns, padded on the right to the longest row, as
+    ``encode_pairs`` pads them (attention mask 1 over each row's ids): the same tensors, so the same
+    numbers as tokenising the batch."""
+    lengths = batch["input_ids"].map(len).to_numpy(dtype=np.int64)
+    mask = np.arange(lengths.max(initial=0)) < lengths[:, None]  # row-major: the ids' own order
+
+    def matrix(column: str, fill: int) -> torch.Tensor:
+        out = np.full(mask.shape, fill, dtype=np.int64)
+        out[mask] = np.concatenate([*batch[column], np.empty(0, dtype=np.int64)])
+        return torch.from_numpy(out)
+
+    inputs = {
+        "input_ids": matrix("input_ids", pad),
+        "attention_mask": torch.from_numpy(mask.astype(np.int64)),
+    }
+    return inputs | ({"token_type_ids": matrix("token_type_ids", 0)} if "token_type_ids" in batch else {})
+
+
 def in_order(values: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
     """``values`` of the rows ``order`` names, put back in the rows' order."""
     out = torch.empty_like(values)
@@ -232,11 +251,13 @@ class NeuralMethod(Method):
 
     def batch_scorer(self, model: ModelConfig, models: Sequence[nn.Module]) -> BatchScorer:
         """Score batches with ``models`` as they are (loaded, or still training): one tokeniser call
-        per batch, then ``token_scorer``."""
+        per batch, or the batch's cached ids where it carries them, then ``token_scorer``."""
         tokenizer = load_tokenizer(model)
         score_tokens = self.token_scorer(model, models)
 
         def score(batch: pd.DataFrame) -> Scores:
+            if "input_ids" in batch:  # the ids cached beside the shards (bench.engine.tokens)
+                return score_tokens(padded_inputs(batch, tokenizer.pad_token_id))
             contexts = [list(turns) for turns in batch["context"]]
             return score_tokens(encode_pairs(tokenizer, contexts, batch["text"].tolist(), model.max_length))
 
