@@ -2,8 +2,9 @@
 
 Both score every (question, sentence) row of the real WikiQA shards of ``--split`` (NOTA questions
 included) with the same method scorer (``methods.<m>.make_scorer``: one tokeniser call per batch of
-``--batch-size`` rows, length-bucketed forward passes of 64) on a freshly built MiniLM cut to
-``--layers`` layers, with ``--threads`` torch threads, and build the same predictions table:
+``--batch-size`` rows, length-bucketed forward passes: 64 rows on a CPU, up to 1,024 on a GPU) on a
+freshly built MiniLM cut to ``--layers`` layers, with ``--threads`` torch threads, and build the same
+predictions table:
 
 - plain: read the shards with pyarrow, build the scorer, loop over the batches;
 - ray: ``bench.engine.scoring.score_shards`` (Ray Data ``read_parquet`` → ``map_batches``; on CPU a task
@@ -14,7 +15,8 @@ The first call of each is timed apart (one-off costs); then each is timed ``--re
 alternating, and the fastest run is kept; the tables must match.
 
 Both run on the GPU when there is one (the Ray path then gives its scoring actor ``--gpus`` of it)
-in ``--precision`` (auto: bfloat16 autocast on a GPU, fp32 on CPU). The model's FLOPs over the
+in ``--precision`` (auto: bf16 on a GPU, its weights in bfloat16, and the Ray path's scorers read the
+token ids cached beside the shards; fp32 on CPU; bf16 on a CPU is autocast). The model's FLOPs over the
 shards are counted once (``torch.utils.flop_counter``), so each path's FLOP rate is also given as a
 fraction of the device's matrix rate in that precision, measured here on square matmuls.
 
@@ -157,7 +159,7 @@ def main() -> None:
     gap = np.abs(plain[1]["prob_mean"].to_numpy() - through_ray[1]["prob_mean"].to_numpy()).max()
     same = plain[1]["qid"].equals(through_ray[1]["qid"]) and plain[1]["cid"].equals(through_ray[1]["cid"])
     model = f"MiniLM-L{args.layers}, max length {args.max_length}"
-    precision = "bf16 autocast" if bf16 else "fp32"
+    precision = ("bf16 weights" if device.type == "cuda" else "bf16 autocast") if bf16 else "fp32"
     print(f"{args.method} on {model}, {precision} on {device.type}: wikiqa/{args.split}, {pairs} pairs")
     print(
         f"  model FLOPs {flops / 1e9:.1f} G; matrix rate of the device {rate / 1e9:.1f} GFLOP/s ({precision})"
