@@ -3,7 +3,10 @@ beside a plain PyTorch loop measured in the same run and the papers' cost tables
 agreement: one trained member's probabilities on the device (bf16, fp32) against the CPU in fp32,
 and the same member trained twice from the same seed (alone and packed)."""
 
+import argparse
 import functools
+import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -219,3 +222,30 @@ def agreement(
             "packed beside four others, both scored on the device in fp32",
         },
     }
+
+
+def main() -> None:
+    """Part (b) alone, for a short device call: the scoring throughput as JSON on stdout and in
+    OUT/scoring.json, with the machine's load."""
+    parser = argparse.ArgumentParser(prog="python -m rankuq.bench.benchmarks.gpu.scoring")
+    parser.add_argument("out", type=Path, help="folder for scoring.json")
+    parser.add_argument("--pairs", type=int, default=24_464, help="WikiQA test pairs (limit.json: 6,116 x 4)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cpu", action="store_true", help="run on the CPU even where a GPU is")
+    parser.add_argument("--tiny", action="store_true", help="the tiny random BERT (the wiring's test)")
+    args = parser.parse_args()
+    device = torch.device("cuda" if torch.cuda.is_available() and not args.cpu else "cpu")
+    config = ModelConfig(backbone="tiny", max_length=32) if args.tiny else ModelConfig(max_length=128)
+    started = time.perf_counter()
+    result = throughput(config, device, args.pairs, args.repeats)
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    result["machine"] = {"device": name, "load_average": [round(x, 2) for x in os.getloadavg()]}
+    result["wall_s"] = round(time.perf_counter() - started, 1)
+    args.out.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(result, indent=1)
+    (args.out / "scoring.json").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
