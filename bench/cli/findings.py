@@ -9,5 +9,7 @@ def _findings(args: argparse.Namespace) -> None:
     check_output_file(args.out, "--out", "findings.md")  # before the claims are measured
     from rankuq.bench.findings.render import findings
 
-    out = findings(args.run_dirs, args.out, cost=args.cost, allow_stale=args.allow_stale, readme=args.readme)
+    out = findings(
+        args.run_dirs, args.out, cost=args.cost or (), allow_stale=args.allow_stale, readme=args.readme
+    )
     print(f"written: {out}" + (f" and the summary in {args.readme}" if args.readme else ""))

@@ -116,7 +116,11 @@ def _parser() -> argparse.ArgumentParser:
     found.add_argument("run_dirs", nargs="+", type=Path, help="run directories of the paper grids")
     found.add_argument("--out", type=Path, default=Path("docs/findings.md"), help="default: docs/findings.md")
     found.add_argument(
-        "--cost", type=Path, help="method_cost's CSV of timed repeats (its --out): the inference-cost claims"
+        "--cost",
+        type=Path,
+        action="append",
+        help="method_cost's CSV of timed repeats (its --out, or the GPU benchmark's): the inference-cost "
+        "claims; once per file (a GPU's timings are judged, a CPU's shown as forward-pass counts)",
     )
     found.add_argument(
         "--allow-stale",

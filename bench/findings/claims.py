@@ -698,10 +698,12 @@ GP_FAMILY: tuple[Claim, ...] = (
 
 # --- inference cost: method_cost's timed repeats, not a grid's run ----------------------------------
 # Inference cost is no grid's: a run directory holds no scoring times (cached predictions would carry
-# stale ones). These claims read method_cost's CSV of timed repeats (rankuq findings --cost FILE).
+# stale ones). These claims read method_cost's CSVs of timed repeats (rankuq findings --cost FILE, once
+# per file): a GPU's timings are judged, a CPU's are shown as what they are (``bench.findings.cost``).
 COST = "method_cost"
 COST_COLUMNS = ("layers", "pairs", "threads", "precision", "method", "label", "repeat", "seconds", "command")
-CPU = "on one CPU thread in fp32, these ratios count forward passes"
+# A CPU condition's label: on one CPU thread in fp32 a method's time is its forward passes times bert's.
+CPU = "forward-pass count on a CPU (not a GPU timing)"
 # Inference time over MS Dialog's test set, per paper: (unit, times).
 TIMES = {
     f"{P003}, Table 2": (
@@ -729,7 +731,7 @@ def _cost_claim(id: str, gp: str, text: str, paper: str, effect: float, **fields
     return Claim(
         id=id,
         grid=COST,
-        text=f"{text} ({CPU})",
+        text=text,
         source=source,
         paper=f"{paper} (inference times in {unit}: {quoted})",
         paper_effect=round(effect, 3),

@@ -1,30 +1,53 @@
-"""The cost claims: a method's inference time over another's, per timed repeat of
-``bench.benchmarks.method_cost``'s file, one condition per MiniLM depth; the repeats are resampled
-as queries are."""
+"""The cost claims: a method's inference time over another's, per timed repeat of method_cost's
+CSVs (``bench.benchmarks.method_cost``, or the GPU benchmark's), one condition per device and setting
+(MiniLM depth, pairs, threads, precision) of each file; the repeats are resampled as queries are.
+
+A GPU's timings are judged. A CPU's are shown but not judged (``Measured.descriptive``): on one CPU
+thread a method's time is its forward passes times bert's, so the ratio restates T and M, and such
+a condition enters neither Benjamini–Hochberg nor the claim's estimate."""
 
 import numpy as np
 import pandas as pd
 
 from rankuq.bench.findings import statistics
-from rankuq.bench.findings.claims import Claim
+from rankuq.bench.findings.claims import CPU, Claim
 from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.sides import bootstrap, contrast, side_values
 from rankuq.bench.probes.parts import QueryParts
 
+# What the "cpu" column holds for a CPU: method_cost's cpu_flags (a list of these flags, "flags
+# unknown" or "no AVX2") or the GPU benchmark run with --cpu ("cpu"). On a GPU it holds torch's name
+# of the GPU. A file without the column predates it and was timed on a CPU.
+CPU_WORDS = frozenset({"cpu", "flags unknown", "no AVX2", "avx2", "avx512f", "avx512_bf16", "amx_bf16"})
+DESCRIPTIVE = "descriptive"  # a CPU condition's verdict: shown, not judged
+# One condition: a file's timings on one device in one setting.
+SETTING = ["file", "cpu", "layers", "pairs", "threads", "precision"]
+
+
+def on_gpu(device: str) -> bool:
+    """Whether the "cpu" column's ``device`` names a GPU (``CPU_WORDS``)."""
+    return bool(device) and not set(device.split(", ")) <= CPU_WORDS
+
 
 def assess_cost(claim: Claim, cost: pd.DataFrame | None) -> Row:
-    """A cost claim measured in method_cost's table ``cost`` (verdicts come in ``judge_all``)."""
+    """A cost claim measured in method_cost's table ``cost`` (``runs.read_costs``: one or more files;
+    verdicts come in ``judge_all``)."""
     if cost is None:
         note = "no cost file given: `rankuq findings RUN_DIR… --cost FILE`, FILE from method_cost --out"
         return Row(claim, None, (), statistics.NOT_MEASURED, note)
-    measured = tuple(m for _, rows in cost.groupby("layers") if (m := _measure_cost(claim, rows)) is not None)
+    table = cost.assign(**{c: cost.get(c, "") for c in ("file", "cpu")}).fillna({"cpu": ""})
+    groups = table.groupby(SETTING, sort=False)
+    measured = tuple(m for _, rows in groups if (m := _measure_cost(claim, rows)) is not None)
     note = "" if measured else f"the cost file has no timings of {claim.method} and {claim.compared()}"
-    return Row(claim, None, measured, statistics.NOT_MEASURED, note, command=str(cost.command.iloc[0]))
+    if measured and all(m.descriptive for m in measured):
+        note = f"{CPU} only: not judged; give the GPU's method_cost.csv with --cost"
+    commands = dict.fromkeys(str(c) for c in table.command)  # each file's, in the order given
+    return Row(claim, None, measured, statistics.NOT_MEASURED, note, command="; ".join(commands))
 
 
 def _measure_cost(claim: Claim, rows: pd.DataFrame) -> Measured | None:
-    """The claim at one MiniLM depth. Its metric "time (× X)" is, per timed repeat, a method's time
-    over X's in the same repeat (the methods take turns within a repeat); the repeats are resampled as
+    """The claim in one setting. Its metric "time (× X)" is, per timed repeat, a method's time over
+    X's in the same repeat (the methods take turns within a repeat); the repeats are resampled as
     queries are (one seed)."""
     denominator = claim.metric.removeprefix("time (× ").removesuffix(")")
 
@@ -40,13 +63,23 @@ def _measure_cost(claim: Claim, rows: pd.DataFrame) -> Measured | None:
         return None
     repeats = np.array([str(r) for r in range(len(base))])
     sides = [{0: QueryParts(repeats, (t / base)[:, None], "mean")} for t in timed if t is not None]
-    first = rows.iloc[0]
-    versus = f"; vs {rows[rows.method == claim.against].label.iloc[0]}" if len(methods) > 1 else ""
     values = side_values(sides)
+    gpu = on_gpu(str(rows.cpu.iloc[0]))
     return Measured(
-        f"MiniLM-L{first.layers}, {first.pairs} WikiQA test pairs, {first.precision}{versus}",
+        _condition(claim, rows, gpu),
         bootstrap(sides, contrast(claim, len(sides))),
         values[0],
         claim.floor if claim.floor is not None else values[1],
+        verdict=statistics.NOT_MEASURED if gpu else DESCRIPTIVE,
+        note="" if gpu else CPU,
         unit="timed repeats",
+        descriptive=not gpu,
     )
+
+
+def _condition(claim: Claim, rows: pd.DataFrame, gpu: bool) -> str:
+    """The device and setting, e.g. "NVIDIA H100 80GB HBM3, MiniLM-L6, 2,048 WikiQA test pairs, bf16"."""
+    first = rows.iloc[0]
+    device = first.cpu if gpu else f"a CPU, {first.threads} thread{'s' if first.threads != 1 else ''}"
+    versus = f"; vs {rows[rows.method == claim.against].label.iloc[0]}" if claim.floor is None else ""
+    return f"{device}, MiniLM-L{first.layers}, {first.pairs:,} WikiQA test pairs, {first.precision}{versus}"

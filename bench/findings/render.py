@@ -11,7 +11,7 @@ from rankuq.bench.findings.claims import CLAIMS, Claim
 from rankuq.bench.findings.plot import forest_plot, offset
 from rankuq.bench.findings.preconditions import condition_check as check
 from rankuq.bench.findings.rows import Measured, Row
-from rankuq.bench.findings.runs import Run, read_cost, read_run
+from rankuq.bench.findings.runs import Run, read_costs, read_run
 from rankuq.bench.findings.verdicts import assess, judge_all
 from rankuq.bench.results.provenance import STALE
 from rankuq.bench.results.rendering import markdown_text
@@ -374,11 +374,11 @@ def findings(
     run_dirs: Sequence[Path],
     out: Path,
     claims: Sequence[Claim] = CLAIMS,
-    cost: Path | None = None,
+    cost: Sequence[Path] = (),
     allow_stale: bool = False,
     readme: Path | None = None,
 ) -> Path:
-    """Measure every claim in the run directories (the cost claims in method_cost's CSV ``cost``),
+    """Measure every claim in the run directories (the cost claims in method_cost's CSVs ``cost``),
     write ``out`` and its forest plot beside it, and the summary block of ``readme`` if given;
     returns ``out``. A run whose cells this checkout would make otherwise (stale) is refused unless
     ``allow_stale``, which writes it marked."""
@@ -399,8 +399,8 @@ def findings(
             f"{run.folder}: {run.provenance.describe()}; rerun {_run_command(run)} (it redoes what changed), "
             "or pass --allow-stale to write the findings with the run marked stale"
         )
-    costs = read_cost(cost) if cost is not None else None
-    given = ["--cost", str(cost)] if cost is not None else []
+    costs = read_costs(cost)
+    given = [arg for path in cost for arg in ("--cost", str(path))]
     given += ["--allow-stale"] if allow_stale else []
     given += ["--readme", str(readme)] if readme is not None else []
     command = shlex.join(["rankuq", "findings", *map(str, run_dirs), *given, "--out", str(out)])

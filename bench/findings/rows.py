@@ -24,6 +24,7 @@ class Measured:
     p: float = math.nan  # the claim's test (``statistics.claim_p``): d = 0, TOST, or against the floor
     adjusted_p: float = math.nan  # that p, Benjamini–Hochberg adjusted over the registry's conditions
     unit: str = "seeds × queries"
+    descriptive: bool = False  # shown, not judged (a CPU's forward-pass count): outside BH and the estimate
 
     @property
     def failed(self) -> Check | None:

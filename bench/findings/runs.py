@@ -112,6 +112,14 @@ def read_cost(path: Path) -> pd.DataFrame:
     return table
 
 
+def read_costs(paths: Sequence[Path]) -> pd.DataFrame | None:
+    """Every given method_cost CSV in one table (None: no file given), each row with its ``file``:
+    one file's repeats are never paired with another's."""
+    if not paths:
+        return None
+    return pd.concat([read_cost(path).assign(file=str(path)) for path in paths], ignore_index=True)
+
+
 def _check_numbers(
     table: pd.DataFrame, path: Path, fix: str, whole: Sequence[str], positive: Sequence[str] = ()
 ) -> None:

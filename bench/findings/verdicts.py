@@ -76,7 +76,7 @@ def judge_all(rows: Sequence[Row]) -> list[Row]:
         (i, j)
         for i, row in enumerate(rows)
         for j, m in enumerate(row.measured)
-        if m.effect is not None and m.failed is None
+        if m.effect is not None and m.failed is None and not m.descriptive  # shown, not judged
     ]
     p_values = [_claim_p(rows[i].claim, rows[i].measured[j].effect) for i, j in tested]
     adjusted = dict(zip(tested, statistics.benjamini_hochberg(p_values), strict=True))
@@ -120,6 +120,8 @@ def _margin(claim: Claim) -> float | None:
 
 
 def _judged(claim: Claim, m: Measured, adjusted: float | None) -> Measured:
+    if m.descriptive:
+        return m
     if m.effect is None:
         return replace(m, verdict=statistics.NOT_MEASURED)
     failed = m.failed
@@ -136,7 +138,8 @@ def _paper(claim: Claim) -> float | None:
 
 
 def _judged_conditions(row: Row) -> list[Measured]:
-    return [m for m in row.measured if m.verdict not in (statistics.NOT_MEASURED, statistics.UNTESTABLE)]
+    left_out = (statistics.NOT_MEASURED, statistics.UNTESTABLE)
+    return [m for m in row.measured if m.verdict not in left_out and not m.descriptive]
 
 
 def _estimate(row: Row) -> statistics.Estimate | None:

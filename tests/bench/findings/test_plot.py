@@ -1,12 +1,18 @@
-"""The findings' forest plot (bench.findings.plot): one row per judged claim, a panel per scale."""
+"""The findings' forest plot (bench.findings.plot): a panel per unit and one for the sanity checks, axes
+within ±500 % with arrows for what runs off them, untestable claims as hollow markers."""
 
 import struct
+from dataclasses import replace
 
 import pytest
+from matplotlib.axes import Axes
+from matplotlib.text import Annotation
 
 from rankuq.bench.findings import statistics
-from rankuq.bench.findings.plot import forest_plot
-from rankuq.bench.findings.rows import Row
+from rankuq.bench.findings.claims import COST, Claim
+from rankuq.bench.findings.plot import RELATIVE_LIMIT, UNTESTABLE_COLOUR, forest_figure, forest_plot
+from rankuq.bench.findings.preconditions import Check
+from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.verdicts import assess, judge_all
 
 
@@ -14,6 +20,31 @@ def png_size(path) -> tuple[int, int]:
     data = path.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n")
     return struct.unpack(">II", data[16:24])
+
+
+def estimate(d: float, se: float) -> statistics.Pooled:
+    """An estimate with the 95 % CI d ± 1.96 se."""
+    return statistics.Pooled(d, se, 0.5, 0.0, float("nan"), 1, (1.0,), (0,))
+
+
+def judged_row(claim: Claim, d: float, se: float, verdict: str = statistics.INCONCLUSIVE) -> Row:
+    return Row(claim, None, (), verdict, "", overall=estimate(d, se))
+
+
+def untestable_row(claim: Claim, d: float | None, precondition: str = "works_in_domain") -> Row:
+    failed = Check(precondition, False, "bert is not above BM25")  # type: ignore[arg-type]
+    effect = None if d is None else estimate(d, 0.05)
+    measured = Measured("c", effect, 0.1, 0.1, (failed,), statistics.UNTESTABLE)  # type: ignore[arg-type]
+    return Row(claim, None, (measured,), statistics.UNTESTABLE, "")
+
+
+def panels(rows: list[Row]) -> dict[str, Axes]:
+    figure = forest_figure(rows)
+    return {axis.get_title(loc="left"): axis for axis in figure.axes}
+
+
+def arrows(axis: Axes) -> list[Annotation]:
+    return [t for t in axis.texts if isinstance(t, Annotation) and t.arrow_patch is not None]
 
 
 @pytest.fixture
@@ -36,7 +67,79 @@ def test_a_judged_claim_draws_a_row_and_more_claims_a_taller_plot(judged, tmp_pa
 
 
 def test_with_nothing_judged_the_plot_says_so(judged, tmp_path):
-    from dataclasses import replace
-
     unjudged = [replace(judged[0], overall=None, verdict=statistics.NOT_MEASURED)]
     assert png_size(forest_plot(unjudged, tmp_path / "none.png"))[0] > 0
+
+
+def test_a_5000_percent_ci_stays_off_a_500_percent_axis_with_arrows(lower_ece):
+    wide = replace(lower_ece, id="002-threshold-90")
+    far = replace(lower_ece, id="far", paper_effect=None)
+    rows = [judged_row(lower_ece, -0.14, 0.03), judged_row(wide, 0.05, 25.0), judged_row(far, 80.0, 1.0)]
+    axis = panels(rows)["relative effects"]
+    low, high = axis.get_xlim()
+    assert -RELATIVE_LIMIT <= low < -14 and 14 < high <= RELATIVE_LIMIT  # −14 % and the paper's effect shown
+    directions = sorted(a.xy[0] for a in arrows(axis))  # the wide CI's two ends, the far one's
+    assert directions == pytest.approx([low, high, high])
+    values = [t.get_text() for t in axis.texts if t.get_text()]
+    assert values == ["+8000 %"]  # the estimate off the axis: its value beside the edge
+    # A CI within the estimates' span of them widens the axis instead: no arrow.
+    near = panels([judged_row(lower_ece, -0.14, 0.03), judged_row(wide, 0.05, 0.05)])["relative effects"]
+    assert not arrows(near) and near.get_xlim()[1] > (0.05 + 1.96 * 0.05) * 100
+
+
+def test_untestable_claims_are_hollow_grey_at_their_d_and_name_the_precondition(lower_ece):
+    rows = [
+        judged_row(lower_ece, -0.14, 0.03, statistics.REPRODUCED),
+        untestable_row(replace(lower_ece, id="gated"), 0.58),
+        untestable_row(replace(lower_ece, id="blank"), None, "shift_hurts"),
+    ]
+    axis = panels(rows)["relative effects"]
+    labels = [t.get_text() for t in axis.get_yticklabels()]
+    # top to bottom: the registry's order, the claim without an estimate at the bottom
+    assert labels == [
+        "blank (untestable: shift_hurts; no estimate)",
+        "gated (untestable: works_in_domain)",
+        "000-ece",
+    ]
+    points = [line for line in axis.lines if line.get_marker() == "o"]
+    hollow = [line for line in points if line.get_fillstyle() == "none"]
+    assert len(points) == 2 and len(hollow) == 1 and hollow[0].get_color() == UNTESTABLE_COLOUR
+    assert hollow[0].get_xdata()[0] == pytest.approx(58.0) and hollow[0].get_ydata()[0] == 1
+    assert axis.get_yticklabels()[1].get_color() == UNTESTABLE_COLOUR
+
+
+def test_sanity_checks_have_a_panel_of_their_own_and_a_cpu_s_counts_none(lower_ece):
+    floor = replace(lower_ece, id="fit-wikiqa-ap-floor", sanity=True, scale="absolute", floor=0.7)
+    floor = replace(floor, expect="at least", paper_effect=None)
+    cost = replace(lower_ece, id="gp-cost-gpf-overhead", grid=COST, scale="absolute", paper_effect=0.16)
+    counted = Measured("a CPU", estimate(1.0, 0.1), 2.0, 1.0, verdict="descriptive", descriptive=True)  # type: ignore[arg-type]
+    only_counted = Row(replace(cost, id="cpu-only"), None, (counted,), statistics.NOT_MEASURED, "")
+    rows = [
+        judged_row(lower_ece, -0.14, 0.03),
+        judged_row(floor, 0.75, 0.01),
+        judged_row(cost, 1.9, 0.1),
+        only_counted,
+    ]
+    shown = panels(rows)
+    assert list(shown) == [
+        "relative effects",
+        "inference cost (a GPU's timings)",
+        "sanity checks (rankuq's own, not the papers')",
+    ]
+    labels = {title: [t.get_text() for t in axis.get_yticklabels()] for title, axis in shown.items()}
+    assert labels["sanity checks (rankuq's own, not the papers')"] == ["fit-wikiqa-ap-floor"]
+    assert labels["inference cost (a GPU's timings)"] == ["gp-cost-gpf-overhead"]  # not cpu-only
+    sanity = shown["sanity checks (rankuq's own, not the papers')"]
+    assert [line.get_xdata()[0] for line in sanity.lines if line.get_marker() == "o"] == pytest.approx([0.05])
+
+
+def test_the_same_rows_give_the_same_png_bytes_and_legible_text(lower_ece, tmp_path):
+    rows = [judged_row(lower_ece, -0.14, 0.03), untestable_row(replace(lower_ece, id="gated"), 0.58)]
+    first, second = forest_plot(rows, tmp_path / "a.png"), forest_plot(rows, tmp_path / "b.png")
+    assert first.read_bytes() == second.read_bytes()
+    figure = forest_figure(rows)
+    assert len(figure.legends) == 1 and not any(axis.get_legend() for axis in figure.axes)
+    texts = [
+        t for axis in figure.axes for t in [*axis.texts, *axis.get_yticklabels(), *axis.get_xticklabels()]
+    ]
+    assert min(t.get_fontsize() for t in [*texts, *figure.legends[0].get_texts()]) >= 7
