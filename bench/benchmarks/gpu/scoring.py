@@ -178,12 +178,16 @@ def test_frame(rows: int | None) -> pd.DataFrame:
 def member_scores(
     config: ModelConfig, folder: Path, frame: pd.DataFrame, device: torch.device, bf16: bool
 ) -> pa.Table:
-    """The predictions of the `bert` member in ``folder`` on ``frame``, scored on ``device``."""
+    """The predictions of the `bert` member in ``folder`` on ``frame``, scored on ``device`` as a grid's
+    scoring does (``bf16``: the weights in bfloat16 on a GPU, autocast on a CPU)."""
     method = methods.create("bert")
     assert isinstance(method, NeuralMethod)
+    half = bf16 and device.type == "cuda"
     member = method.load_member(config, folder).to(device)
-    scorer = method.batch_scorer(config, [member])
-    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+    scorer = method.batch_scorer(
+        config, [method.inference_model(member, torch.bfloat16 if half else torch.float32)]
+    )
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16 and not half):
         return score_frame(scorer, frame, 512, methods.get("bert").probabilistic)
 
 
