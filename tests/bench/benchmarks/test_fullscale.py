@@ -67,7 +67,7 @@ def test_a_large_archive_is_cut_in_pieces_that_unpack_whole(tmp_path, monkeypatc
     assert (tmp_path / "into" / "g" / "seeds.csv").read_bytes() == (run_dir / "seeds.csv").read_bytes()
 
 
-# rankuq run in its own process, its own Ray: 208 s at load 3-4 on the 2-core machine (2026-11-27)
+# rankuq run in its own process, its own Ray: 103-208 s on the loaded 2-core machine (2026-11-27)
 @pytest.mark.slow
 def test_the_call_runs_a_tiny_grid_and_brings_back_a_run_directory_findings_reads(tmp_path):
     grid = tmp_path / "tiny.yaml"
