@@ -79,6 +79,49 @@ def plain_epoch(
     return {"tokenizing_s": tokenizing, "steps_s": time.perf_counter() - start}
 
 
+PROFILED_BATCHES = 20  # steps of rankuq's loop under torch.profiler: enough to show the per-step pattern
+# Where the host reads a tensor's value, which on a GPU waits for the device: an explicit sync, .item(),
+# bool(tensor) (transformers' masking_utils asks padding_mask.all() once per forward).
+HOST_READS = ("Synchronize", "aten::item", "aten::is_nonzero")
+
+
+def profile_steps(
+    config: ModelConfig, train: TrainConfig, pairs: Pairs, device: torch.device
+) -> dict[str, Any]:
+    """torch.profiler over a few steps of ``fine_tune``: the ops that take the host's and the device's
+    time (self time, ms, the top 12 of each) and how often the host waited for the device: where a
+    member's time goes, per step, on the machine that runs it."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    subset = pairs[: PROFILED_BATCHES * train.batch_size]
+    with profile(activities=activities) as profiled:
+        seconds = rankuq_epoch(config, train, subset, device)
+    events = profiled.key_averages()
+
+    def top(key: str) -> list[dict[str, Any]]:
+        ranked = sorted(events, key=lambda event: getattr(event, key), reverse=True)[:12]
+        return [
+            {
+                "op": event.key,
+                "calls": event.count,
+                "self_cpu_ms": round(event.self_cpu_time_total / 1e3, 2),
+                "self_device_ms": round(event.self_device_time_total / 1e3, 2),
+            }
+            for event in ranked
+        ]
+
+    steps = -(-len(subset) // train.batch_size)
+    waits = {e.key: round(e.count / steps, 2) for e in events if any(name in e.key for name in HOST_READS)}
+    return {
+        "steps": steps,
+        "seconds": round(seconds, 3),
+        "top_host": top("self_cpu_time_total"),
+        "top_device": top("self_device_time_total") if device.type == "cuda" else [],
+        "host_reads_per_step": waits,  # on a CPU, reads of CPU tensors (AdamW's step counts): no wait
+    }
+
+
 def training(
     config: ModelConfig, device: torch.device, limit: int | None, batch_size: int = 32
 ) -> dict[str, Any]:
@@ -91,6 +134,7 @@ def training(
     plain = plain_epoch(config, train, pairs, device)
     rankuq_s = rankuq_epoch(config, train, pairs, device)
     plain_total = plain["tokenizing_s"] + plain["steps_s"]
+    profiled = profile_steps(config, train, pairs, device)
     return {
         "pairs": len(pairs),
         "batch_size": batch_size,
@@ -105,4 +149,5 @@ def training(
         "rankuq_over_plain": round(plain_total / rankuq_s, 3),  # throughput ratio: 1 is the limit
         "goal_pairs_per_s": 5000,
         "goal_met": len(pairs) / rankuq_s >= 5000,
+        "profile": profiled,
     }
