@@ -2,9 +2,11 @@
 CSVs (``bench.benchmarks.method_cost``, or the GPU benchmark's), one condition per device and setting
 (MiniLM depth, pairs, threads, precision) of each file; the repeats are resampled as queries are.
 
-A GPU's timings are judged. A CPU's are shown but not judged (``Measured.descriptive``): on one CPU
-thread a method's time is its forward passes times bert's, so the ratio restates T and M, and such
-a condition enters neither Benjamini–Hochberg nor the claim's estimate."""
+A GPU's timings in fp32 are judged. A CPU's are shown but not judged (``Measured.descriptive``): on
+one CPU thread a method's time is its forward passes times bert's, so the ratio restates T and M, and
+such a condition enters neither Benjamini–Hochberg nor the claim's estimate. A GPU's bf16 timings are
+shown the same way: the papers timed their models in fp32 (PyTorch's default; neither names another),
+and two precisions of one card are two settings, not two samples of one effect."""
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,9 @@ from rankuq.bench.probes.parts import QueryParts
 # unknown" or "no AVX2") or the GPU benchmark run with --cpu ("cpu"). On a GPU it holds torch's name
 # of the GPU. A file without the column predates it and was timed on a CPU.
 CPU_WORDS = frozenset({"cpu", "flags unknown", "no AVX2", "avx2", "avx512f", "avx512_bf16", "amx_bf16"})
-DESCRIPTIVE = "descriptive"  # a CPU condition's verdict: shown, not judged
+DESCRIPTIVE = "descriptive"  # a CPU's or a GPU's bf16 condition's verdict: shown, not judged
+JUDGED_PRECISION = "fp32"  # the papers' timings (module docstring)
+GPU_BF16 = "bf16 on the GPU: shown; the papers timed fp32"
 # One condition: a file's timings on one device in one setting.
 SETTING = ["file", "cpu", "layers", "pairs", "threads", "precision"]
 
@@ -65,15 +69,16 @@ def _measure_cost(claim: Claim, rows: pd.DataFrame) -> Measured | None:
     sides = [{0: QueryParts(repeats, (t / base)[:, None], "mean")} for t in timed if t is not None]
     values = side_values(sides)
     gpu = on_gpu(str(rows.cpu.iloc[0]))
+    judged = gpu and str(rows.precision.iloc[0]) == JUDGED_PRECISION
     return Measured(
         _condition(claim, rows, gpu),
         bootstrap(sides, contrast(claim, len(sides))),
         values[0],
         claim.floor if claim.floor is not None else values[1],
-        verdict=statistics.NOT_MEASURED if gpu else DESCRIPTIVE,
-        note="" if gpu else CPU,
+        verdict=statistics.NOT_MEASURED if judged else DESCRIPTIVE,
+        note="" if judged else GPU_BF16 if gpu else CPU,
         unit="timed repeats",
-        descriptive=not gpu,
+        descriptive=not judged,
     )
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from rankuq import tasks
-from rankuq.bench.config.grid import GridSpec, Shift, load_grid
+from rankuq.bench.config.grid import GridSpec, Shift, Side, load_grid
 from rankuq.bench.findings.claims import COST_COLUMNS, Kind
 from rankuq.bench.planning.plan import side_lists
 from rankuq.bench.probes.parts import QueryParts, read_parts
@@ -33,8 +33,9 @@ class Run:
     provenance: Provenance | None = None  # whether its cells are this checkout's (None: not checked)
     queries: "QueryRecords | None" = None  # queries.parquet (None: the run predates per-query records)
     tested: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # condition → (test task, ns)
-    # (precondition, condition) → its check: a bootstrap that many claims of a condition share
-    checked: dict[tuple[str, str], Any] = field(default_factory=dict, compare=False, repr=False)
+    trained: dict[str, Side] = field(default_factory=dict)  # condition → its training side
+    # (precondition, condition, ranker) → its check: a bootstrap that many claims of a condition share
+    checked: dict[tuple[str, str, str], Any] = field(default_factory=dict, compare=False, repr=False)
 
     def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]:
         """Seed → the metric's parts for a cell (empty where the run recorded none)."""
@@ -83,8 +84,10 @@ def read_run(folder: Path) -> Run:
     _check_numbers(seeds, layout.seeds_csv, fix, whole=["seed", PROBES])
     kinds = {shift.label(): (condition_kind(spec, shift), shift.test.variant) for shift in spec.conditions()}
     tested = {shift.label(): (shift.test.task, shift.test.ns) for shift in spec.conditions()}
+    trained = {shift.label(): shift.train for shift in spec.conditions()}
     queries = QueryRecords(layout.queries_file) if layout.queries_file.is_file() else None
-    return Run(folder, spec, seeds, board, kinds, check(folder, spec, params, seeds), queries, tested)
+    provenance = check(folder, spec, params, seeds)
+    return Run(folder, spec, seeds, board, kinds, provenance, queries, tested, trained)
 
 
 def condition_kind(spec: GridSpec, shift: Shift) -> Kind:

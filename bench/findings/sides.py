@@ -63,15 +63,18 @@ def aligned(sides: Sides) -> tuple[list[list[np.ndarray]], list[str]] | None:
     return rows, [next(iter(side.values())).statistic for side in sides]
 
 
-def bootstrap(sides: Sides, d: statistics.Contrast) -> statistics.Effect | None:
+def bootstrap(
+    sides: Sides, d: statistics.Contrast, pool: statistics.Pool = "contrasts"
+) -> statistics.Effect | None:
     """The paired bootstrap of the sides on their common queries: the crossed design, as every seed of
-    a grid scores the same test queries (one query resample serves every seed of a replicate)."""
+    a grid scores the same test queries (one query resample serves every seed of a replicate);
+    ``pool``: how the seeds combine (``statistics.paired_bootstrap``)."""
     found = aligned(sides)
     if found is None or any(len(r) == 0 for seed_rows in found[0] for r in seed_rows):
         return None
     rows, names = found
     chosen = [FAST.get(name, STATISTICS[name]) for name in names]
-    return statistics.paired_bootstrap(rows, chosen, d, design="crossed")
+    return statistics.paired_bootstrap(rows, chosen, d, design="crossed", pool=pool)
 
 
 def side_values(sides: Sides) -> list[float]:
@@ -108,14 +111,34 @@ def sides_of(claim: Claim, run: Run, condition: str) -> tuple[Sides, str] | str:
 
 
 def no_shift_condition(run: Run, condition: str) -> str | None:
-    """The in-domain condition of ``run`` (trained on its own test task) that tests the same task and
-    list variant as ``condition``: the reference a shift is measured against."""
-    task, variant = run.tested[condition][0], run.kinds[condition][1]
+    """The in-domain condition of ``run`` that tests the same lists as ``condition`` (the same task,
+    negative sampling and list variant), trained on that task with those lists' own negatives: the
+    reference a shift is measured against (Penha & Hauff 2021, Table 1). A cross-NS condition's
+    reference is the model trained with the tested negatives, not the one it was trained as."""
+    lists, variant = run.tested[condition], run.kinds[condition][1]
     return next(
         (
             other
             for other, (kind, other_variant) in run.kinds.items()
-            if kind == "in-domain" and other_variant == variant and run.tested[other][0] == task
+            if kind == "in-domain" and other_variant == variant and run.tested[other] == lists
         ),
         None,
     )
+
+
+def source_condition(run: Run, condition: str) -> str | None:
+    """Where ``condition``'s ranker was trained: the in-domain condition with the same training side
+    that tests on its training task (the condition itself when it is in-domain); the lists of the same
+    variant first."""
+    if run.kinds[condition][0] == "in-domain":
+        return condition
+    train = run.trained.get(condition)
+    if train is None:
+        return None
+    found = [
+        other
+        for other, (kind, _) in run.kinds.items()
+        if kind == "in-domain" and run.trained.get(other) == train and run.tested[other][0] == train.task
+    ]
+    found.sort(key=lambda other: run.kinds[other][1] != run.kinds[condition][1])
+    return found[0] if found else None

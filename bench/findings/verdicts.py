@@ -36,8 +36,14 @@ def conditions_of(claim: Claim, run: Run) -> list[str]:
     ]
 
 
+# A relative effect over a reference this close to 0 (ECE 0.02, say) is a ratio of noise: such a claim
+# is judged in absolute terms, the paper's relative effect taken of the measured reference.
+NEAR_ZERO = 0.05
+
+
 def measure(claim: Claim, run: Run, condition: str) -> Measured:
-    """The claim in one condition of ``run``: its checks, and its effect where they pass."""
+    """The claim in one condition of ``run``: its checks, and its effect (shown even where a check
+    fails). A relative effect is a ratio of means over the seeds (``pool="values"``)."""
     found = sides_of(claim, run, condition)
     if isinstance(found, str):
         return Measured(condition, None, math.nan, math.nan, note=found)
@@ -45,7 +51,8 @@ def measure(claim: Claim, run: Run, condition: str) -> Measured:
     values = side_values(sides)
     reference = claim.floor if claim.floor is not None else max(values[1:])
     checks = tuple(check(name, claim, run, condition, reference) for name in claim.preconditions)
-    effect = bootstrap(sides, contrast(claim, len(sides)))
+    pool: statistics.Pool = "values" if claim.scale == "relative" else "contrasts"
+    effect = bootstrap(sides, contrast(claim, len(sides)), pool)
     note = "" if effect is not None else "the sides share no seed and query"
     if effect is not None and effect.se == 0 and effect.d == 0 and claim.floor is None:
         same = "the two sides are equal on every query and seed: d has no spread to test"
@@ -54,24 +61,61 @@ def measure(claim: Claim, run: Run, condition: str) -> Measured:
 
 
 def assess(claim: Claim, runs: Sequence[Run], cost: pd.DataFrame | None = None) -> Row:
-    """The claim measured in every condition it is about (verdicts come in ``judge_all``)."""
+    """The claim measured in every condition it is about, in the first run of its grid (verdicts
+    come in ``judge_all``)."""
+    return assess_runs(claim, runs, cost)[0]
+
+
+def assess_runs(claim: Claim, runs: Sequence[Run], cost: pd.DataFrame | None = None) -> list[Row]:
+    """The claim measured in every run of its grid, one row each: a grid run at two scales (the
+    CPU's small rankers, a GPU's full-scale ones) is two run sets, each judged."""
     if claim.grid == COST:
-        return assess_cost(claim, cost)
-    run = next((run for run in runs if run.spec.name == claim.grid), None)
-    if run is None:
-        return Row(claim, None, (), statistics.NOT_MEASURED, f"no run directory of grid {claim.grid} given")
+        return [assess_cost(claim, cost)]
+    mine = [run for run in runs if run.spec.name == claim.grid]
+    if not mine:
+        return [Row(claim, None, (), statistics.NOT_MEASURED, f"no run directory of grid {claim.grid} given")]
+    return [_assess_in(claim, run) for run in mine]
+
+
+def _assess_in(claim: Claim, run: Run) -> Row:
     if run.queries is None:
         note = f"{run.folder} has no queries.parquet (per-query records): rerun it with this checkout"
         return Row(claim, run, (), statistics.NOT_MEASURED, note)
-    measured = tuple(measure(claim, run, condition) for condition in conditions_of(claim, run))
+    conditions = conditions_of(claim, run)
+    measured = tuple(measure(claim, run, condition) for condition in conditions)
+    absolute = in_absolute_terms(claim, measured)
+    if absolute is not None:
+        claim = absolute
+        measured = tuple(measure(claim, run, condition) for condition in conditions)
     note = "" if measured else f"{run.folder.name} has no condition of {scope(claim)}"
     return Row(claim, run, measured, statistics.NOT_MEASURED, note)
 
 
+def in_absolute_terms(claim: Claim, measured: Sequence[Measured]) -> Claim | None:
+    """A relative claim whose reference is near 0 in some condition (``NEAR_ZERO``), restated in
+    absolute terms: the paper's effect (and margin) taken of the mean measured reference; None where
+    the relative terms stand."""
+    references = [m.reference for m in measured if math.isfinite(m.reference)]
+    if claim.scale != "relative" or not references or min(map(abs, references)) >= NEAR_ZERO:
+        return None
+    base = float(sum(references) / len(references))
+    effect = None if claim.paper_effect is None else round(claim.paper_effect * base, 4)
+    said = "" if effect is None else f"; the paper's {claim.paper_effect:+.1%} of it: {effect:+.4f}"
+    return replace(
+        claim,
+        scale="absolute",
+        paper_effect=effect,
+        margin=claim.margin * base,
+        paper=f"{claim.paper} [judged in absolute terms here: the reference is below {NEAR_ZERO} in a "
+        f"condition, where a relative change is a ratio of noise; mean reference {base:.3f}{said}]",
+    )
+
+
 def judge_all(rows: Sequence[Row]) -> list[Row]:
-    """Verdicts for every row. Two families of tests, each adjusted by Benjamini–Hochberg over the
-    whole registry: every judged condition (for the per-condition verdicts), and every claim's overall
-    test (its one condition, or the pooled estimate of several: the claim's verdict)."""
+    """Verdicts for every row. Benjamini–Hochberg over the whole registry, within each family: every
+    judged condition (for the per-condition verdicts), and every claim's overall test (its one
+    condition, or the pooled estimate of several: the claim's verdict); the papers' claims and this
+    project's sanity checks are separate families (a sanity check is no test of a paper)."""
     tested = [
         (i, j)
         for i, row in enumerate(rows)
@@ -79,7 +123,8 @@ def judge_all(rows: Sequence[Row]) -> list[Row]:
         if m.effect is not None and m.failed is None and not m.descriptive  # shown, not judged
     ]
     p_values = [_claim_p(rows[i].claim, rows[i].measured[j].effect) for i, j in tested]
-    adjusted = dict(zip(tested, statistics.benjamini_hochberg(p_values), strict=True))
+    families = [rows[i].claim.sanity for i, _ in tested]
+    adjusted = dict(zip(tested, _adjusted(p_values, families), strict=True))
     conditions = [
         replace(
             row,
@@ -92,11 +137,21 @@ def judge_all(rows: Sequence[Row]) -> list[Row]:
         _claim_p(row.claim, estimate) if estimate is not None else math.nan
         for row, estimate in zip(conditions, estimates, strict=True)
     ]
-    overall_adjusted = statistics.benjamini_hochberg(overall_p)
+    overall_adjusted = _adjusted(overall_p, [row.claim.sanity for row in rows])
     return [
         _overall(row, estimate, float(p))
         for row, estimate, p in zip(conditions, estimates, overall_adjusted, strict=True)
     ]
+
+
+def _adjusted(p_values: Sequence[float], families: Sequence[bool]) -> list[float]:
+    """Benjamini–Hochberg within each family (``families``: one key per p-value), in the input's order."""
+    adjusted = [math.nan] * len(p_values)
+    for family in set(families):
+        members = [k for k, f in enumerate(families) if f == family]
+        for k, p in zip(members, statistics.benjamini_hochberg([p_values[k] for k in members]), strict=True):
+            adjusted[k] = float(p)
+    return adjusted
 
 
 def _claim_p(claim: Claim, estimate: statistics.Estimate | None) -> float:
@@ -163,14 +218,11 @@ def _overall(row: Row, estimate: statistics.Estimate | None, adjusted: float) ->
         )
         return replace(row, verdict=verdict, note=note)
     claim, p = row.claim, adjusted if math.isfinite(adjusted) else None
-    if claim.pooled and len(judged) > 1:  # the paper claims the average: the pooled estimate decides
-        verdict = statistics.judge(estimate, _expect(claim), _paper(claim), _margin(claim), p)
-    else:
-        effects = [m.effect for m in judged if m.effect is not None]
-        verdicts = [m.verdict for m in judged]
-        verdict = statistics.overall(
-            effects, verdicts, _expect(claim), _paper(claim), _margin(claim), adjusted_p=p
-        )
+    effects = [m.effect for m in judged if m.effect is not None]
+    verdicts = [m.verdict for m in judged]
+    verdict = statistics.overall(
+        effects, verdicts, _expect(claim), _paper(claim), _margin(claim), adjusted_p=p
+    )
     overall_p = _claim_p(claim, estimate)
     return replace(row, verdict=verdict, overall=estimate, overall_p=overall_p, overall_adjusted_p=adjusted)
 

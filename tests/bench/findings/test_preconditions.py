@@ -9,19 +9,108 @@ from rankuq.bench.findings import statistics
 from rankuq.bench.findings.verdicts import assess, judge_all
 
 
-def test_a_ranker_below_bm25_makes_its_condition_untestable_with_the_reason(run_of, values, lower_ece):
-    claim = replace(lower_ece, preconditions=("above_bm25",))
+def test_a_ranker_below_bm25_where_it_was_trained_makes_its_condition_untestable(run_of, values, lower_ece):
+    claim = replace(lower_ece, preconditions=("works_in_domain",))
     run = run_of(
         {
             ("c", "bert", "ECE"): [values(0.10, 0.01, s) for s in range(3)],
             ("c", "ensemble", "ECE"): [values(0.05, 0.01, 10 + s) for s in range(3)],
             ("c", "bert", "AP"): [values(0.40, 0.05, 20 + s) for s in range(3)],
+            ("c", "ensemble", "AP"): [values(0.70, 0.05, 40 + s) for s in range(3)],
             ("c", "bm25", "AP"): [values(0.60, 0.05, 30 + s) for s in range(3)],
         }
     )
     [row] = judge_all([assess(claim, [run])])
     assert row.verdict == statistics.UNTESTABLE
-    assert row.measured[0].note.startswith("above_bm25: bert's AP − BM25's = -0.2")
+    note = row.measured[0].note
+    assert note.startswith("works_in_domain: here: bert's AP − BM25's = -0.2") and "ensemble's AP" in note
+    assert row.measured[0].effect is not None  # gated out, its d still measured (and shown)
+
+
+def test_the_method_under_test_must_work_as_well_as_bert(run_of, values, lower_ece):
+    """A claim about the ensemble needs the ensemble above BM25 too (a GP head below BM25 is no
+    working ranker, whatever bert does)."""
+    claim = replace(lower_ece, preconditions=("works_in_domain",))
+    run = run_of(
+        {
+            ("c", "bert", "ECE"): [values(0.10, 0.01, s) for s in range(3)],
+            ("c", "ensemble", "ECE"): [values(0.05, 0.01, 10 + s) for s in range(3)],
+            ("c", "bert", "AP"): [values(0.70, 0.05, 20 + s) for s in range(3)],
+            ("c", "ensemble", "AP"): [values(0.40, 0.05, 40 + s) for s in range(3)],
+            ("c", "bm25", "AP"): [values(0.60, 0.05, 30 + s) for s in range(3)],
+        }
+    )
+    [row] = judge_all([assess(claim, [run])])
+    assert row.verdict == statistics.UNTESTABLE and "✗" not in row.measured[0].note
+    assert "ensemble's AP − BM25's = -0.2" in row.measured[0].note
+
+
+def _shifted_run(run_of, values, shifted_bert_ap: float):
+    """plain: trained and tested on task t; shifted: trained as plain, tested elsewhere (its lists'
+    own in-domain model: own); bert below BM25 in the shifted condition."""
+    from rankuq.bench.config.grid import Side
+
+    records = {
+        ("plain", "bert", "AP"): [values(0.70, 0.05, 20 + s) for s in range(3)],
+        ("plain", "bm25", "AP"): [values(0.50, 0.05, 30 + s) for s in range(3)],
+        ("shifted", "bert", "AP"): [values(shifted_bert_ap, 0.05, 50 + s) for s in range(3)],
+        ("shifted", "bm25", "AP"): [values(0.60, 0.05, 60 + s) for s in range(3)],
+        ("own", "bert", "AP"): [values(0.65, 0.05, 70 + s) for s in range(3)],
+        ("shifted", "bert", "ECE"): [values(0.20, 0.01, s) for s in range(3)],
+        ("shifted", "ensemble", "ECE"): [values(0.10, 0.01, 10 + s) for s in range(3)],
+        ("shifted", "ensemble", "AP"): [values(0.30, 0.05, 80 + s) for s in range(3)],
+        ("plain", "ensemble", "AP"): [values(0.72, 0.05, 90 + s) for s in range(3)],
+    }
+    kinds = {"plain": ("in-domain", "standard"), "own": ("in-domain", "standard")}
+    kinds["shifted"] = ("cross-domain", "standard")
+    run = run_of(records, kinds=kinds)
+    run.tested.update({"plain": ("wikiqa", "bm25"), "own": ("clariq", "bm25"), "shifted": ("clariq", "bm25")})
+    wikiqa, clariq = Side(task="wikiqa", ns="bm25"), Side(task="clariq", ns="bm25")
+    run.trained.update({"plain": wikiqa, "shifted": wikiqa, "own": clariq})
+    return run
+
+
+def test_under_a_shift_the_ranker_is_judged_where_it_was_trained_not_against_bm25_there(
+    run_of, values, lower_ece
+):
+    """The papers study rankers the shift breaks: bert (0.35) and the ensemble below BM25 (0.60) in
+    the shifted condition do not gate a calibration claim; both above BM25 where trained do."""
+    claim = replace(lower_ece, preconditions=("works_in_domain", "shift_hurts"), kinds=("cross-domain",))
+    run = _shifted_run(run_of, values, shifted_bert_ap=0.35)
+    [row] = judge_all([assess(claim, [run])])
+    checks = {c.name: c for c in row.measured[0].checks}
+    assert (
+        checks["works_in_domain"].passed
+        and "in plain, where it was trained" in checks["works_in_domain"].detail
+    )
+    assert (
+        checks["shift_hurts"].passed
+        and "bert trained in own, on the same lists" in checks["shift_hurts"].detail
+    )
+    assert row.verdict == statistics.REPRODUCED
+
+
+def test_a_shift_that_does_not_hurt_on_the_same_lists_is_untestable(run_of, values, lower_ece):
+    claim = replace(lower_ece, preconditions=("works_in_domain", "shift_hurts"), kinds=("cross-domain",))
+    run = _shifted_run(run_of, values, shifted_bert_ap=0.75)  # above own's 0.65: no shift to study
+    [row] = judge_all([assess(claim, [run])])
+    assert row.verdict == statistics.UNTESTABLE and row.measured[0].note.startswith(
+        "shift_hurts: bert's AP here"
+    )
+
+
+def test_a_cross_ns_shift_without_a_model_trained_on_the_tested_negatives_cannot_be_checked(
+    run_of, values, lower_ece
+):
+    """Cross-NS: the reference is bert trained with the tested lists' own negatives; a grid without
+    it cannot tell whether the shift hurts (not the BM25-negative lists of another condition)."""
+    claim = replace(lower_ece, preconditions=("shift_hurts",), kinds=("cross-NS",))
+    run = _shifted_run(run_of, values, shifted_bert_ap=0.35)
+    run.kinds["shifted"] = ("cross-NS", "standard")
+    run.tested["shifted"] = ("clariq", "dense")
+    [row] = judge_all([assess(claim, [run])])
+    assert row.verdict == statistics.UNTESTABLE
+    assert "trains on and tests shifted's lists (clariq:dense, standard lists)" in row.measured[0].note
 
 
 def test_a_degenerate_risk_selection_is_untestable(run_of, values, lower_ece):
@@ -48,9 +137,9 @@ def test_a_degenerate_risk_selection_is_untestable(run_of, values, lower_ece):
     assert row.verdict == statistics.UNTESTABLE and "b per seed: 0, 0, 0" in row.measured[0].note
 
 
-def test_a_condition_check_is_worked_out_once_per_run(run_of, values, monkeypatch):
-    """Every claim of a condition asks for the same above_bm25 bootstrap: the run keeps it, and a
-    run read anew works it out anew."""
+def test_a_ranker_check_is_worked_out_once_per_run(run_of, values, monkeypatch):
+    """Every claim of a condition asks for the same bert-against-BM25 bootstrap: the run keeps it, and
+    a run read anew works it out anew."""
     from rankuq.bench.findings import preconditions
 
     records = {
@@ -58,10 +147,10 @@ def test_a_condition_check_is_worked_out_once_per_run(run_of, values, monkeypatc
         ("c", "bm25", "AP"): [values(0.60, 0.05, 30 + s) for s in range(3)],
     }
     calls = []
-    work = preconditions._condition_check
-    monkeypatch.setattr(preconditions, "_condition_check", lambda *a: calls.append(a[1:]) or work(*a))
+    work = preconditions._compared
+    monkeypatch.setattr(preconditions, "_compared", lambda *a, **k: calls.append(a[0]) or work(*a, **k))
     run = run_of(records)
-    first = preconditions.condition_check("above_bm25", run, "c")
-    assert first.passed and preconditions.condition_check("above_bm25", run, "c") is first
-    again = preconditions.condition_check("above_bm25", run_of(records), "c")
+    first = preconditions.ranker_check(run, "c")
+    assert first.passed and preconditions.ranker_check(run, "c") is first
+    again = preconditions.ranker_check(run_of(records), "c")
     assert again == first and again is not first and len(calls) == 2

@@ -23,3 +23,24 @@ def test_the_no_shift_condition_tests_the_same_task_in_domain(run_of, values):
         kinds={"plain": ("in-domain", "standard"), "shifted": ("cross-domain", "standard")},
     )
     assert no_shift_condition(run, "shifted") == "plain"
+
+
+def test_the_no_shift_reference_tests_the_same_negatives_and_the_source_trains_alike(run_of, values):
+    """A cross-NS condition's reference is the model trained with the tested negatives (not the one
+    with the training side's); where the ranker was trained is the in-domain condition of its training
+    side."""
+    from rankuq.bench.config.grid import Side
+    from rankuq.bench.findings.sides import source_condition
+
+    kinds = {c: ("in-domain", "standard") for c in ("bm25", "dense")} | {
+        "bm25-to-dense": ("cross-NS", "standard")
+    }
+    run = run_of({(c, "bert", "AP"): [values(0.5, 0.1, 0)] for c in kinds}, kinds=kinds)
+    run.tested.update(
+        {"bm25": ("clariq", "bm25"), "dense": ("clariq", "dense"), "bm25-to-dense": ("clariq", "dense")}
+    )
+    run.trained.update({c: Side(task="clariq", ns="dense" if c == "dense" else "bm25") for c in kinds})
+    assert no_shift_condition(run, "bm25-to-dense") == "dense"
+    assert source_condition(run, "bm25-to-dense") == "bm25" and source_condition(run, "dense") == "dense"
+    del run.kinds["dense"]
+    assert no_shift_condition(run, "bm25-to-dense") is None

@@ -13,7 +13,7 @@ from rankuq.bench.findings.claims import Claim
 from rankuq.bench.findings.verdicts import assess, judge_all, measure
 
 
-def test_a_relative_effect_is_the_seeds_mean_of_the_relative_difference(run_of, values, lower_ece):
+def test_a_relative_effect_is_the_ratio_of_the_seeds_means(run_of, values, lower_ece):
     # ECE 0.10 for bert, 0.05 for the ensemble in every seed, small noise: d = (0.05 − 0.10) / 0.10 = −50 %
     run = run_of(
         {
@@ -22,18 +22,29 @@ def test_a_relative_effect_is_the_seeds_mean_of_the_relative_difference(run_of, 
         }
     )
     m = measure(lower_ece, run, "c")
-    by_hand = np.mean(
-        [
-            (values(0.05, 0.01, 10 + s).mean() - values(0.10, 0.01, s).mean()) / values(0.10, 0.01, s).mean()
-            for s in range(3)
-        ]
-    )
+    ensemble = np.mean([values(0.05, 0.01, 10 + s).mean() for s in range(3)])
+    bert = np.mean([values(0.10, 0.01, s).mean() for s in range(3)])
+    by_hand = (ensemble - bert) / bert
     assert m.effect is not None and m.effect.d == pytest.approx(by_hand, rel=1e-12)
     assert m.effect.low < m.effect.d < m.effect.high and m.effect.high < 0
     assert m.value == pytest.approx(0.05, abs=0.002) and m.reference == pytest.approx(0.10, abs=0.002)
     [row] = judge_all([assess(lower_ece, [run])])
     # far beyond the paper's −14 %, significant after BH: reproduced
     assert row.verdict == statistics.REPRODUCED and row.measured[0].verdict == statistics.REPRODUCED
+
+
+def test_a_relative_claim_over_a_near_zero_reference_is_judged_in_absolute_terms(run_of, values, lower_ece):
+    """bert's ECE 0.02 (< NEAR_ZERO): −14 % of it is the paper's effect, d is the ECE difference."""
+    run = run_of(
+        {
+            ("c", "bert", "ECE"): [values(0.02, 0.002, s) for s in range(3)],
+            ("c", "ensemble", "ECE"): [values(0.03, 0.002, 10 + s) for s in range(3)],
+        }
+    )
+    [row] = judge_all([assess(lower_ece, [run])])
+    assert row.claim.scale == "absolute" and row.claim.paper_effect == pytest.approx(-0.14 * 0.02, abs=2e-4)
+    assert row.overall.d == pytest.approx(0.01, abs=1e-3) and "judged in absolute terms" in row.claim.paper
+    assert row.verdict == statistics.REFUTED  # +0.01 against the paper's lower: significant the other way
 
 
 def test_noise_that_covers_zero_and_the_paper_s_effect_is_inconclusive_with_its_power(
@@ -85,32 +96,29 @@ def test_a_floor_is_judged_on_the_value_itself(run_of, values):
     assert below.verdict == statistics.REFUTED
 
 
-def test_conditions_going_both_ways_are_mixed_and_others_pooled(run_of, values, lower_ece):
-    both = run_of(
-        {
-            ("a", "bert", "ECE"): [values(0.10, 0.01, s) for s in range(3)],
-            ("a", "ensemble", "ECE"): [values(0.05, 0.01, 10 + s) for s in range(3)],
-            ("b", "bert", "ECE"): [values(0.10, 0.01, 20 + s) for s in range(3)],
-            ("b", "ensemble", "ECE"): [values(0.15, 0.01, 30 + s) for s in range(3)],
-        }
-    )
-    [row] = judge_all([assess(lower_ece, [both])])
+def test_conditions_that_significantly_disagree_are_mixed_and_others_pooled(run_of, values, lower_ece):
+    """Mixed by Cochran's Q whatever the conditions' own verdicts: two reproduced conditions of −50 %
+    and −10 % are mixed too (no single effect describes them); agreeing ones are pooled."""
+
+    def run(b_ensemble: float):
+        return run_of(
+            {
+                ("a", "bert", "ECE"): [values(0.10, 0.01, s) for s in range(3)],
+                ("a", "ensemble", "ECE"): [values(0.05, 0.01, 10 + s) for s in range(3)],
+                ("b", "bert", "ECE"): [values(0.10, 0.01, 20 + s) for s in range(3)],
+                ("b", "ensemble", "ECE"): [values(b_ensemble, 0.01, 30 + s) for s in range(3)],
+            }
+        )
+
+    [row] = judge_all([assess(lower_ece, [run(0.15)])])
     assert [m.verdict for m in row.measured] == [statistics.REPRODUCED, statistics.REFUTED]
     assert row.verdict == statistics.MIXED
-    agree = run_of(
-        {
-            k: v
-            for k, v in [
-                (("a", "bert", "ECE"), [values(0.10, 0.01, s) for s in range(3)]),
-                (("a", "ensemble", "ECE"), [values(0.05, 0.01, 10 + s) for s in range(3)]),
-                (("b", "bert", "ECE"), [values(0.10, 0.01, 20 + s) for s in range(3)]),
-                (("b", "ensemble", "ECE"), [values(0.06, 0.01, 30 + s) for s in range(3)]),
-            ]
-        }
-    )
-    [row] = judge_all([assess(lower_ece, [agree])])
+    [row] = judge_all([assess(lower_ece, [run(0.09)])])
+    assert [m.verdict for m in row.measured] == [statistics.REPRODUCED, statistics.REPRODUCED]
+    assert row.verdict == statistics.MIXED and row.overall.q_p < statistics.ALPHA
+    [row] = judge_all([assess(lower_ece, [run(0.05)])])
     assert row.verdict == statistics.REPRODUCED and isinstance(row.overall, statistics.Pooled)
-    assert -0.5 < row.overall.d < -0.4  # between the conditions' −50 % and −40 %
+    assert -0.55 < row.overall.d < -0.45 and row.overall.q_p >= statistics.ALPHA
 
 
 def test_benjamini_hochberg_adjusts_over_the_registry(run_of, values, lower_ece):

@@ -13,7 +13,7 @@ import pytest
 from rankuq.bench.config.grid import GridSpec, load_grid
 from rankuq.bench.findings.claims import CLAIMS, COST, R10, SHIFTS, Claim
 from rankuq.bench.findings.runs import Run, condition_kind
-from rankuq.bench.findings.sides import no_shift_condition
+from rankuq.bench.findings.sides import no_shift_condition, source_condition
 from rankuq.bench.findings.verdicts import conditions_of
 from rankuq.methods.base import MethodParams
 
@@ -30,7 +30,12 @@ def grid(name: str) -> tuple[GridSpec, dict[str, MethodParams], Run]:
     shifts = spec.conditions()
     kinds = {shift.label(): (condition_kind(spec, shift), shift.test.variant) for shift in shifts}
     tested = {shift.label(): (shift.test.task, shift.test.ns) for shift in shifts}
-    return spec, params, Run(GRIDS, spec, pd.DataFrame(), pd.DataFrame(), kinds, tested=tested)
+    trained = {shift.label(): shift.train for shift in shifts}
+    return (
+        spec,
+        params,
+        Run(GRIDS, spec, pd.DataFrame(), pd.DataFrame(), kinds, tested=tested, trained=trained),
+    )
 
 
 @pytest.mark.parametrize("claim", JUDGED, ids=[claim.id for claim in JUDGED])
@@ -40,8 +45,10 @@ def test_every_claim_finds_its_conditions_in_its_grid(claim: Claim):
     assert found, f"{claim.grid} has no {'/'.join(claim.kinds)} condition on {claim.variant} lists"
     methods = {claim.method, claim.against or spec.baseline}
     assert methods <= set(params), f"{claim.grid} lacks {methods - set(params)}"
-    if "above_bm25" in claim.preconditions:
+    if "works_in_domain" in claim.preconditions:
         assert {"bert", "bm25"} <= set(params)
+        for condition in found:
+            assert source_condition(run, condition), f"{condition}: no in-domain condition trains as it does"
     if "shift_hurts" in claim.preconditions or claim.baseline_condition == "no-shift":
         for condition in found:
             if run.kinds[condition][0] in SHIFTS:
@@ -55,7 +62,7 @@ def test_every_shift_has_its_no_shift_reference(name: str):
         if kind in SHIFTS:
             reference = no_shift_condition(run, condition)
             assert reference is not None, condition
-            assert run.tested[reference][0] == run.tested[condition][0] and run.kinds[reference][1] == variant
+            assert run.tested[reference] == run.tested[condition] and run.kinds[reference][1] == variant
 
 
 def test_paper_000_tests_every_domain_on_r10_lists_with_dense_negatives_and_nota_under_both_shifts():
