@@ -113,3 +113,16 @@ def test_a_long_log_keeps_its_end(tmp_path):
     assert log.read_bytes().endswith(b"\nthe end\n") and len(log.read_bytes()) < 50
     keep_tail(log, 1000)  # under the limit: left alone
     assert log.read_bytes().endswith(b"the end\n")
+
+
+def test_call_2_without_call_1_on_the_machine_stops_at_once_saying_so(tmp_path):
+    env = {**os.environ, "OUT": str(tmp_path), "RANKUQ_FULLSCALE_LOCAL": "0"}
+    assert not (REPO / ".gpu-env").exists()  # as on a machine where call 1 did not run
+    done = subprocess.run(
+        ["bash", str(REPO / "scripts" / "gpu_fullscale.sh"), "run", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "call 1 (install) did not run on this machine" in done.stderr
+    assert not list(tmp_path.iterdir())  # nothing half made
