@@ -5,6 +5,7 @@ works for every full-scale grid."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -116,13 +117,12 @@ def test_a_long_log_keeps_its_end(tmp_path):
 
 
 def test_call_2_without_call_1_on_the_machine_stops_at_once_saying_so(tmp_path):
-    env = {**os.environ, "OUT": str(tmp_path), "RANKUQ_FULLSCALE_LOCAL": "0"}
-    assert not (REPO / ".gpu-env").exists()  # as on a machine where call 1 did not run
-    done = subprocess.run(
-        ["bash", str(REPO / "scripts" / "gpu_fullscale.sh"), "run", "1"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    """The script in a tree with no .gpu-env/, as on a machine where call 1 did not run."""
+    (tmp_path / "scripts").mkdir()
+    script = shutil.copy(REPO / "scripts" / "gpu_fullscale.sh", tmp_path / "scripts")
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {**os.environ, "OUT": str(out), "RANKUQ_FULLSCALE_LOCAL": "0"}
+    done = subprocess.run(["bash", str(script), "run", "1"], env=env, capture_output=True, text=True)
     assert done.returncode == 2 and "call 1 (install) did not run on this machine" in done.stderr
-    assert not list(tmp_path.iterdir())  # nothing half made
+    assert not list(out.iterdir())  # nothing half made
