@@ -20,10 +20,10 @@ import pandas as pd
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import COST, Claim
 from rankuq.bench.findings.cost import assess_cost
-from rankuq.bench.findings.preconditions import Check, check
+from rankuq.bench.findings.preconditions import Check, check, shift_hurts
 from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.runs import Run
-from rankuq.bench.findings.sides import bootstrap, contrast, side_values, sides_of
+from rankuq.bench.findings.sides import bootstrap, contrast, no_shift_condition, side_values, sides_of
 
 
 def conditions_of(claim: Claim, run: Run) -> list[str]:
@@ -46,6 +46,9 @@ def measure(claim: Claim, run: Run, condition: str) -> Measured:
     fails). A relative effect is a ratio of means over the seeds (``pool="values"``)."""
     found = sides_of(claim, run, condition)
     if isinstance(found, str):
+        if claim.baseline_condition is not None and no_shift_condition(run, condition) is None:
+            # the reference the claim compares with is the one shift_hurts reads: untestable, not unmeasured
+            return Measured(condition, None, math.nan, math.nan, (shift_hurts(run, condition),), note=found)
         return Measured(condition, None, math.nan, math.nan, note=found)
     sides, _ = found
     values = side_values(sides)
@@ -177,11 +180,11 @@ def _margin(claim: Claim) -> float | None:
 def _judged(claim: Claim, m: Measured, adjusted: float | None) -> Measured:
     if m.descriptive:
         return m
-    if m.effect is None:
-        return replace(m, verdict=statistics.NOT_MEASURED)
     failed = m.failed
     if failed is not None:
         return replace(m, verdict=statistics.UNTESTABLE, note=f"{failed.name}: {failed.detail}")
+    if m.effect is None:
+        return replace(m, verdict=statistics.NOT_MEASURED)
     verdict = statistics.judge(m.effect, _expect(claim), _paper(claim), _margin(claim), adjusted)
     adjusted_p = math.nan if adjusted is None else adjusted
     return replace(m, verdict=verdict, p=_claim_p(claim, m.effect), adjusted_p=adjusted_p)

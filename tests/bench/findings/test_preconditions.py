@@ -154,3 +154,13 @@ def test_a_ranker_check_is_worked_out_once_per_run(run_of, values, monkeypatch):
     assert first.passed and preconditions.ranker_check(run, "c") is first
     again = preconditions.ranker_check(run_of(records), "c")
     assert again == first and again is not first and len(calls) == 2
+
+
+def test_a_claim_on_the_method_s_effectiveness_against_bert_is_not_gated_on_the_method(lower_ece):
+    """ "Keeps BERT's R@1" measures whether the method works: gating it on that would hide a refutation."""
+    from rankuq.bench.findings.preconditions import rankers_of
+
+    keeps = replace(lower_ece, metric="R@1", against="bert", expect="no worse", margin=0.01)
+    assert rankers_of(keeps) == ("bert",)
+    assert rankers_of(lower_ece) == ("bert", "ensemble")
+    assert rankers_of(replace(lower_ece, method="bert", against="bm25")) == ("bert",)
