@@ -191,12 +191,14 @@ def _scale(runs: Sequence[Run]) -> list[str]:
 def device_of(run: Run) -> str:
     """Where a run's members trained: the machine its run directory records, else the grid's
     resources (no GPU per trial: the CPU)."""
-    recorded = run.folder / "machine.json"
+    recorded = run.folder / "machine.json"  # written by the full-scale GPU call (benchmarks.gpu.fullscale)
     if recorded.is_file():
         try:
-            return str(json.loads(recorded.read_text(encoding="utf-8")).get("device", "GPU"))
-        except (OSError, ValueError) as error:
+            described = json.loads(recorded.read_text(encoding="utf-8"))
+            name, weights = described.get("gpu") or described["device"], described.get("weights")
+        except (OSError, ValueError, KeyError, AttributeError) as error:
             raise RankuqError(f"{recorded}: not a JSON object with a device ({error})") from None
+        return f"{name} (weights: {weights})" if weights else str(name)
     return "CPU" if run.spec.resources.gpus_per_trial == 0 else "GPU (not recorded)"
 
 

@@ -193,3 +193,26 @@ def test_an_inconclusive_row_significant_only_before_the_correction_says_so(lowe
         "significant before the BH correction only (p 0.028, adjusted 0.058); MDE "
     )
     assert _power(lower_ece, replace(row, adjusted_p=0.2, p=0.2)).startswith("MDE ")
+
+
+def test_a_run_s_device_is_its_machine_record_else_its_resources(finished, tmp_path):
+    """A full-scale GPU run directory carries machine.json: the report names its GPU and weights."""
+    import json
+    import shutil
+
+    from rankuq.bench.findings.render import device_of
+
+    run_dir, _ = finished
+    assert device_of(read_run(run_dir)) == "CPU"
+    copy = tmp_path / "gpu-run"
+    shutil.copytree(run_dir, copy)
+    record = {
+        "device": "cuda",
+        "gpu": "NVIDIA H100 80GB HBM3",
+        "weights": "pretrained all-MiniLM-L6-v2 (bf16)",
+    }
+    (copy / "machine.json").write_text(json.dumps(record))
+    assert device_of(read_run(copy)) == "NVIDIA H100 80GB HBM3 (weights: pretrained all-MiniLM-L6-v2 (bf16))"
+    (copy / "machine.json").write_text("[1]")
+    with pytest.raises(RankuqError, match=r"machine\.json: not a JSON object"):
+        device_of(read_run(copy))

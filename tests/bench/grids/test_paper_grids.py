@@ -23,10 +23,10 @@ DOMAINS = {"wikiqa", "clariq", "semeval", "trecqa_clean"}
 
 
 @cache
-def grid(name: str) -> tuple[GridSpec, dict[str, MethodParams], Run]:
+def grid(name: str, folder: Path = GRIDS) -> tuple[GridSpec, dict[str, MethodParams], Run]:
     """The grid file and a run of it as findings sees one before it has any result: its conditions'
-    kinds, tested variants and tasks."""
-    spec, params = load_grid(GRIDS / f"{name}.yaml")
+    kinds, tested variants and tasks (``folder``: the CPU grids, or bench/grids/gpu's full-scale ones)."""
+    spec, params = load_grid(folder / f"{name}.yaml")
     shifts = spec.conditions()
     kinds = {shift.label(): (condition_kind(spec, shift), shift.test.variant) for shift in shifts}
     tested = {shift.label(): (shift.test.task, shift.test.ns) for shift in shifts}
@@ -38,9 +38,25 @@ def grid(name: str) -> tuple[GridSpec, dict[str, MethodParams], Run]:
     )
 
 
-@pytest.mark.parametrize("claim", JUDGED, ids=[claim.id for claim in JUDGED])
-def test_every_claim_finds_its_conditions_in_its_grid(claim: Claim):
-    spec, params, run = grid(claim.grid)
+# The CPU grids and their full-scale GPU versions (bench/grids/gpu: the papers' grids, not the fit_* ones).
+FOLDERS = {"cpu": GRIDS, "gpu": GRIDS / "gpu"}
+CLAIM_GRIDS = [
+    pytest.param(claim, folder, id=f"{claim.id}-{kind}")
+    for claim in JUDGED
+    for kind, folder in FOLDERS.items()
+    if (folder / f"{claim.grid}.yaml").is_file()
+]
+GRID_FILES = [
+    pytest.param(name, folder, id=f"{name}-{kind}")
+    for name in sorted({claim.grid for claim in JUDGED})
+    for kind, folder in FOLDERS.items()
+    if (folder / f"{name}.yaml").is_file()
+]
+
+
+@pytest.mark.parametrize(("claim", "folder"), CLAIM_GRIDS)
+def test_every_claim_finds_its_conditions_in_its_grid(claim: Claim, folder: Path):
+    spec, params, run = grid(claim.grid, folder)
     found = conditions_of(claim, run)
     assert found, f"{claim.grid} has no {'/'.join(claim.kinds)} condition on {claim.variant} lists"
     methods = {claim.method, claim.against or spec.baseline}
@@ -55,9 +71,9 @@ def test_every_claim_finds_its_conditions_in_its_grid(claim: Claim):
                 assert no_shift_condition(run, condition), f"{condition} has no condition without shift"
 
 
-@pytest.mark.parametrize("name", sorted({claim.grid for claim in JUDGED}))
-def test_every_shift_has_its_no_shift_reference(name: str):
-    *_, run = grid(name)
+@pytest.mark.parametrize(("name", "folder"), GRID_FILES)
+def test_every_shift_has_its_no_shift_reference(name: str, folder: Path):
+    *_, run = grid(name, folder)
     for condition, (kind, variant) in run.kinds.items():
         if kind in SHIFTS:
             reference = no_shift_condition(run, condition)
