@@ -3,7 +3,6 @@
 from collections.abc import Sequence
 from pathlib import Path
 
-import bm25s
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
@@ -23,6 +22,10 @@ class BM25(Method):
     def make_scorer(
         self, model: ModelConfig, checkpoints: Sequence[Path], shards: Path, fitted: Fitted | None = None
     ) -> BatchScorer:
+        # Imported here, not at the top: bm25s imports JAX where it is installed and starts its backend
+        # (threads, fork warnings), which `rankuq run` must not pay unless a grid scores bm25.
+        import bm25s
+
         texts = pq.ParquetDataset(shard_files(shards)).read(columns=["text"]).column("text")
         corpus = sorted(set(texts.to_pylist()))
         row_of = {text: row for row, text in enumerate(corpus)}

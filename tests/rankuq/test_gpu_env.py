@@ -44,8 +44,8 @@ def test_the_workers_get_the_users_values_and_not_what_a_submitted_job_sets():
 
 
 def test_the_cli_process_has_the_variables_set_before_jax_is_first_imported(tmp_path):
-    """`rankuq run`'s imports reach JAX where it is installed (bm25s imports it and starts its
-    backend); the variables must be in the environment by then, not set later by the command."""
+    """`rankuq run` reaches JAX where it is installed when it scores bm25 (bm25s imports it and
+    starts its backend); the variables must be in the environment by then, not set later by the command."""
     (tmp_path / "jax").mkdir()
     for name, code in FAKE_JAX.items():
         (tmp_path / "jax" / name).write_text(textwrap.dedent(code))
@@ -56,7 +56,8 @@ def test_the_cli_process_has_the_variables_set_before_jax_is_first_imported(tmp_
         "FAKE_JAX_RECORD": str(record),
         "FAKE_JAX_NAMES": json.dumps(sorted(GPU_SAFE_ENV)),
     }
-    # what `rankuq run` imports (the runner reaches bm25s, hence JAX); jax: a no-op if imported already
+    # what `rankuq run` imports, then JAX as a bm25 scorer reaches it (bm25s imports it, lazily since
+    # 2026-11-27); the variables must already be set however late that is
     code = "import rankuq.bench.cli.main\nimport rankuq.bench.run.runner\nimport jax\n"
     subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, timeout=300)
     assert json.loads(record.read_text()) == GPU_SAFE_ENV
