@@ -47,6 +47,13 @@ def _plain_name(value: str) -> str:
 PlainName = Annotated[str, AfterValidator(_plain_name)]
 
 
+def condition_name(task: str) -> str:
+    """The condition "train and test on ``task``": the task's name with what a folder or an MLflow run
+    name cannot hold turned into '-' ("beir/scifact" → "beir-scifact", "parquet:/x" → "parquet-x")."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", task).strip("-.")
+    return (name or "task")[:100]
+
+
 class EvalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -212,13 +219,18 @@ class GridSpec(BaseModel):
             )
         if self.train.early_stopping is not None and self.eval.dev_split is None:
             raise ValueError("train.early_stopping scores the train side's dev split; set eval.dev_split")
+        labels = [shift.label() for shift in self.conditions()]
+        twice = sorted({label for label in labels if labels.count(label) > 1})
+        if twice:  # a condition names its folder and MLflow run: two of one name would overwrite each other
+            raise ValueError(f"two conditions are named {twice[0]!r}; give a shift another name")
         return self
 
     def conditions(self) -> list[Shift]:
         """Every train → test condition of the grid, plain tasks first."""
-        return [Shift(name=task, train=Side(task=task), test=Side(task=task)) for task in self.tasks] + list(
-            self.shifts
-        )
+        return [
+            Shift(name=condition_name(task), train=Side(task=task), test=Side(task=task))
+            for task in self.tasks
+        ] + list(self.shifts)
 
     @field_validator("seeds")
     @classmethod

@@ -129,3 +129,24 @@ def test_the_grid_loader_is_a_safe_loader():
     assert issubclass(UniqueKeyLoader, yaml.SafeLoader)
     with pytest.raises(yaml.constructor.ConstructorError):
         yaml.load("!!python/object/apply:os.system [echo hi]", Loader=UniqueKeyLoader)
+
+
+def test_a_task_name_with_a_slash_gives_a_plain_condition_name():
+    """beir/<name> (and any task name a folder cannot hold) is a condition named beir-<name>, in --plan
+    too: the grid validates before any data is read (issue 42)."""
+    from rankuq.bench.config.grid import condition_name, parse_grid
+
+    assert condition_name("beir/scifact") == "beir-scifact"
+    assert condition_name("beir/cqadupstack/android") == "beir-cqadupstack-android"
+    assert condition_name("parquet:/data/my lists.parquet") == "parquet-data-my-lists.parquet"
+    spec, _ = parse_grid({"tasks": ["beir/scifact", "wikiqa"], "methods": {"bm25": {}}}, "test grid")
+    assert [c.label() for c in spec.conditions()] == ["beir-scifact", "wikiqa"]
+    assert spec.conditions()[0].test.task == "beir/scifact"
+
+
+def test_two_conditions_of_one_name_are_refused():
+    from rankuq.bench.config.grid import parse_grid
+
+    shift = {"name": "wikiqa", "train": {"task": "clariq"}, "test": {"task": "wikiqa"}}
+    with pytest.raises(RankuqError, match="two conditions are named 'wikiqa'; give a shift another name"):
+        parse_grid({"tasks": ["wikiqa"], "shifts": [shift], "methods": {"bm25": {}}}, "test grid")
