@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rankuq.bench.benchmarks.gpu.measure import main
+from rankuq.bench.benchmarks.gpu.measure import BARS, bars, main
 from rankuq.bench.benchmarks.gpu.packing import most_at_once, span
 from rankuq.bench.benchmarks.gpu.scoring import BOARD_METRICS, CASES
 from rankuq.bench.findings.runs import read_cost
@@ -53,6 +53,29 @@ def test_the_benchmark_runs_end_to_end_on_the_cpu(
     assert set(agreement["metrics"]["cpu_bf16"]) == set(BOARD_METRICS)
     assert agreement["same_seed"]["max_abs_diff"] < 1e-5  # the same member trained alone and packed
     assert len(read_cost(tmp_path / "method_cost.csv")) == 2 * len(CASES)  # one timed repeat each
+    assert set(result["bars"]) == set(BARS)  # every bar stated, met or not, on the CPU too
+
+
+def test_the_record_states_every_bar_with_its_figure_and_goal() -> None:
+    """The first H100 run's figures (docs/gpu/h100-2026-11-27.json; bert over the plain loop 15.0k /
+    135.7k pairs/s), gpf's put at its bar: a bar is met at its goal."""
+    bf16 = {"bert": {"pairs_per_s": 15_000.0}, "mc_dropout (T=10)": {"over_bert": 14.6}}
+    bf16 |= {"sngp": {"over_bert": 2.2}, "gpf": {"over_bert": 1.3}}
+    result = {
+        "throughput": {"by_precision": {"bf16": bf16}, "plain_loop": {"bf16": {"bert_over_plain": 0.111}}},
+        "packing": {"packed_over_alone": 1.02},
+        "training": {"rankuq": {"pairs_per_s": 170.0}},
+    }
+    found = bars(result)
+    assert found["bert_over_plain_bf16"] == {"figure": 0.111, "goal": "at least 0.7", "met": False}
+    assert found["bert_pairs_per_s_bf16"] == {"figure": 15_000.0, "goal": "at least 100000", "met": False}
+    assert found["gpf_over_bert_bf16"] == {
+        "figure": 1.3,
+        "goal": "at most 1.3",
+        "met": True,
+    }  # a bar is met at it
+    assert [name for name, bar in found.items() if bar["met"]] == ["gpf_over_bert_bf16", "packed_over_alone"]
+    assert found["training_pairs_per_s"]["goal"] == "at least 5000"
 
 
 def test_an_output_path_that_is_a_file_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
