@@ -3,9 +3,9 @@ metric that training and searches report."""
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -160,13 +160,35 @@ def read_segments(batch: pd.DataFrame) -> pd.DataFrame:
     """The candidate rows of the batch described by ``batch``'s one row (its JSON ``segments``), with
     their cached token ids where it names a token folder (``tokens``)."""
     (segments,) = batch["segments"]
-    pieces = [_part(path).iloc[first:end] for path, first, end in json.loads(segments)]
-    frame = pd.concat(pieces, ignore_index=True)
-    folder = batch["tokens"].iloc[0] if "tokens" in batch else ""
+    return read_rows(json.loads(segments), batch["tokens"].iloc[0] if "tokens" in batch else "")
+
+
+def read_rows(segments: Sequence[Segment], folder: str) -> pd.DataFrame:
+    """The candidate rows of one batch's ``segments``, with their token ids from ``folder`` (if any)."""
+    frame = pd.concat([_part(path).iloc[first:end] for path, first, end in segments], ignore_index=True)
     if not folder:
         return frame
-    ids = [read_token_ids(folder, path).iloc[first:end] for path, first, end in json.loads(segments)]
+    ids = [read_token_ids(folder, path).iloc[first:end] for path, first, end in segments]
     return pd.concat([frame, pd.concat(ids, ignore_index=True)], axis=1)
+
+
+class CellScorer:
+    """Ray Data's actor of a run's one scoring pass (``score_cells``): each row it is handed is a
+    whole (cell, split), its ScorerSpec and its batches (``batch_segments``), scored in order as a
+    ``PartScorer`` scores them one by one (the same batches, seeds and numbers). The actor, its
+    imports and its device outlive the cell; a cell's models are loaded once, where it is scored."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, ShardScorer] = {}  # the scorer of the last cell, by its spec's JSON
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        (job,) = batch.to_dict("records")
+        if job["spec"] not in self.kept:
+            self.kept.clear()  # the last cell's models go before the next cell's are loaded
+            self.kept[job["spec"]] = ShardScorer(json.loads(job["spec"]))
+        scorer = self.kept[job["spec"]]
+        scored = [scorer(read_rows(segments, job["tokens"])) for segments in json.loads(job["batches"])]
+        return pd.concat(scored, ignore_index=True).assign(job=job["job"])
 
 
 def token_ids(spec: ScorerSpec, wanted: bool) -> str:
@@ -238,10 +260,71 @@ def score_shards(
             frames.append(frame)
             if on_rows:
                 on_rows(len(frame))
-        scored = pd.concat(frames, ignore_index=True)
-    except ray.exceptions.RayError as error:  # the scorer's own message is the last line of Ray's
-        cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
-        raise RankuqError(f"scoring {spec.method} on {shards.name} failed: {cause}") from error
-    samples = np.stack(scored["samples"].to_numpy())
+    except ray.exceptions.RayError as error:
+        raise RankuqError(f"scoring {spec.method} on {shards.name} failed: {_cause(error)}") from error
+    return _scored_table(pd.concat(frames, ignore_index=True), spec.method)
+
+
+def _cause(error: ray.exceptions.RayError) -> str:
+    """The scorer's own message: the last line of Ray's."""
+    return [line for line in str(error).splitlines() if line.strip()][-1].strip()
+
+
+def _scored_table(scored: pd.DataFrame, method: str) -> pa.Table:
+    """Contract 2's table of a scorer's frames (qid, cid, label, samples, maybe prob_mean)."""
+    samples = np.stack(scored["samples"].to_list())
     mean = scored["prob_mean"].to_numpy() if "prob_mean" in scored.columns else None
-    return frame_predictions(scored, samples, methods.get(spec.method).probabilistic, mean)
+    return frame_predictions(scored, samples, methods.get(method).probabilistic, mean)
+
+
+def score_cells(
+    specs: Sequence[ScorerSpec], batch_size: int, gpus: float, scorers: int, tokens: bool = True
+) -> Iterator[pa.Table]:
+    """Predictions of every spec's lists, in the order of ``specs``, each as soon as it and those
+    before it are scored: one Ray Data pass for all of them, one actor pool for the run.
+
+    Each (cell, split) is one item, scored whole by one of up to ``scorers`` ``CellScorer`` actors
+    (each ``gpus`` of a GPU and ``spec.threads`` CPUs): an actor's process start, imports and CUDA
+    context are paid once per actor, not once per cell as ``score_shards`` pays them (18 s a cell on
+    the H100, 2026-11-27: docs/gpu.md), and the cells run side by side. The batches are
+    ``score_shards``' (``batch_segments``), scored in order with the same seeds: the same tables.
+    Where ``tokens``, a neural method's scorers read the token ids cached beside the shards."""
+    if not specs:
+        return
+    ray.data.DataContext.get_current().execution_options.preserve_order = True
+    items = [
+        {
+            "job": index,
+            "spec": spec.to_json(),
+            "tokens": token_ids(spec, tokens),
+            "batches": json.dumps(batch_segments(shard_files(Path(spec.shards)), batch_size)),
+        }
+        for index, spec in enumerate(specs)
+    ]
+    scored = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
+        CellScorer,
+        compute=ray.data.ActorPoolStrategy(size=max(1, min(scorers, len(items)))),
+        num_gpus=gpus,
+        num_cpus=specs[0].threads,
+        batch_size=1,
+        batch_format="pandas",
+    )
+    try:
+        frames = cast(Iterable[pd.DataFrame], scored.iter_batches(batch_size=None, batch_format="pandas"))
+        for job, frame in _by_job(frames):
+            yield _scored_table(frame.drop(columns="job"), specs[job].method)
+    except ray.exceptions.RayError as error:
+        raise RankuqError(f"scoring failed: {_cause(error)}") from error
+
+
+def _by_job(frames: Iterable[pd.DataFrame]) -> Iterator[tuple[int, pd.DataFrame]]:
+    """Each job's rows, whole, in order: Ray Data may cut or join the actors' output blocks."""
+    pending: list[pd.DataFrame] = []
+    for frame in frames:
+        for job, rows in frame.groupby("job", sort=False):
+            if pending and pending[0]["job"].iloc[0] != job:
+                yield int(pending[0]["job"].iloc[0]), pd.concat(pending, ignore_index=True)
+                pending = []
+            pending.append(rows)
+    if pending:
+        yield int(pending[0]["job"].iloc[0]), pd.concat(pending, ignore_index=True)

@@ -10,6 +10,7 @@ finished grid starts no Ray and trains, fits and scores nothing. The Ray parts l
 ``bench.engine`` and ``bench.engine.search``; a stage only decides what to hand them.
 """
 
+import functools
 import json
 import os
 import shutil
@@ -24,16 +25,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import ray
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from rankuq.bench import metrics
 from rankuq.bench.engine.members import train_members
 from rankuq.bench.engine.posthoc import fit_posthoc
-from rankuq.bench.engine.scoring import score_shards
+from rankuq.bench.engine.scoring import score_cells, score_shards
 from rankuq.bench.engine.search import SearchResult, search_risk_b, search_training
 from rankuq.bench.engine.session import ray_session
 from rankuq.bench.evaluation.paired_tests import CALIBRATION_ERRORS, significance
 from rankuq.bench.evaluation.probing import PROBES_VERSION, Study, cached_probes, headline
+from rankuq.bench.planning.jobs import ScorerSpec
 from rankuq.bench.planning.plan import Cell, Plan, content_key
 from rankuq.bench.predictions import is_probabilistic, read_cached_predictions
 from rankuq.bench.probes import scored_lists
@@ -170,56 +172,101 @@ def fit_calibrators(plan: Plan, cluster: Cluster) -> dict[str, Fitted]:
     return {key: json.loads(path.read_text()) for key, path in files.items()}
 
 
+Split = tuple[Cell, bool]  # a cell and whether it is scored on the dev split
+
+
 def score(plan: Plan, cluster: Cluster, fitted: dict[str, Fitted], console: Console) -> tuple[Tables, Tables]:
     """Every cell's predictions on the tested split and, for the probes, on the dev split; a second
-    bar follows the rows of the split being scored."""
+    bar follows the rows being scored. On CPUs cell by cell (``_predictions``); where members hold
+    a GPU share, the splits not cached yet in one pass (``_score_in_one_pass``)."""
     tested: Tables = {}
     dev: Tables = {}
+    splits = [
+        (cell, on_dev) for cell in plan.cells for on_dev in ((False, True) if cell.dev_key else (False,))
+    ]
     with _bars(console) as bars:
         cells = bars.add_task("scoring cells", total=len(plan.cells))
         rows = bars.add_task("  rows", total=None)
-        for cell in plan.cells:
-            state = fitted.get(cell.fit) if cell.fit else None
-            for on_dev in (False, True) if cell.dev_key else (False,):
-                split = plan.spec.eval.dev_split if on_dev else plan.spec.eval.split
-                bars.reset(
-                    rows, total=None, description=f"  rows of {cell.method} seed {cell.seed} on {split}"
-                )
-                found = _predictions(plan, cluster, cell, on_dev, state, lambda n: bars.advance(rows, n))
-                (dev if on_dev else tested)[cell] = found
-            bars.update(cells, advance=1, description=f"scoring cells (last: {cell.label()})")
+
+        def done(split: Split, table: pa.Table) -> None:
+            cell, on_dev = split
+            (dev if on_dev else tested)[cell] = table
+            if on_dev or not cell.dev_key:  # the cell's last split
+                bars.update(cells, advance=1, description=f"scoring cells (last: {cell.label()})")
+
+        if plan.spec.resources.gpus_per_trial > 0:
+            bars.reset(rows, total=None, description="  rows of every split not cached")
+            _score_in_one_pass(plan, cluster, fitted, splits, done, lambda n: bars.advance(rows, n))
+            return tested, dev
+        for cell, on_dev in splits:
+            split = plan.spec.eval.dev_split if on_dev else plan.spec.eval.split
+            bars.reset(rows, total=None, description=f"  rows of {cell.method} seed {cell.seed} on {split}")
+            done((cell, on_dev), _predictions(plan, cluster, (cell, on_dev), fitted, bars, rows))
     return tested, dev
 
 
-def _predictions(
+def _score_in_one_pass(
     plan: Plan,
     cluster: Cluster,
-    cell: Cell,
-    on_dev: bool,
-    fitted: Fitted | None,
+    fitted: dict[str, Fitted],
+    splits: list[Split],
+    done: Callable[[Split, pa.Table], None],
     on_rows: Callable[[int], None],
-) -> pa.Table:
+) -> None:
+    """``splits``' predictions, the cached ones read, the rest scored by one actor pool for the whole
+    run (``score_cells``: each actor's start-up paid once, not once per cell), in order."""
+    pending = []
+    for split in splits:
+        cached = read_cached_predictions(_predictions_file(plan, *split))
+        if cached is None:
+            pending.append(split)
+        else:
+            done(split, cached)
+    if not pending:
+        return
+    cluster.start()
+    gpus = min(1.0, plan.spec.resources.gpus_per_trial)
+    threads = max(1, int(plan.spec.resources.cpus_per_trial))  # what a trial holds
+    specs = [_scorer(plan, cell, on_dev, fitted, threads) for cell, on_dev in pending]
+    found = score_cells(specs, plan.spec.eval.batch_size, gpus, cluster.scorers_at_once(gpus, threads))
+    for split, table in zip(pending, found, strict=True):
+        _write_predictions(_predictions_file(plan, *split), table)
+        on_rows(table.num_rows)
+        done(split, table)
+
+
+def _predictions_file(plan: Plan, cell: Cell, on_dev: bool) -> Path:
     key = cell.dev_key if on_dev else cell.key
-    path = plan.layout.predictions(cell.task, cell.method, cell.seed, str(key), dev=on_dev)
+    return plan.layout.predictions(cell.task, cell.method, cell.seed, str(key), dev=on_dev)
+
+
+def _scorer(plan: Plan, cell: Cell, on_dev: bool, fitted: dict[str, Fitted], threads: int) -> ScorerSpec:
+    """How a worker scores ``cell`` on its tested (or dev) lists, with its post-hoc state."""
+    shards = (plan.dev if on_dev else plan.tested)[cell.condition]
+    return plan.scorer(cell, shards, fitted.get(cell.fit) if cell.fit else None, threads)
+
+
+def _predictions(
+    plan: Plan, cluster: Cluster, split: Split, fitted: dict[str, Fitted], bars: Progress, rows: TaskID
+) -> pa.Table:
+    """A split's predictions on a CPU: cached, or scored by one-thread Ray tasks, a scorer per CPU."""
+    path = _predictions_file(plan, *split)
     cached = read_cached_predictions(path)  # a cut or foreign file: one warning, scored again
     if cached is not None:
         return cached
     cluster.start()
-    shards = (plan.dev if on_dev else plan.tested)[cell.condition]
-    resources = plan.spec.resources
-    gpus = min(1.0, resources.gpus_per_trial)
-    if gpus > 0:  # a scorer holds what a trial holds, on every node that has room for one
-        threads = max(1, int(resources.cpus_per_trial))
-        scorers = cluster.scorers_at_once(gpus, threads)
-    else:  # a one-thread scorer per CPU of the cluster
-        threads, scorers = 1, cluster.cpu_scorers()
-    scorer = plan.scorer(cell, shards, fitted, threads)
-    table = score_shards(scorer, plan.spec.eval.batch_size, gpus=gpus, on_rows=on_rows, scorers=scorers)
+    scorer = _scorer(plan, *split, fitted, 1)
+    on_rows = functools.partial(bars.advance, rows)
+    table = score_shards(scorer, plan.spec.eval.batch_size, on_rows=on_rows, scorers=cluster.cpu_scorers())
+    _write_predictions(path, table)
+    return table
+
+
+def _write_predictions(path: Path, table: pa.Table) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.with_name(f".{path.name}.tmp")
     pq.write_table(table, staging)
     os.replace(staging, path)
-    return table
 
 
 def search_risk(plan: Plan, dev: Tables, cluster: Cluster, console: Console) -> dict[Cell, SearchResult]:

@@ -188,3 +188,39 @@ def test_gp_heads_score_prob_mean_with_the_paper_s_approximation(name, dev_shard
     assert np.abs(scored["prob_mean"] - draws.numpy().mean(axis=1)).max() > 1e-3  # not the draws' mean
     table = score_frame(scorer.score, rows, 5, method.probabilistic)  # batches of 5: joined in order
     np.testing.assert_allclose(table["prob_mean"].to_numpy(), probability.numpy(), rtol=1e-5)
+
+
+SCORE_CELLS_ON_ANOTHER_CLUSTER = """
+import json, sys, ray, pyarrow.parquet as pq
+from ray._private.state import actors
+from rankuq.bench.engine.scoring import score_cells
+from rankuq.bench.planning.jobs import ScorerSpec
+ray.init(num_cpus=3, num_gpus=2, include_dashboard=False, log_to_driver=False)
+specs = [ScorerSpec.from_dict(spec) for spec in json.loads(sys.argv[1])]
+for index, table in enumerate(score_cells(specs, 256, gpus=1.0, scorers=2)):
+    pq.write_table(table, f"{sys.argv[2]}-{index}.parquet")
+print(sum("CellScorer" in actor["ActorClassName"] for actor in actors().values()))
+"""
+
+
+def test_one_pass_scores_every_cell_as_its_own_pass_does(ray_session, dev_shards, tmp_path):
+    """A run's one scoring pass (two GPU actors, logical GPUs, CPU torch, cached token ids) gives each
+    cell the table its own CPU pass gives, in order, dropout draws included; an actor serves several
+    cells (three cells, two actors)."""
+    members = [tiny_checkpoint(tmp_path / f"member-{seed}", seed) for seed in (0, 1)]
+    specs = [
+        spec("mc_dropout", {"T": 3}, members[0], dev_shards),
+        spec("bert", {}, members[1], dev_shards),
+        spec("bm25", {}, members[0], dev_shards),
+    ]
+    out = tmp_path / "cell"
+    arguments = [json.dumps([s.to_dict() for s in specs]), str(out)]
+    done = subprocess.run(
+        [sys.executable, "-c", SCORE_CELLS_ON_ANOTHER_CLUSTER, *arguments],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    assert int(done.stdout.split()[-1]) == 2
+    for index, scorer in enumerate(specs):
+        assert pq.read_table(f"{out}-{index}.parquet").equals(score_shards(scorer, 256)), scorer.method
