@@ -42,6 +42,38 @@ from rankuq.gpu_memory import check_member_room
 from rankuq.methods.base import NeuralMethod, inference_device
 from rankuq.shards import read_shards
 
+# A member's result key: the message of its deterministic refusal (the GPU-memory preflight). A
+# refusal is reported as the trial's result, not raised: Tune's and Ray Train's FailureConfig retry
+# every raised error (Ray 2.60 has no per-exception policy), and the card's holders do not leave
+# between retries. The driver raises it once all trials end.
+REFUSED = "refused"
+
+
+def rankuq_cause(error: BaseException | None) -> RankuqError | None:
+    """The RankuqError a trial raised, found under Ray's wrappers (a RayTaskError's ``cause``, Ray
+    Train's TrainingFailedError and its workers' failures, ``raise … from``), or None."""
+    seen: set[int] = set()
+    pending: list[object] = [error]
+    while pending:
+        found = pending.pop()
+        if not isinstance(found, BaseException) or id(found) in seen:
+            continue
+        if isinstance(found, RankuqError):
+            return found
+        seen.add(id(found))
+        pending += [getattr(found, "cause", None), found.__cause__, found.__context__]
+        pending += list((getattr(found, "worker_failures", None) or {}).values())
+    return None
+
+
+def _refusal(model: nn.Module, model_config: ModelConfig, train_config: TrainConfig, key: str) -> str | None:
+    """The GPU-memory preflight's refusal of member ``key`` on this process's device, or None."""
+    try:
+        check_member_room(model, train_config.batch_size, model_config.max_length, f"member {key}")
+    except RankuqError as refusal:
+        return str(refusal)
+    return None
+
 
 def _member(job: TrainJob) -> tuple[NeuralMethod, nn.Module, list, ModelConfig, TrainConfig]:
     """The method, fresh model and training pairs of a member job."""
@@ -115,7 +147,13 @@ def train_member(config: dict[str, Any]) -> None:
             # Every rank reports; the ranks' weights agree, so rank 0's checkpoint is kept.
             train.report(metrics, checkpoint=train.Checkpoint.from_directory(folder) if rank == 0 else None)
 
-    _train(job, publish, resume, rank)
+    def refuse(message: str) -> None:
+        # With an (empty) checkpoint: Ray Train 2.60's result keeps only metrics reported with one.
+        # train_trial passes the refusal on to Tune.
+        with tempfile.TemporaryDirectory() as folder:
+            train.report({REFUSED: message}, checkpoint=train.Checkpoint.from_directory(folder))
+
+    _train(job, publish, resume, refuse, rank)
 
 
 def train_in_trial(config: dict[str, Any]) -> None:
@@ -143,17 +181,24 @@ def train_in_trial(config: dict[str, Any]) -> None:
     def resume(method: NeuralMethod, model: nn.Module) -> TrainState | None:
         return load_checkpoint(latest, method, model) if latest else None
 
-    _train(job, publish, resume)
+    _train(job, publish, resume, lambda message: tune.report({REFUSED: message}))
 
 
-def _train(job: TrainJob, publish: Publish, resume_from: Resume, rank: int = 0) -> None:
+def _train(
+    job: TrainJob, publish: Publish, resume_from: Resume, refuse: Callable[[str], None], rank: int = 0
+) -> None:
     """Fine-tune ``job``'s member, resuming from the state ``resume_from`` gives if any, and
-    ``publish`` every epoch's metrics and checkpoint (with early stopping, the best epoch's weights too)."""
+    ``publish`` every epoch's metrics and checkpoint (with early stopping, the best epoch's weights too);
+    or, where the GPU-memory preflight refuses it, ``refuse`` with its message and train nothing."""
     loading = time.time()
     method, model, pairs, model_config, train_config = _member(job)
+    if (refusal := _refusal(model, model_config, train_config, job.key)) is not None:
+        if job.workers > 1:  # the other ranks would wait on this one in DDP: Ray Train stops them on an error
+            raise RankuqError(refusal)
+        refuse(refusal)
+        return
     # Data parallel: DDP on each worker's device, each worker a shard of the batches; one worker
     # trains on the GPU its trial was given, if any.
-    check_member_room(model, train_config.batch_size, model_config.max_length, f"member {job.key}")
     net = ray.train.torch.prepare_model(model) if job.workers > 1 else model.to(inference_device())
     # Where a member's time goes (issue 40): reading, pairing and building before training, dev
     # scoring between epochs; the rest of started → reported is tokenizing once and the steps.
@@ -262,6 +307,9 @@ def train_trial(config: dict[str, Any]) -> None:
         ),
     )
     result = trainer.fit()
+    if (refusal := (result.metrics or {}).get(REFUSED)) is not None:
+        tune.report({REFUSED: refusal})
+        return
     assert result.checkpoint is not None  # every epoch reports one (a failed fit raises)
     tune.report({"training": result.metrics, "checkpoint_dir": result.checkpoint.path})
 
@@ -274,6 +322,8 @@ class _MemberSaver(tune.Callback):
         self.models_dir, self.storage, self.advance = models_dir, storage, advance
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        if REFUSED in trial.last_result:  # trained nothing; the driver raises its refusal
+            return
         key = trial.config["job"]["key"]
         shutil.rmtree(self.models_dir / key, ignore_errors=True)  # an earlier version's folder
         checkpoint = Path(trial.last_result["checkpoint_dir"])
@@ -397,5 +447,16 @@ def train_members(
         ),
     )
     for result in tuner.fit():  # type: ignore[attr-defined]  # ResultGrid iterates by __getitem__
-        if result.error is not None:
-            raise RankuqError(f"training member {result.config['job']['key']} failed: {result.error}")
+        raise_failure(result)
+
+
+def raise_failure(result: Any) -> None:
+    """Raise a RankuqError if the Tune ``result`` of a member is a failure or a refusal: the member's
+    own RankuqError (the preflight's) by its message alone, not buried in Ray's traceback."""
+    key = result.config["job"]["key"]
+    if (refusal := (result.metrics or {}).get(REFUSED)) is not None:
+        raise RankuqError(f"training member {key}: {refusal}")
+    if result.error is not None:
+        if (cause := rankuq_cause(result.error)) is not None:
+            raise RankuqError(f"training member {key}: {cause}") from None
+        raise RankuqError(f"training member {key} failed: {result.error}")

@@ -2,7 +2,10 @@
 or in their own Tune trials. Scoring them is tests/bench/engine/test_scoring.py."""
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 from mlflow.tracking import MlflowClient
@@ -120,3 +123,81 @@ def test_whole_gpus_per_worker_or_a_fraction_for_one_worker_are_valid(workers, g
     grid = {**DATA_PARALLEL, "resources": {"workers_per_trial": workers, "gpus_per_trial": gpus}}
     spec, _ = parse_grid(grid, "grid.yaml")
     assert (spec.resources.workers_per_trial, spec.resources.gpus_per_trial) == (workers, gpus)
+
+
+# A child process with its own Ray, whose workers refuse every member at the GPU-memory preflight
+# (worker_process_setup_hook patches it before members.py imports it): what a card held by another
+# process does. It prints the CLI's message and how many times each member was tried.
+REFUSING = """
+import json, os, sys
+from pathlib import Path
+import ray
+from rankuq.bench.config.grid import parse_grid
+from rankuq.bench.run.runner import run_grid
+from rankuq.errors import RankuqError
+
+def refuse():
+    import rankuq.gpu_memory
+    def check(model, batch_size, max_length, what):
+        with open(os.environ["REFUSALS"], "a") as tries:
+            tries.write(what + "\\n")
+        raise RankuqError(f"{what} needs about 999 MiB of GPU memory; held by: pid 1 jax")
+    rankuq.gpu_memory.check_member_room = check
+
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+         runtime_env={"worker_process_setup_hook": refuse})
+grid = json.loads(sys.argv[1])
+try:
+    run_grid(*parse_grid(grid, "test grid"), Path(sys.argv[2]))
+except RankuqError as error:
+    print(json.dumps({"error": str(error), "cause": repr(error.__cause__)}))
+"""
+
+
+@pytest.mark.parametrize("trainer", ["trial", "train"])
+def test_a_member_refused_by_the_gpu_preflight_is_tried_once_and_named_plainly(tmp_path, trainer):
+    """The preflight's RankuqError reaches the user as its own message, not in a Ray traceback, and
+    is not retried by FailureConfig (the card's holders do not leave between tries)."""
+    grid = {
+        **DATA_PARALLEL,
+        "resources": {"trainer": trainer, "cpus_per_trial": 1},
+        "train": {"max_queries": 5},
+    }
+    refusals = tmp_path / "refusals.txt"
+    env = {**os.environ, "REFUSALS": str(refusals)}
+    code = [sys.executable, "-c", REFUSING, json.dumps(grid), str(tmp_path / "run")]
+    done = subprocess.run(code, env=env, capture_output=True, text=True, timeout=600, check=True)
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    found = json.loads(line)
+    (tried,) = refusals.read_text().splitlines()  # once: no retry
+    said = f"{tried} needs about 999 MiB of GPU memory; held by: pid 1 jax"
+    assert found["error"] == f"training member {tried.removeprefix('member ')}: {said}"
+    assert found["cause"] == "None"
+    assert not list((tmp_path / "run" / "models").glob("*/model.safetensors"))
+
+
+def test_a_members_own_error_is_unwrapped_from_rays():
+    """A RankuqError a member raised (one of several data-parallel workers refused, say) comes out
+    of Ray's wrappers by its message; another failure keeps Ray's whole error."""
+    from types import SimpleNamespace
+
+    from ray.exceptions import RayTaskError
+
+    from rankuq.bench.engine.members import REFUSED, raise_failure
+
+    def result(error: BaseException | None, metrics: dict | None = None) -> SimpleNamespace:
+        return SimpleNamespace(config={"job": {"key": "k1"}}, error=error, metrics=metrics or {})
+
+    try:  # Ray Train's wrapper, chained as `raise … from` the worker's error
+        raise RuntimeError("Training failed") from RankuqError("member k1 needs about 999 MiB")
+    except RuntimeError as chained:
+        wrapped = RayTaskError("train_trial", "Traceback …", chained)
+    with pytest.raises(RankuqError) as found:
+        raise_failure(result(wrapped))
+    assert str(found.value) == "training member k1: member k1 needs about 999 MiB"
+    assert found.value.__cause__ is None and found.value.__suppress_context__
+    with pytest.raises(RankuqError, match=r"^training member k1 failed: "):
+        raise_failure(result(RayTaskError("train_trial", "Traceback …", RuntimeError("CUDA out of memory"))))
+    with pytest.raises(RankuqError, match=r"^training member k1: held by: pid 1$"):
+        raise_failure(result(None, {REFUSED: "held by: pid 1"}))
+    raise_failure(result(None, {"training": {}}))  # a member that trained
