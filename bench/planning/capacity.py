@@ -3,7 +3,8 @@ source, and the arithmetic that turns a grid's pairs into CPU and GPU hours.
 
 `--plan`'s GPU-hours come from what rankuq measured on a real H100 (``MEASURED_GPU``, from
 docs/gpu/h100-2026-11-27.json): training and scoring throughputs and the fixed costs of a run, a
-wave of members and a scored cell. The FLOP arithmetic below (``estimate``, peak × an assumed
+wave of members and the run's one scoring pass, with what a scored (cell, split) adds to it
+(``SCORING_PER_SPLIT``, measured on a CPU or assumed, each said). The FLOP arithmetic below (``estimate``, peak × an assumed
 utilisation) is the on-paper plan of docs/scale.md; it was 99× too low against that run.
 """
 
@@ -276,15 +277,44 @@ GPU_COST: dict[str, float] = {
     # a wave of members: the training stage less the members' span (19.3 s alone, 16.6 packed): the
     # trial's process, imports, the backbone and pairs loaded, the checkpoint saved, Tune's books
     "member_fixed_s": _runs_mean(lambda run: MEASURED_STAGES_S[run]["training"] - _member_span_s(run)),
-    # a scored (cell, split): the scoring stage less its rows at the measured rate (18.8 s, 17.1 s):
-    # the Ray Data pipeline, its scorer actors started, the members loaded. Both grids had one cell:
-    # that a later cell of a run pays all of it again (new actors, models loaded again) is assumed
+    # the scoring stage's start-up, once a run: the stage less its rows at the measured rate (18.8 s,
+    # 17.1 s): the Ray Data pipeline, its scorer actors started (process, imports, CUDA context), the
+    # members loaded. Both grids had one cell; rankuq then started new actors for every cell, and
+    # paid it again each cell. Since the run's one scoring pass (bench.engine.scoring.score_cells) an
+    # actor lives for the whole stage: what a later cell pays is its members' loading (below)
     "score_fixed_s": _runs_mean(lambda run: MEASURED_STAGES_S[run]["scoring"] - _scored_s(run)),
     # the run: its wall time less both stages (5.4 s, 6.3 s): Ray's start, the plan, MLflow, evaluation
     "run_fixed_s": _runs_mean(
         lambda run: MEASURED_GPU["run_wall_s"][run] - sum(MEASURED_STAGES_S[run].values())
     ),
 }
+
+
+# What a (cell, split) costs beyond its rows once the scoring pass's actors are up, and what a list
+# costs to tokenise once (both measured on this project's CPU machine, not on a GPU):
+SCORING_PER_SPLIT: dict[str, dict[str, float | str]] = {
+    "member_load_s": {
+        "value": 0.5,
+        "source": "a warm process (imports done) building a MiniLM-L6 member's ShardScorer, three times: "
+        "0.45-0.51 s (CPU, 2026-11-27, load average 7-13 on 2 cores); assumed the same where a GPU actor "
+        "loads it (the weights' copy to the card and their bf16 cast not measured)",
+    },
+    "tokenize_fixed_s": {
+        "value": 3.0,
+        "source": "assumed: a list's token ids made once (bench.engine.tokens, Ray Data CPU tasks: a "
+        "worker and the tokeniser started) on a 16-core machine; measured 15 s a list on 2 loaded cores "
+        "(load average 20, 2,351 and 1,130 WikiQA rows, tiny tokeniser)",
+    },
+    "tokenizer_pairs_per_s": {
+        "value": 6000.0,
+        "source": "shared/gpu/h100-2026-11-27 limit.json: the fast tokeniser, one process, 6.0k pairs/s "
+        "(a list's parts run in parallel tasks: an upper bound)",
+    },
+}
+
+
+def _per_split(name: str) -> float:
+    return float(SCORING_PER_SPLIT[name]["value"])
 
 
 def gpu_scoring_pairs_per_s(method: str, params: dict[str, float], precision: str) -> float:
@@ -327,17 +357,28 @@ def _waves_s(member_s: list[float], at_once: int) -> float:
 
 
 @dataclass(frozen=True)
+class Scored:
+    """A (cell, split) left to score, as the GPU plan counts it."""
+
+    method: str
+    params: dict[str, float]
+    rows: int
+    members: int  # models its scorer loads
+    lists: str  # the folder of its candidate lists (tokenised once for all the splits that read it)
+
+
+@dataclass(frozen=True)
 class GpuWork:
     """The work a plan leaves, as the GPU plan counts it."""
 
     members: list[tuple[float, float]]  # per member or search trial: (training pair-epochs, dev pairs scored)
-    scored: list[tuple[str, dict[str, float], int]]  # per (cell, split) to score: (method, params, rows)
+    scored: list[Scored]
 
 
 def gpu_seconds(spec: "GridSpec", work: GpuWork) -> float:
     """Wall seconds of ``work`` on one GPU like the measured one: the run's fixed cost, the members
-    in waves, and each scored (cell, split) with its fixed cost (bm25's rows are scored on the CPU).
-    Not counted: building candidate lists, post-hoc fits and probes (CPU work)."""
+    in waves, and the scoring pass (``scoring_seconds``). Not counted: building candidate lists,
+    post-hoc fits and probes (CPU work)."""
     if not work.members and not work.scored:
         return 0.0
     slower = gpu_slowdown(spec.model.layers or MEASURED_LAYERS, spec.model.max_length)
@@ -345,12 +386,33 @@ def gpu_seconds(spec: "GridSpec", work: GpuWork) -> float:
     train_rate = GPU_COST["train_pairs_per_s"] / slower
     dev_rate = gpu_scoring_pairs_per_s("bert", {}, precision) / slower  # a member's dev scoring: one pass
     member_s = [pairs / train_rate + dev / dev_rate for pairs, dev in work.members]
-    scoring_s = sum(
-        GPU_COST["score_fixed_s"]
-        + (0.0 if method == "bm25" else rows * slower / gpu_scoring_pairs_per_s(method, params, precision))
-        for method, params, rows in work.scored
+    at_once = members_at_once(spec.resources)
+    scoring_s = scoring_seconds(work.scored, slower, precision, at_once)
+    return GPU_COST["run_fixed_s"] + _waves_s(member_s, at_once) + scoring_s
+
+
+def scoring_seconds(scored: list[Scored], slower: float, precision: str, actors: int) -> float:
+    """Wall seconds of the run's one scoring pass over ``scored``: its start-up once, each list's
+    tokenising once, each split's rows at the measured single-stream rate (the ``actors`` sharing the
+    GPU are not counted faster) and its members' loading, which the actors do side by side. BM25's
+    splits are scored on an actor's CPU, beside the GPU's work: not counted."""
+    neural = [split for split in scored if split.method != "bm25"]
+    if not neural:
+        return 0.0
+    lists = {split.lists: split.rows for split in neural}
+    tokenize = sum(
+        _per_split("tokenize_fixed_s") + rows / _per_split("tokenizer_pairs_per_s") for rows in lists.values()
     )
-    return GPU_COST["run_fixed_s"] + _waves_s(member_s, members_at_once(spec.resources)) + scoring_s
+    rows = sum(
+        split.rows * slower / gpu_scoring_pairs_per_s(split.method, split.params, precision)
+        for split in neural
+    )
+    loads = (
+        sum(split.members for split in neural)
+        * _per_split("member_load_s")
+        / max(1, min(actors, len(neural)))
+    )
+    return GPU_COST["score_fixed_s"] + tokenize + rows + loads
 
 
 def counts(plan: "Plan") -> dict[Path, tuple[int, int]]:
@@ -452,15 +514,14 @@ def describe(plan: "Plan") -> str:
             if not layout.predictions(
                 cell.task, cell.method, cell.seed, str(key), dev=split == "dev"
             ).exists():
-                work.scored.append((cell.method, params, rows))
+                work.scored.append(Scored(cell.method, params, rows, len(cell.members), str(folder)))
     lines.append("pairs to score (all seeds; cached ones included):")
     lines += [f"  {method:<14} {split:<5} {rows:>10,}" for (method, split), rows in by_method.items()]
     lines.append(f"probes per seed: {', '.join(plan.probes) or 'none'}")
     trained, scored = (sum(member[i] for member in work.members) for i in (0, 1))
     cpu = (trained * value("cpu_train_over_forward") + scored) * cpu_ms / 3.6e6
     cpu += (
-        sum(scoring_cost(m, params, rows, cpu_ms, CPU_FORWARD_PASSES) for m, params, rows in work.scored)
-        / 3.6e6
+        sum(scoring_cost(s.method, s.params, s.rows, cpu_ms, CPU_FORWARD_PASSES) for s in work.scored) / 3.6e6
     )
     at_once = members_at_once(spec.resources)
     lines.append(

@@ -15,6 +15,8 @@ from rankuq.bench.planning.capacity import (
     MEASURED_GPU,
     MEASURED_TESTED_ROWS,
     MEASURED_TRAIN_PAIRS,
+    SCORING_PER_SPLIT,
+    Scored,
     _waves_s,
     counts,
     describe,
@@ -24,6 +26,7 @@ from rankuq.bench.planning.capacity import (
     gpu_slowdown,
     members_at_once,
     scoring_cost,
+    scoring_seconds,
     train_pair_epochs,
     trial_epochs,
     value,
@@ -179,3 +182,22 @@ def test_the_gpu_plans_arithmetic_by_hand():
 )
 def test_members_at_once_on_one_gpu(resources, at_once):
     assert members_at_once(ResourcesConfig(**resources)) == at_once
+
+
+def test_the_scoring_pass_pays_its_start_up_once_and_each_list_s_tokens_once():
+    """The run's one scoring pass: the measured start-up once, a list tokenised once whatever reads
+    it, each split's rows at its method's rate, its members' loading shared by the actors; BM25's
+    splits (scored on an actor's CPU) and a pass of BM25 alone cost no GPU time."""
+    load, fixed, rate = (float(SCORING_PER_SPLIT[name]["value"]) for name in SCORING_PER_SPLIT)
+    bert = Scored("bert", {}, 6000, 1, "lists-a")
+    ensemble = Scored("ensemble", {"M": 5}, 6000, 5, "lists-a")
+    bm25 = Scored("bm25", {}, 6000, 0, "lists-b")
+    rows = 6000 / 14958.3 + 6000 / 2760.2
+    expected = GPU_COST["score_fixed_s"] + (fixed + 6000 / rate) + rows + 6 * load / 2
+    assert scoring_seconds([bert, ensemble, bm25], 1.0, "bf16", actors=10) == pytest.approx(expected)
+    assert scoring_seconds([bm25], 1.0, "bf16", actors=10) == 0.0
+    # ten bert cells more add their rows and loading, not the start-up again
+    more = scoring_seconds([bert] * 11, 1.0, "bf16", actors=10) - scoring_seconds(
+        [bert], 1.0, "bf16", actors=10
+    )
+    assert more == pytest.approx(10 * 6000 / 14958.3 + (11 / 10 - 1) * load)
