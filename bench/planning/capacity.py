@@ -4,8 +4,9 @@ source, and the arithmetic that turns a grid's pairs into CPU and GPU hours.
 `--plan`'s GPU-hours come from what rankuq measured on a real H100 (``MEASURED_GPU``, from
 docs/gpu/h100-2026-11-27.json): training and scoring throughputs and the fixed costs of a run, a
 wave of members and the run's one scoring pass, with what a scored (cell, split) adds to it
-(``SCORING_PER_SPLIT``, measured on a CPU or assumed, each said). The FLOP arithmetic below (``estimate``, peak × an assumed
-utilisation) is the on-paper plan of docs/scale.md; it was 99× too low against that run.
+(``SCORING_PER_SPLIT``, measured on a CPU or assumed, each said). The FLOP arithmetic below
+(``estimate``, peak × an assumed utilisation) is the on-paper plan of docs/scale.md; it was 99× too
+low against that run.
 """
 
 import re
