@@ -39,7 +39,7 @@ case "${1:-}" in
     du -sh "$ENV_DIR" >>"$OUT/install.log"
     ;;
   run)
-    part=${2:?give the part: 1 or 2}
+    part=${2:?give the part: 1, 2 or 3}
     prepare
     grids=(--part "$part")
     if [ -n "${RANKUQ_FULLSCALE_GRID:-}" ]; then grids=(--grid "$RANKUQ_FULLSCALE_GRID"); fi
