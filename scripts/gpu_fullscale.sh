@@ -48,7 +48,7 @@ case "${1:-}" in
     ;;
   benchmark)
     prepare
-    exec timeout 400 "$PYTHON" -m rankuq.bench.benchmarks.gpu "$OUT" 2>"$OUT/stderr.log"
+    exec timeout 540 "$PYTHON" -m rankuq.bench.benchmarks.gpu "$OUT" 2>"$OUT/stderr.log"
     ;;
   *)
     echo "usage: OUT=DIR bash scripts/gpu_fullscale.sh install | run PART | benchmark" >&2

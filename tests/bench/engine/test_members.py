@@ -154,6 +154,7 @@ except RankuqError as error:
 """
 
 
+@pytest.mark.slow  # a Ray of its own per trainer: 1 to 2.5 minutes each on two cores
 @pytest.mark.parametrize("trainer", ["trial", "train"])
 def test_a_member_refused_by_the_gpu_preflight_is_tried_once_and_named_plainly(tmp_path, trainer):
     """The preflight's RankuqError reaches the user as its own message, not in a Ray traceback, and
