@@ -1,5 +1,9 @@
 """The stages' own decisions (bench.run.stages); the stages at work are tested through run_grid."""
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -60,3 +64,30 @@ def test_the_board_s_scoring_rules_are_the_metrics_of_the_predictions_and_bm25_g
     for name in ("ECE", "ERCE", "Brier", "NLL"):
         assert bm25[header.index(name)] == MISSING, name
     assert bm25[header.index("R@1")] != MISSING
+
+
+GPU_RUN = """
+import json, sys, ray
+from pathlib import Path
+from ray._private.state import actors  # the GCS's actor table (the public state API needs a dashboard)
+from rankuq.bench.config.grid import parse_grid
+from rankuq.bench.run.runner import run_grid
+ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False)
+grid = {"name": "gpu", "tasks": ["wikiqa"], "methods": {"bm25": {}, "bert": {}, "mc_dropout": {"T": 2}},
+        "seeds": [0], "baseline": "bert", "model": {"backbone": "tiny", "max_length": 32},
+        "train": {"max_queries": 8, "batch_size": 16}, "eval": {"probes": ["calibration"]},
+        "resources": {"gpus_per_trial": 0.5, "cpus_per_trial": 1}}
+run_grid(*parse_grid(grid, "test grid"), Path(sys.argv[1]))
+names = [actor["ActorClassName"] for actor in actors().values()]
+print(json.dumps([sum("CellScorer" in n for n in names), sum("PartScorer" in n for n in names)]))
+"""
+
+
+def test_a_gpu_run_scores_all_its_splits_with_one_actor_pool(tmp_path):
+    """Where members hold a GPU share (logical GPUs here, CPU torch), the scoring stage's actors are
+    started once for the run, not once per (cell, split): three cells, six splits, two actors."""
+    done = subprocess.run(
+        [sys.executable, "-c", GPU_RUN, str(tmp_path / "run")], check=True, capture_output=True, text=True
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == [2, 0]
+    assert len(list((tmp_path / "run").glob("predictions*/wikiqa/*/*.parquet"))) == 6
