@@ -83,6 +83,7 @@ print(json.dumps([sum("CellScorer" in n for n in names), sum("PartScorer" in n f
 """
 
 
+@pytest.mark.slow  # a whole grid in a Ray of its own: 81 s on two cores (test_scoring's are quick)
 def test_a_gpu_run_scores_all_its_splits_with_one_actor_pool(tmp_path):
     """Where members hold a GPU share (logical GPUs here, CPU torch), the scoring stage's actors are
     started once for the run, not once per (cell, split): three cells, six splits, two actors."""
