@@ -462,33 +462,26 @@ def _paper001(grid: str, id: str, model: str) -> tuple[Claim, ...]:
         f"{cutoff_cells}, mean {cutoff:+.1%} ('an approximate 9 % increase' on TREC DL over three models)"
     )
     return (
-        claim(
-            id=f"{id}-keeps-effectiveness",
-            text=f"last-layer MC dropout (the mean of its samples) keeps the deterministic {model}'s nDCG@10 "
-            "(within ±2.6 %)",
-            source=f"{P001}, Table 2",
-            paper=f"nDCG change of {model}^B over {model}^D: {t['keeps'][1]}, 'parity'. Margin ±2.6 %: the "
-            "largest difference Table 2 calls parity (MRR −2.6 %, BERT-L4, Robust04)",
-            paper_effect=t["keeps"][0],
-            metric="nDCG@10",
-            against="bert",
-            expect="within",
-            margin=0.026,
-            **same,
-        ),
-        claim(
-            id=f"{id}-keeps-mrr",
-            text=f"last-layer MC dropout (the mean of its samples) keeps the deterministic {model}'s MRR "
-            "(within ±2.6 %)",
-            source=f"{P001}, Table 2",
-            paper=f"MRR change of {model}^B over {model}^D: {t['keeps_mrr'][1]}, 'par'. Margin ±2.6 %: the "
-            "largest difference Table 2 calls parity (MRR −2.6 %, BERT-L4, Robust04)",
-            paper_effect=t["keeps_mrr"][0],
-            metric="RR",
-            against="bert",
-            expect="within",
-            margin=0.026,
-            **same,
+        *(
+            claim(
+                id=f"{id}-keeps-{suffix}",
+                text=f"last-layer MC dropout (the mean of its samples) keeps the deterministic {model}'s "
+                f"{name} (within ±2.6 %)",
+                source=f"{P001}, Table 2",
+                paper=f"{name.removesuffix('@10')} change of {model}^B over {model}^D: {t[key][1]}, "
+                f"'{said}'. Margin ±2.6 %: the largest difference Table 2 calls parity (MRR −2.6 %, BERT-L4, "
+                "Robust04)",
+                paper_effect=t[key][0],
+                metric=metric,
+                against="bert",
+                expect="within",
+                margin=0.026,
+                **same,
+            )
+            for suffix, key, metric, name, said in (
+                ("effectiveness", "keeps", "nDCG@10", "nDCG@10", "parity"),
+                ("mrr", "keeps_mrr", "RR", "MRR", "par"),
+            )
         ),
         claim(
             id=f"{id}-erce",
