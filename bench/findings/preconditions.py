@@ -91,7 +91,7 @@ def works_in_domain(run: Run, condition: str, rankers: tuple[str, ...] = ("bert"
 
 def ranker_check(run: Run, condition: str, ranker: str = "bert") -> Check:
     """``ranker``'s AP against BM25's in ``condition``; worked out once per run."""
-    key = ("above_bm25", condition, ranker)
+    key = ("works_in_domain", condition, ranker)
     if key not in run.checked:
         mine, bm25 = (run.parts(condition, m, PRECONDITION_METRIC) for m in (ranker, "bm25"))
         what = f"{ranker}'s {PRECONDITION_METRIC} − BM25's"

@@ -14,7 +14,7 @@ from rankuq.bench.findings.preconditions import RULES, Check, ranker_check, shif
 from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.runs import Run, read_costs, read_run
 from rankuq.bench.findings.sides import source_condition
-from rankuq.bench.findings.verdicts import assess_runs, judge_all
+from rankuq.bench.findings.verdicts import LEFT_OUT, assess_runs, judge_all, judged_conditions
 from rankuq.bench.results.provenance import STALE
 from rankuq.bench.results.rendering import markdown_text
 from rankuq.bench.rundir.atomic import atomic_write
@@ -254,15 +254,14 @@ def _claims_table(rows: Sequence[Row], title: str) -> list[str]:
 def _judged_on(row: Row) -> str:
     """Which conditions the overall estimate pools: several (with Cochran's Q where they disagree),
     or one while the grid measured more (and why the others are out)."""
-    left_out = (statistics.UNTESTABLE, statistics.NOT_MEASURED)
-    judged = [m for m in row.measured if m.verdict not in left_out and not m.descriptive]
+    judged = judged_conditions(row)
     if len(judged) > 1:
         text = f" pooled over {len(judged)} conditions"
         estimate = row.overall
         if row.verdict == statistics.MIXED and isinstance(estimate, statistics.Pooled):
             text += f"; Cochran's Q {estimate.q:.1f}, p {_p(estimate.q_p)}: the conditions disagree"
         return text
-    others = [m for m in row.measured if m.verdict in left_out]
+    others = [m for m in row.measured if m.verdict in LEFT_OUT]
     if len(judged) == 1 and others:
         why = "; ".join(
             f"{markdown_text(m.condition)}: {m.failed.name if m.failed else m.verdict}" for m in others

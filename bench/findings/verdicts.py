@@ -52,7 +52,7 @@ def measure(claim: Claim, run: Run, condition: str) -> Measured:
         return Measured(condition, None, math.nan, math.nan, note=found)
     sides, _ = found
     values = side_values(sides)
-    reference = claim.floor if claim.floor is not None else max(values[1:])
+    reference = _reference(claim, values)
     checks = tuple(check(name, claim, run, condition, reference) for name in claim.preconditions)
     pool: statistics.Pool = "values" if claim.scale == "relative" else "contrasts"
     effect = bootstrap(sides, contrast(claim, len(sides)), pool)
@@ -85,20 +85,28 @@ def _assess_in(claim: Claim, run: Run) -> Row:
         note = f"{run.folder} has no queries.parquet (per-query records): rerun it with this checkout"
         return Row(claim, run, (), statistics.NOT_MEASURED, note)
     conditions = conditions_of(claim, run)
+    claim = in_absolute_terms(claim, _references(claim, run, conditions)) or claim
     measured = tuple(measure(claim, run, condition) for condition in conditions)
-    absolute = in_absolute_terms(claim, measured)
-    if absolute is not None:
-        claim = absolute
-        measured = tuple(measure(claim, run, condition) for condition in conditions)
     note = "" if measured else f"{run.folder.name} has no condition of {scope(claim)}"
     return Row(claim, run, measured, statistics.NOT_MEASURED, note)
 
 
-def in_absolute_terms(claim: Claim, measured: Sequence[Measured]) -> Claim | None:
+def _reference(claim: Claim, values: Sequence[float]) -> float:
+    """What the method's value is compared with: the floor, or the best of the other sides' values."""
+    return claim.floor if claim.floor is not None else max(values[1:])
+
+
+def _references(claim: Claim, run: Run, conditions: Sequence[str]) -> list[float]:
+    """The claim's reference value in each condition that has its sides (no bootstrap: the values)."""
+    found = (sides_of(claim, run, condition) for condition in conditions)
+    return [_reference(claim, side_values(sides[0])) for sides in found if not isinstance(sides, str)]
+
+
+def in_absolute_terms(claim: Claim, references: Sequence[float]) -> Claim | None:
     """A relative claim whose reference is near 0 in some condition (``NEAR_ZERO``), restated in
     absolute terms: the paper's effect (and margin) taken of the mean measured reference; None where
     the relative terms stand."""
-    references = [m.reference for m in measured if math.isfinite(m.reference)]
+    references = [r for r in references if math.isfinite(r)]
     if claim.scale != "relative" or not references or min(map(abs, references)) >= NEAR_ZERO:
         return None
     base = float(sum(references) / len(references))
@@ -195,14 +203,17 @@ def _paper(claim: Claim) -> float | None:
     return None if claim.expect in ("at least", "no worse") else claim.paper_effect
 
 
-def _judged_conditions(row: Row) -> list[Measured]:
-    left_out = (statistics.NOT_MEASURED, statistics.UNTESTABLE)
-    return [m for m in row.measured if m.verdict not in left_out and not m.descriptive]
+LEFT_OUT = (statistics.NOT_MEASURED, statistics.UNTESTABLE)  # conditions a claim's estimate leaves out
+
+
+def judged_conditions(row: Row) -> list[Measured]:
+    """The conditions a claim's overall estimate rests on: judged ones, not the shown-only ones."""
+    return [m for m in row.measured if m.verdict not in LEFT_OUT and not m.descriptive]
 
 
 def _estimate(row: Row) -> statistics.Estimate | None:
     """The claim's overall estimate: its one judged condition's effect, or the conditions pooled."""
-    judged = _judged_conditions(row)
+    judged = judged_conditions(row)
     if len(judged) == 1:
         return judged[0].effect
     if not judged:
@@ -212,7 +223,7 @@ def _estimate(row: Row) -> statistics.Estimate | None:
 
 
 def _overall(row: Row, estimate: statistics.Estimate | None, adjusted: float) -> Row:
-    judged = _judged_conditions(row)
+    judged = judged_conditions(row)
     if estimate is None or not judged:
         untestable = [m for m in row.measured if m.verdict == statistics.UNTESTABLE]
         verdict = statistics.UNTESTABLE if untestable else statistics.NOT_MEASURED
