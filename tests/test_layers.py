@@ -24,7 +24,8 @@ BENCH_LAYERS = (
     "metrics",  # effectiveness and calibration measures
     "plots",  # the PNG plots a run logs
     "probes",  # the evaluation probes over scored lists
-    "config",  # the grid schema, training settings, search spaces, input checks
+    "preflight",  # a command's input checks, made before the slow imports
+    "config",  # the grid schema, training settings, search spaces
     "evaluation",  # the probes' cache, paired tests, TREC files, black-box evaluation
     "planning",  # content keys, typed jobs, the plan, the capacity estimate
     "engine",  # Ray: session, processes, training, members, scoring, post-hoc fits, searches

@@ -12,9 +12,9 @@ FILE_OPTIONS = ("--run", "--qrels", "--predictions", "--dev", "--dev-run", "--de
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    from rankuq.bench.config.paths import check_input_file
     from rankuq.bench.evaluation.blackbox import evaluate_inputs, per_query_values, read_dev, read_inputs
     from rankuq.bench.evaluation.trec import write_trec_run
+    from rankuq.bench.preflight.paths import check_input_file
 
     if args.model is not None or args.task is not None:
         _zero_shot(args)
@@ -48,9 +48,9 @@ def _evaluate(args: argparse.Namespace) -> None:
 def _zero_shot(args: argparse.Namespace) -> None:
     """``--model DIR --task T``: the checkpoint scored as it is by a one-task grid (train.epochs 0)."""
     from rankuq.bench.cli.run import _show
-    from rankuq.bench.config.backbone_folder import check_backbone
     from rankuq.bench.config.grid import parse_grid
-    from rankuq.bench.config.paths import check_output_folder
+    from rankuq.bench.preflight.backbone_folder import check_backbone
+    from rankuq.bench.preflight.paths import check_output_folder
     from rankuq.bench.results.boards import read_run_dir
     from rankuq.bench.run.runner import run_grid
 

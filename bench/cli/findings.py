@@ -4,7 +4,7 @@ import argparse
 
 
 def _findings(args: argparse.Namespace) -> None:
-    from rankuq.bench.config.paths import check_output_file
+    from rankuq.bench.preflight.paths import check_output_file
 
     check_output_file(args.out, "--out", "findings.md")  # before the claims are measured
     from rankuq.bench.findings.render import findings

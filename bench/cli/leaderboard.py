@@ -15,8 +15,8 @@ def _leaderboard(args: argparse.Namespace) -> None:
 
     if (args.run_dir is None) == (args.tracking_uri is None) or (args.grid and args.run_dir):
         raise RankuqError("rankuq leaderboard: give either RUN_DIR or --tracking-uri URI [--grid NAME]")
-    from rankuq.bench.config.paths import check_output_file, check_output_folder
-    from rankuq.bench.config.tracking_inputs import check_experiment, check_tracking_uri
+    from rankuq.bench.preflight.paths import check_output_file, check_output_folder
+    from rankuq.bench.preflight.tracking_inputs import check_experiment, check_tracking_uri
     from rankuq.bench.results.mlflow_names import experiment_name
 
     if args.tracking_uri:

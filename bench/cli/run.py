@@ -16,10 +16,10 @@ if TYPE_CHECKING:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from rankuq.bench.config.addresses import check_ray_address
-    from rankuq.bench.config.backbone_folder import locate_backbone
-    from rankuq.bench.config.paths import check_output_folder
-    from rankuq.bench.config.tracking_inputs import check_experiment, check_tracking_uri
+    from rankuq.bench.preflight.addresses import check_ray_address
+    from rankuq.bench.preflight.backbone_folder import locate_backbone
+    from rankuq.bench.preflight.paths import check_output_folder
+    from rankuq.bench.preflight.tracking_inputs import check_experiment, check_tracking_uri
     from rankuq.bench.results.mlflow_names import experiment_name
 
     # What was given, checked before the slow imports (Ray, torch, MLflow) and before any write.
@@ -73,8 +73,8 @@ def _experiment_option(given: str | None) -> str:
 
 
 def _run_grid(args: argparse.Namespace, locked: bool) -> None:
-    from rankuq.bench.config.backbone_folder import check_backbone
     from rankuq.bench.config.grid import load_grid
+    from rankuq.bench.preflight.backbone_folder import check_backbone
     from rankuq.bench.rundir.layout import RunLayout
     from rankuq.tasks import data_root
 
@@ -94,8 +94,8 @@ def _run_grid(args: argparse.Namespace, locked: bool) -> None:
         print(describe(plan(spec, params, RunLayout(run_dir))))
         return
 
-    from rankuq.bench.config.paths import check_output_folder
     from rankuq.bench.engine.processes import stop_recorded
+    from rankuq.bench.preflight.paths import check_output_folder
     from rankuq.bench.results.boards import read_run_dir
     from rankuq.bench.run.runner import build_lists, run_built
     from rankuq.bench.rundir.atomic import removed_on_error

@@ -23,7 +23,7 @@ from mlflow.store.artifact.local_artifact_repo import LocalArtifactRepository
 from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 from mlflow.tracking import MlflowClient
 
-from rankuq.bench.config.tracking_inputs import sqlite_path, store_problem
+from rankuq.bench.preflight.tracking_inputs import sqlite_path, store_problem
 from rankuq.bench.rundir.layout import RunLayout
 from rankuq.errors import RankuqError
 

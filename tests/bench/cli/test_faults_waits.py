@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.config.conftest import serving
+from tests.bench.preflight.conftest import serving
 
 GRID = "tasks: [wikiqa]\nmethods: {bm25: {}}\n"
 STARTUP_S = 30  # a fresh interpreter on the loaded 2-core host; the probe itself waits 5 s at most

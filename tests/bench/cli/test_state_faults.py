@@ -13,7 +13,7 @@ import pytest
 
 from rankuq.bench.cli import common as cli
 from rankuq.bench.cli.main import main
-from rankuq.bench.config import addresses, paths, tracking_inputs
+from rankuq.bench.preflight import addresses, paths, tracking_inputs
 from rankuq.bench.rundir.lock import HOLDER_FILE, run_dir_lock
 
 GRID = "tasks: [wikiqa]\nmethods: {bm25: {}}\n"

@@ -17,7 +17,7 @@ DRIVER = """
 import sys, time
 from pathlib import Path
 import ray
-from rankuq.bench.config.addresses import check_ray_address
+from rankuq.bench.preflight.addresses import check_ray_address
 from rankuq.bench.engine.session import ray_session
 with ray_session(None, Path(sys.argv[1])):
     check_ray_address(ray.get_runtime_context().gcs_address)  # a real GCS passes the gRPC probe

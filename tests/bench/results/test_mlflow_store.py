@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rankuq.bench.config.tracking_inputs import MLFLOW_TABLES, store_problem
+from rankuq.bench.preflight.tracking_inputs import MLFLOW_TABLES, store_problem
 from rankuq.errors import RankuqError
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rankuq.bench.config.paths import check_input_file, check_output_folder
+from rankuq.bench.preflight.paths import check_input_file, check_output_folder
 from rankuq.errors import RankuqError
 
 from .conftest import one_error

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from rankuq.bench.config import addresses  # CONNECT_TIMEOUT_S read when dialling: one for every probe
+from rankuq.bench.preflight import addresses  # CONNECT_TIMEOUT_S read when dialling: one for every probe
 from rankuq.errors import RankuqError
 
 if TYPE_CHECKING:  # rankuq.backbone imports torch (seconds): the grid's loading has it by then

@@ -1,4 +1,4 @@
-"""Helpers of the tests of a command's input checks (``bench.config``'s addresses, tracking_inputs,
+"""Helpers of the tests of a command's input checks (``bench.preflight``: addresses, tracking_inputs,
 paths, backbone_folder); ``serving`` also stands in for a port that is not the service in
 tests/bench/cli."""
 

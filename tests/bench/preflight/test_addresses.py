@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from rankuq.bench.config import addresses
-from rankuq.bench.config.addresses import check_endpoint, check_ray_address
-from rankuq.bench.config.tracking_inputs import check_tracking_uri
+from rankuq.bench.preflight import addresses
+from rankuq.bench.preflight.addresses import check_endpoint, check_ray_address
+from rankuq.bench.preflight.tracking_inputs import check_tracking_uri
 
 from .conftest import one_error, serving
 

@@ -13,7 +13,7 @@ from urllib.error import HTTPError, URLError
 from urllib.parse import urlsplit
 from urllib.request import urlopen
 
-from rankuq.bench.config import addresses  # CONNECT_TIMEOUT_S read when dialling: one for every probe
+from rankuq.bench.preflight import addresses  # CONNECT_TIMEOUT_S read when dialling: one for every probe
 from rankuq.errors import RankuqError
 
 SQLITE_MAGIC = b"SQLite format 3\0"

@@ -12,7 +12,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.store.tracking.file_store import FileStore
 from mlflow.utils.validation import MAX_EXPERIMENT_NAME_LENGTH as MLFLOW_MAX_NAME
 
-from rankuq.bench.config.tracking_inputs import (
+from rankuq.bench.preflight.tracking_inputs import (
     MAX_EXPERIMENT_NAME_LENGTH,
     MLFLOW_TABLES,
     check_experiment,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rankuq.backbone import TINY, ModelConfig
-from rankuq.bench.config.backbone_folder import TINY_NAME, check_backbone
+from rankuq.bench.preflight.backbone_folder import TINY_NAME, check_backbone
 from rankuq.errors import RankuqError
 
 
