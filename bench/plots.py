@@ -12,10 +12,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from rankuq.bench.metrics.ece import bin_sums
 
 OVERVIEW_METHODS, OVERVIEW_CONDITIONS = 60, 20  # the most one overview plot draws
+# A per-cell plot's width: the report shows it at this size (``PLOT_WIDTH_PX``), legend beside the axes.
+PLOT_WIDTH_IN, PLOT_DPI = 8.0, 100
+PLOT_WIDTH_PX = round(PLOT_WIDTH_IN * PLOT_DPI)
 
 
 def reliability_diagram(
@@ -26,8 +31,22 @@ def reliability_diagram(
     title: str | None = None,
     subject: str = "",
 ) -> Path:
+    """``reliability_figure`` as a PNG at ``path``."""
+    figure = reliability_figure(curves, bins, adaptive, title, subject)
+    figure.savefig(path, dpi=PLOT_DPI)
+    plt.close(figure)
+    return path
+
+
+def reliability_figure(
+    curves: Mapping[str, tuple[np.ndarray, ...]],
+    bins: int = 10,
+    adaptive: bool = False,
+    title: str | None = None,
+    subject: str = "",
+) -> Figure:
     """Fraction relevant against mean predicted probability per bin, one line per label, and below
-    it the number of pairs in each bin (log scale: the bins near 0 hold most pairs), titled by
+    it the number of pairs in each bin (``_count_axis``: the bins near 0 hold most pairs), titled by
     ``subject`` (whose predictions: method × condition) over ``title``.
 
     ``curves`` maps a label (a seed, a number of non-relevant candidates, …) to (probabilities,
@@ -36,8 +55,9 @@ def reliability_diagram(
     not drawn. The legend is outside the axes, so it covers no point.
     """
     figure, (axis, below) = plt.subplots(
-        2, 1, figsize=(6.5, 5.5), sharex=True, height_ratios=(3, 1), layout="constrained"
+        2, 1, figsize=(PLOT_WIDTH_IN, 6), sharex=True, height_ratios=(3, 1), layout="constrained"
     )
+    drawn = []
     axis.plot([0, 1], [0, 1], linestyle=":", color="grey", label="perfect calibration")
     for label, (probs, relevant, *weights) in curves.items():
         counts, prob_sums, relevant_sums = bin_sums(
@@ -47,13 +67,13 @@ def reliability_diagram(
         confidence = prob_sums[kept] / counts[kept]
         (line,) = axis.plot(confidence, relevant_sums[kept] / counts[kept], marker="o", label=label)
         below.plot(confidence, counts[kept], marker=".", color=line.get_color())
+        drawn.append(counts[kept])
     axis.set(xlim=(0, 1), ylim=(0, 1), ylabel="fraction relevant")
-    below.set(xlabel="mean predicted P(relevant)", ylabel="pairs per bin", yscale="log")
+    below.set(xlabel="mean predicted P(relevant)", ylabel="pairs per bin")
+    _count_axis(below, np.concatenate(drawn) if drawn else np.ones(1))
     _title(axis, subject, title)
-    figure.legend(loc="outside right upper", fontsize="small")
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+    figure.legend(loc="outside right upper")
+    return figure
 
 
 def line_plot(
@@ -71,7 +91,7 @@ def line_plot(
     abstention rate, nAUC against reference size, titled by ``subject`` over ``title``. Labels in
     ``dashed`` (bounds such as the oracle and random) are drawn in grey, dashed then dotted; the
     legend is outside the axes."""
-    figure, axis = plt.subplots(figsize=(6.5, 4), layout="constrained")
+    figure, axis = plt.subplots(figsize=(PLOT_WIDTH_IN, 4.5), layout="constrained")
     colours = iter(plt.cm.tab20(np.linspace(0, 1, 20)))
     for label, (x, y) in series.items():
         style: dict[str, Any]
@@ -82,10 +102,24 @@ def line_plot(
         axis.plot(x, y, marker="o", markersize=3, label=label, **style)
     axis.set(xlabel=xlabel, ylabel=ylabel, xscale="log" if log_x else "linear")
     _title(axis, subject, title)
-    figure.legend(loc="outside right upper", fontsize="small")  # beside the axes: it covers no curve
-    figure.savefig(path, dpi=100)
+    figure.legend(loc="outside right upper")  # beside the axes: it covers no curve
+    figure.savefig(path, dpi=PLOT_DPI)
     plt.close(figure)
     return path
+
+
+def _count_axis(axis: Axes, counts: np.ndarray) -> None:
+    """Counts as plain numbers ("235", "1,000"; matplotlib's log axis writes 2.35×10²): a log scale
+    where they span a decade or more (equal-width bins near 0 hold most pairs), labelled at its
+    powers of ten only, else linear (equal-mass bins hold about as many pairs each)."""
+    plain = FuncFormatter(lambda value, _: f"{value:,.0f}")
+    positive = counts[counts > 0]
+    if positive.size and positive.max() >= 10 * positive.min():
+        axis.set_yscale("log")
+        axis.yaxis.set_minor_formatter(NullFormatter())
+    else:
+        axis.ticklabel_format(axis="y", style="plain", useOffset=False)
+    axis.yaxis.set_major_formatter(plain)
 
 
 def _title(axis: Axes, subject: str, title: str | None) -> None:

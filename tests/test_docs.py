@@ -4,16 +4,15 @@ library module has an API page, and the README's hand-written tables name every 
 method and probe."""
 
 import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from .browser import chromium, text_of
+
 ROOT = Path(__file__).resolve().parents[1]
-INSTALL = "apt-get update && apt-get install -y --no-install-recommends chromium"
 QUIET = {"DISABLE_MKDOCS_2_WARNING": "true", "NO_MKDOCS_2_WARNING": "1"}  # the plugins' banners
 
 
@@ -33,29 +32,8 @@ def site(tmp_path_factory) -> Path:
 
 
 def dump_dom(page: Path, profile: Path) -> str:
-    """The page's DOM after its scripts ran, from headless Chromium with no network use of its own."""
-    binary = shutil.which("chromium")
-    if binary is None:
-        pytest.fail(f"chromium is not installed: run `{INSTALL}` (with sudo if not root)", pytrace=False)
-    flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-    ]
-    run = subprocess.run(
-        [binary, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, check=True
-    )
-    return run.stdout
-
-
-def text_of(dom: str) -> str:
-    return " ".join(re.sub(r"<[^>]+>", " ", dom).split())
+    """The page's DOM after its scripts ran."""
+    return chromium("--dump-dom", page.as_uri(), profile=profile)
 
 
 def test_the_home_page_renders_with_the_generated_methods_table(site, tmp_path):

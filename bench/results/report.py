@@ -8,7 +8,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from rankuq.bench.plots import OVERVIEW_CONDITIONS, OVERVIEW_METHODS, overview_png
+from rankuq.bench.plots import OVERVIEW_CONDITIONS, OVERVIEW_METHODS, PLOT_WIDTH_PX, overview_png
 from rankuq.bench.results.boards import Board, Plot
 from rankuq.bench.results.columns import (
     Piece,
@@ -48,7 +48,7 @@ td .note { display: block; }
 img.overview { width: 100%; max-width: 1280px; height: auto; }  /* its PNG's width; not figure img's */
 .plots { display: flex; flex-wrap: wrap; gap: 16px; }
 figure { margin: 0; }
-figure img { width: 380px; border: 1px solid #eee; }
+figure img { width: {{ plot_width }}px; max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: 13px; text-align: center; }
 </style>
 </head>
@@ -159,6 +159,7 @@ def report_pieces(board: Board) -> list[Piece]:
         conditions=f"{board.table.condition.nunique():,}",
         max_methods=OVERVIEW_METHODS,
         max_conditions=OVERVIEW_CONDITIONS,
+        plot_width=PLOT_WIDTH_PX,
         sections=sections,
         images=len(board.plots) + bool(overview),
     )

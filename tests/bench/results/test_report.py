@@ -1,18 +1,17 @@
 import base64
 import json
 import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 from PIL import Image
 
+from rankuq.bench.plots import PLOT_WIDTH_PX
 from rankuq.bench.results.boards import read_run_dir
 from rankuq.bench.results.report import kind_title, render_report, write_report
 from rankuq.errors import RankuqError
 
-INSTALL = "apt-get update && apt-get install -y --no-install-recommends chromium"
+from ...browser import chromium
 
 
 def test_the_report_is_self_contained_with_every_plot_embedded(run_dir):
@@ -53,24 +52,16 @@ def test_a_plot_that_is_no_image_writes_nothing(run_dir, tmp_path):
     assert not out.exists()
 
 
-def _chromium(*args: str) -> subprocess.CompletedProcess:
-    binary = shutil.which("chromium")
-    if binary is None:
-        pytest.fail(f"chromium is not installed: run `{INSTALL}` (with sudo if not root)", pytrace=False)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,2000"]
-    return subprocess.run([binary, *flags, *args], capture_output=True, text=True, timeout=120, check=True)
-
-
 def test_the_report_renders_in_headless_chromium_with_every_plot(run_dir, tmp_path):
     board = read_run_dir(run_dir)
     _, html = write_report(board, tmp_path / "out")
     url = html.resolve().as_uri()
-    dom = _chromium("--dump-dom", url).stdout
+    dom = chromium("--dump-dom", url)
     assert (
         f'data-images-loaded="{len(board.plots) + 1}"' in dom
     )  # and the overview  # set by the page once all images decoded
     shot = tmp_path / "screenshot.png"
-    _chromium(f"--screenshot={shot}", url)
+    chromium(f"--screenshot={shot}", url)
     pixels = np.asarray(Image.open(shot).convert("RGB")).reshape(-1, 3).astype(int)
     assert len(np.unique(pixels, axis=0)) > 50  # not a blank page
     # The plots' lines (matplotlib's first colour, #1f77b4) are on screen.
@@ -82,14 +73,17 @@ def test_tables_scroll_inside_the_page_instead_of_widening_it(run_dir):
     assert html.count('<div class="scroll"><table>') == 2 and ".scroll { overflow-x: auto;" in html
 
 
-def test_the_overview_plot_is_shown_at_full_width(run_dir, tmp_path):
+def test_the_overview_at_full_width_and_each_plot_at_its_own_size(run_dir, tmp_path):
     html = render_report(read_run_dir(run_dir))
-    measure = (  # the width the browser lays the overview out at, once its image decoded
-        "<script>addEventListener('load', () => document.body.dataset.overviewWidth = "
-        "document.querySelector('img.overview').getBoundingClientRect().width)</script></body>"
+    measure = (  # the widths the browser lays the images out at (within their borders), once decoded
+        "<script>addEventListener('load', () => document.body.dataset.widths = "
+        "[...document.querySelectorAll('img')].map(i => i.clientWidth).join(' '))"
+        "</script></body>"
     )
     page = tmp_path / "report.html"
     page.write_text(html.replace("</body>", measure))
-    dom = _chromium("--dump-dom", page.resolve().as_uri()).stdout
-    width = float(re.search(r'data-overview-width="([\d.]+)"', dom).group(1))
-    assert width >= 900  # was 380 px: the figure rule of the small plots
+    dom = chromium("--dump-dom", page.resolve().as_uri())
+    overview, *plots = map(float, re.search(r'data-widths="([\d. ]+)"', dom).group(1).split())
+    assert overview >= 900  # was 380 px: the figure rule of the small plots
+    # Each plot (bench.plots', as the fixture's) at its PNG's width: was 380 px, its legend unreadable.
+    assert plots == [PLOT_WIDTH_PX] * len(read_run_dir(run_dir).plots)
