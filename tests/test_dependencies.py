@@ -21,7 +21,7 @@ def normalise(name: str) -> str:
 
 def requirement_names(requirements: list[str]) -> set[str]:
     """Distribution names of PEP 508 requirement strings (``ray[tune]>=2.50`` → ``ray``)."""
-    return {normalise(re.match(r"[A-Za-z0-9._-]+", text.strip())[0]) for text in requirements}
+    return {normalise(re.findall(r"[A-Za-z0-9._-]+", text.strip())[0]) for text in requirements}
 
 
 def imported_modules() -> dict[str, set[Path]]:

@@ -8,6 +8,7 @@ kept as links), so the build leaves no build/ folder or egg-info in the checkout
 isolation (setuptools of the test extra), so nothing is downloaded.
 """
 
+import importlib.util
 import json
 import os
 import shutil
@@ -61,9 +62,8 @@ def source_files() -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    try:  # the build runs in this environment (no build isolation): setuptools of the test extra
-        import setuptools  # noqa: F401
-    except ImportError:
+    # the build runs in this environment (no build isolation): setuptools of the test extra
+    if importlib.util.find_spec("setuptools") is None:
         pytest.fail("setuptools is not installed here: pip install -e '.[test]'", pytrace=False)
     tmp = tmp_path_factory.mktemp("wheel")
     source = tmp / "source"

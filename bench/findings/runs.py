@@ -4,7 +4,7 @@ metrics split by query), and method_cost's CSV."""
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ class Run:
     board: pd.DataFrame  # leaderboard.csv
     kinds: dict[str, tuple[Kind, str]]  # condition → (kind, variant of its tested lists)
     provenance: Provenance | None = None  # whether its cells are this checkout's (None: not checked)
-    queries: "QueryRecords | None" = None  # queries.parquet (None: the run predates per-query records)
+    queries: "PerQuery | None" = None  # queries.parquet (None: the run predates per-query records)
     tested: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # condition → (test task, ns)
     trained: dict[str, Side] = field(default_factory=dict)  # condition → its training side
     # (precondition, condition, ranker) → its check: a bootstrap that many claims of a condition share
@@ -40,6 +40,12 @@ class Run:
     def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]:
         """Seed → the metric's parts for a cell (empty where the run recorded none)."""
         return {} if self.queries is None else self.queries.parts(condition, method, metric)
+
+
+class PerQuery(Protocol):
+    """Per-query parts looked up by (condition, method, metric): queries.parquet, or a test's table."""
+
+    def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]: ...
 
 
 class QueryRecords:

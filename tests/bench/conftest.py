@@ -93,7 +93,7 @@ def log_grid(tracker: Tracker, run_dir: Path, name: str) -> None:
         condition, method = cell["condition"], cell["method"]
         tags = {LEVEL_TAG: "cell", "method": method, "task": "wikiqa", "shift": condition, ROW_TAG: str(row)}
         child = tracker.open(f"cell-{name}-{row}", f"{method} × {condition}", grid, tags)
-        values = {k: v for k, v in cell.items() if k not in KEYS}
+        values = {str(k): v for k, v in cell.items() if k not in KEYS}
         plots = [e["path"] for e in index if (e["condition"], e["method"]) == (condition, method)]
         tracker.log(
             child,

@@ -68,6 +68,7 @@ def build() -> Builder:
         name: str, raw: dict, seed: int = 0, model: ModelConfig = TINY_MODEL
     ) -> tuple[NeuralMethod, MethodParams, nn.Module]:
         method = methods.create(name, raw, "test")
+        assert isinstance(method, NeuralMethod)
         return method, method.params, method.build_model(model, seed)
 
     return make

@@ -4,6 +4,7 @@ from torch import nn
 
 from rankuq import methods
 from rankuq.backbone import ModelConfig, encode_pairs, load_tokenizer
+from rankuq.methods.base import NeuralMethod
 from rankuq.methods.dropout import FastDropout, _attention, keep_mask, use_fast_dropout
 from rankuq.tasks import data_root, get
 
@@ -21,7 +22,9 @@ def wikiqa_inputs() -> dict[str, torch.Tensor]:
 @pytest.fixture(scope="module")
 def model_pair() -> tuple[nn.Module, nn.Module]:
     """The offline MiniLM-L2 cross-encoder, as built and with fast dropout (same seed)."""
-    build = methods.create("bert", {}).build_model
+    bert = methods.create("bert", {})
+    assert isinstance(bert, NeuralMethod)
+    build = bert.build_model
     return build(L2, 0).eval(), use_fast_dropout(build(L2, 0)).eval()
 
 

@@ -3,6 +3,7 @@ import torch
 
 from rankuq import methods
 from rankuq.errors import RankuqError
+from rankuq.methods.base import NeuralMethod
 
 TINY_L1 = {"backbone": "tiny", "max_length": 32, "layers": 1}
 
@@ -51,8 +52,10 @@ def test_backbone_depth_follows_model_config(build, inputs):
 
 
 def test_training_identity_ignores_t_only():
-    def identity_of(raw: dict) -> dict:
-        return methods.create("last_layer_mc", raw).training_identity()
+    def identity_of(raw: dict) -> dict | None:
+        method = methods.create("last_layer_mc", raw)
+        assert isinstance(method, NeuralMethod)
+        return method.training_identity()
 
     identity = identity_of({"T": 150})
     assert identity == identity_of({"T": 10})

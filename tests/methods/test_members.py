@@ -13,11 +13,24 @@ from rankuq import methods, tasks
 from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer
 from rankuq.bench.config.training import TrainConfig
 from rankuq.bench.engine.training_loop import fine_tune
+from rankuq.methods.base import NeuralMethod, Scores
 
 # The offline MiniLM cut to 2 layers; max_length wide enough that no WikiQA pair is cut, so rankuq
 # and the outside loaders tokenise alike.
 WIDE = ModelConfig(layers=2, max_length=512)
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)  # the ``build`` fixture's
+
+
+def bert() -> NeuralMethod:
+    method = methods.create("bert")
+    assert isinstance(method, NeuralMethod)
+    return method
+
+
+def probabilities(scores: Scores) -> np.ndarray:
+    """The first draw's probabilities: bert scores draws, not a GP's (mean, variance)."""
+    assert isinstance(scores, np.ndarray)
+    return scores[:, 0]
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +43,7 @@ def wikiqa_rows() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def bert_member(tmp_path_factory: pytest.TempPathFactory, wikiqa_rows: pd.DataFrame) -> Path:
     """A `bert` member fine-tuned a few steps on real pairs, saved as training saves it."""
-    method = methods.create("bert")
+    method = bert()
     model = method.build_model(WIDE, seed=0)
     pairs = [([*c], t, int(y > 0)) for c, t, y in zip(*wikiqa_rows.to_dict("list").values(), strict=True)]
     fine_tune(model, load_tokenizer(WIDE), pairs, WIDE, TrainConfig(batch_size=4, lr=1e-3, epochs=3), seed=0)
@@ -50,7 +63,7 @@ def test_a_saved_member_loads_with_the_auto_class_and_its_sigmoid_gives_rankuq_s
     inputs = encode_pairs(tokenizer, contexts, wikiqa_rows["text"].tolist(), WIDE.max_length)
     with torch.inference_mode():
         logits = loaded(**inputs).logits
-    ours = methods.create("bert").make_scorer(WIDE, [bert_member], bert_member)(wikiqa_rows)[:, 0]
+    ours = probabilities(bert().make_scorer(WIDE, [bert_member], bert_member)(wikiqa_rows))
     np.testing.assert_allclose(torch.sigmoid(logits[:, 0]).numpy(), ours, atol=1e-6)
     assert np.ptp(ours) > 0.05  # trained: the pairs get different probabilities
 
@@ -67,7 +80,7 @@ def test_sentence_transformers_cross_encoder_predicts_and_ranks_a_member_as_rank
     pairs = [
         (turns[0], text) for turns, text in zip(wikiqa_rows["context"], wikiqa_rows["text"], strict=True)
     ]
-    ours = methods.create("bert").make_scorer(WIDE, [bert_member], bert_member)(wikiqa_rows)[:, 0]
+    ours = probabilities(bert().make_scorer(WIDE, [bert_member], bert_member)(wikiqa_rows))
     np.testing.assert_allclose(cross.predict(pairs, batch_size=4), ours, atol=1e-6)
     first = wikiqa_rows["context"].map(lambda turns: turns[0]) == pairs[0][0]
     question, texts = pairs[0][0], wikiqa_rows["text"][first].tolist()
@@ -82,7 +95,7 @@ def test_sentence_transformers_cross_encoder_predicts_and_ranks_a_member_as_rank
 def test_a_member_is_a_backbone_to_fine_tune_again(bert_member: Path) -> None:
     """`rankuq run --backbone RUN_DIR/models/<key>`: the member's head and encoder are kept."""
     again = build_cross_encoder(ModelConfig(backbone=str(bert_member)), seed=5)
-    saved = methods.create("bert").load_member(WIDE, bert_member)
+    saved = bert().load_member(WIDE, bert_member)
     for name, value in saved.state_dict().items():
         assert torch.equal(again.state_dict()[name], value), name
 

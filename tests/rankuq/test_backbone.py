@@ -1,7 +1,9 @@
 """The backbone loader on tiny checkpoints the tests save: a RoBERTa, a CrossEncoder, broken ones."""
 
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -18,14 +20,24 @@ from transformers import (
 from rankuq import methods
 from rankuq.backbone import ModelConfig, build_cross_encoder, encode_pairs, load_tokenizer, offline_minilm
 from rankuq.errors import RankuqError
-from rankuq.methods.base import relevance_probability
+from rankuq.methods.base import NeuralMethod, relevance_probability
 from rankuq.methods.encoders import BertFeatures
 
-SHAPE = {"vocab_size": 30522, "hidden_size": 32, "num_attention_heads": 2, "intermediate_size": 64}
+SHAPE: dict[str, Any] = {  # Any: transformers' typed configs take these as **kwargs
+    "vocab_size": 30522,
+    "hidden_size": 32,
+    "num_attention_heads": 2,
+    "intermediate_size": 64,
+}
 QUERY = "roberta"  # a weight every test compares: the first layer's query projection
 
 
-def save(model: torch.nn.Module, folder: Path) -> Path:
+def tiny_bert(num_labels: int) -> BertConfig:
+    """A 2-layer BERT config of MiniLM's vocabulary with a ``num_labels``-way head."""
+    return BertConfig(**{**SHAPE, "num_hidden_layers": 2, "num_labels": num_labels})
+
+
+def save(model: Any, folder: Path) -> Path:
     """``model`` with MiniLM's tokenizer, as a user's checkpoint folder."""
     model.save_pretrained(folder)
     AutoTokenizer.from_pretrained(offline_minilm()).save_pretrained(folder)
@@ -60,7 +72,7 @@ def test_a_roberta_checkpoint_loads_its_own_weights(roberta: tuple[Path, Roberta
 
 def test_a_roberta_checkpoint_can_be_cut_to_fewer_layers(roberta: tuple[Path, RobertaModel]) -> None:
     folder, saved = roberta
-    model = build_cross_encoder(ModelConfig(backbone=str(folder), layers=1), seed=0)
+    model: Any = build_cross_encoder(ModelConfig(backbone=str(folder), layers=1), seed=0)
     assert len(model.roberta.encoder.layer) == 1
     torch.testing.assert_close(
         model.roberta.embeddings.word_embeddings.weight, saved.embeddings.word_embeddings.weight
@@ -76,14 +88,16 @@ def test_the_feature_heads_pool_the_first_token_of_a_backbone_without_pooler(
     features = BertFeatures(config, seed=0)
     assert features.feature_layers() == [features.pooler] and features.dim == 32
     assert features(**pairs(config)).shape == (1, 32)
-    ranker = methods.create("sngp").build_model(config, seed=0)
+    sngp = methods.create("sngp")
+    assert isinstance(sngp, NeuralMethod)
+    ranker = sngp.build_model(config, seed=0)
     assert ranker(**pairs(config)).shape == (1,)
 
 
 def test_a_cross_encoder_checkpoint_keeps_its_head_as_sigmoid_of_its_logit(tmp_path: Path) -> None:
     """sentence-transformers saves a CrossEncoder as a one-label sequence classifier."""
     torch.manual_seed(4)
-    cross = BertForSequenceClassification(BertConfig(num_hidden_layers=2, num_labels=1, **SHAPE)).eval()
+    cross = BertForSequenceClassification(tiny_bert(num_labels=1)).eval()
     config = ModelConfig(backbone=str(save(cross, tmp_path / "ce")), dropout=0.1)
     model = build_cross_encoder(config, seed=0).eval()
     assert model.config.num_labels == 2
@@ -95,8 +109,8 @@ def test_a_cross_encoder_checkpoint_keeps_its_head_as_sigmoid_of_its_logit(tmp_p
 
 def test_a_two_label_classifier_keeps_its_head(tmp_path: Path) -> None:
     torch.manual_seed(5)
-    member = BertForSequenceClassification(BertConfig(num_hidden_layers=2, num_labels=2, **SHAPE))
-    model = build_cross_encoder(ModelConfig(backbone=str(save(member, tmp_path / "m"))), seed=0)
+    member = BertForSequenceClassification(tiny_bert(num_labels=2))
+    model: Any = build_cross_encoder(ModelConfig(backbone=str(save(member, tmp_path / "m"))), seed=0)
     torch.testing.assert_close(model.classifier.weight, member.classifier.weight)
 
 
@@ -127,11 +141,13 @@ def test_members_on_a_roberta_backbone_score_through_the_methods(
     """A member saved as training saves it (``save_member``) loads and scores on a non-BERT backbone."""
     config = ModelConfig(backbone=str(roberta[0]), max_length=32)
     method = methods.create(name, {"T": 3}, "test")
+    assert isinstance(method, NeuralMethod)
     checkpoint = tmp_path / "member"
     method.save_member(method.build_model(config, seed=1), config, checkpoint)
     score = method.make_scorer(config, [checkpoint], tmp_path)
     batch = pd.DataFrame({"context": [["who wrote hamlet"]] * 2, "text": ["shakespeare", "paris"]})
     draws = score(batch)
+    assert isinstance(draws, np.ndarray)  # draws, not a GP's (mean, variance)
     assert draws.shape == (2, 3) and ((draws > 0) & (draws < 1)).all()
 
 

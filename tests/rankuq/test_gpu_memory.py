@@ -36,15 +36,15 @@ def test_the_need_of_the_measured_member_is_the_measurement_with_the_allocators_
     assert doubled - need == pytest.approx(need - state, rel=0.01)
 
 
-def fake_card(monkeypatch, free_mib: float, listing=None) -> None:
+def fake_card(monkeypatch, free_mib: float, listing=None) -> list[list[str]]:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (int(free_mib * 2**20), int(79.2 * GIB)))
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device: "NVIDIA H100 80GB HBM3")
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: SimpleNamespace(uuid="5a3c-77"))
-    calls = []
+    calls: list[list[str]] = []
 
-    def run(command, **kwargs):
+    def run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
         calls.append(command)
         if isinstance(listing, Exception):
             raise listing

@@ -17,7 +17,7 @@ from rankuq.backbone import offline_minilm
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu_bundle.py"
 PYTHON_312 = Path("/root/.pyenv/versions/3.12.1/bin/python")
 # What the image has of Ray core's own requirements, as a clean Python lacks them (slow test only).
-IMAGE_PART = ("click", "filelock", "msgpack", "packaging", "protobuf", "pyyaml", "requests")
+IMAGE_PART: tuple[str, ...] = ("click", "filelock", "msgpack", "packaging", "protobuf", "pyyaml", "requests")
 IMAGE_PART += ("charset-normalizer", "idna", "urllib3", "certifi", "attrs", "typing-extensions")
 
 
@@ -73,7 +73,8 @@ def test_two_calls_install_into_a_kept_folder_then_write_the_real_weights(tmp_pa
     """Call 1 (install --target): the wheels into TARGET/site, the data into TARGET/data, random
     weights; call 2 (weights): the carried bf16 weights, upcast. A bundle of the stand-in wheel alone."""
     bundle, scratch, target = tmp_path / "bundle", tmp_path / "wheels", tmp_path / "env"
-    bundle.mkdir(), scratch.mkdir()
+    bundle.mkdir()
+    scratch.mkdir()
     wheel = gpu_bundle.standin_wheel(scratch)
     with tarfile.open(bundle / "wheels.tar.xz", "w:xz") as tar:
         tar.add(wheel, arcname=f"wheels/{wheel.name}")

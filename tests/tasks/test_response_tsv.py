@@ -29,7 +29,7 @@ def write(root: Path, folder: str, name: str, lines: list[str]) -> Path:
 
 
 @pytest.mark.parametrize("task", [MSDialog, Mantis])
-def test_lists_of_ten_per_context(tmp_path: Path, task: type) -> None:
+def test_lists_of_ten_per_context(tmp_path: Path, task: type[MSDialog] | type[Mantis]) -> None:
     write(tmp_path, task.folder, "valid.tsv", FIRST + SECOND)
     pool = task().pool("dev", tmp_path)
     assert pool.native and len(pool.qids) == 2 and len(pool.cids) == 20

@@ -4,6 +4,7 @@ import gzip
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -188,17 +189,15 @@ def test_read_shards_errors(tmp_path: Path) -> None:
 
 def test_settings_change_the_folder_and_manifest_records_them(tmp_path: Path) -> None:
     root = tasks.data_root()
-    folders = {
-        build_shards("clariq", "dev", root=root, cache_dir=tmp_path, **kwargs)
-        for kwargs in [
-            {},
-            {"strategy": "random"},
-            {"n": 5},
-            {"seed": 1},
-            {"variant": "nota"},
-            {"variant": "imbalance", "n": 3},
-        ]
-    }
+    settings: list[dict[str, Any]] = [
+        {},
+        {"strategy": "random"},
+        {"n": 5},
+        {"seed": 1},
+        {"variant": "nota"},
+        {"variant": "imbalance", "n": 3},
+    ]
+    folders = {build_shards("clariq", "dev", root=root, cache_dir=tmp_path, **kwargs) for kwargs in settings}
     assert len(folders) == 6
     default = build_shards("clariq", "dev", root=root, cache_dir=tmp_path)
     assert default in folders  # same settings, same folder

@@ -2,6 +2,7 @@
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -106,7 +107,7 @@ def test_bad_table_task_names(tmp_path: Path) -> None:
         tasks.get("my-lists")
 
 
-QA = {
+QA: dict[str, list[Any]] = {
     "question_id": ["Q1", "Q1", "Q1", "Q2", "Q2"],
     "question": ["who wrote hamlet?"] * 3 + ["how tall is everest?"] * 2,
     "answer": ["Shakespeare wrote it.", "It is a play.", "Denmark.", "8,849 m.", "In Nepal."],

@@ -27,7 +27,10 @@ QRELS = "q1 0 d2 1\nq2 0 d3 1\n"
 
 
 def _write(path: Path, text: str | bytes) -> Path:
-    (path.write_bytes if isinstance(text, bytes) else path.write_text)(text)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
     return path
 
 

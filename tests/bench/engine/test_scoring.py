@@ -22,6 +22,7 @@ from rankuq.bench.engine.scoring import (
     score_shards,
 )
 from rankuq.bench.planning.jobs import ScorerSpec
+from rankuq.methods.base import NeuralMethod
 from rankuq.shards import read_shards, shard_files
 from rankuq.tasks.shards import build_shards
 
@@ -41,7 +42,9 @@ def spec(method: str, params: dict, checkpoint: Path, shards: Path, precision: s
 
 
 def tiny_checkpoint(path: Path, seed: int) -> Path:
-    methods.create("bert").save_member(build_cross_encoder(TINY_MODEL, seed), TINY_MODEL, path)
+    bert = methods.create("bert")
+    assert isinstance(bert, NeuralMethod)
+    bert.save_member(build_cross_encoder(TINY_MODEL, seed), TINY_MODEL, path)
     return path
 
 
@@ -49,7 +52,7 @@ def scored_in_process(checkpoint: Path, shards: Path, precision: str = "auto", r
     """Relevance probabilities of ``shards``' rows by a ShardScorer in this process."""
     scorer = ShardScorer(spec("bert", {}, checkpoint, shards, precision).to_dict())
     frame = read_shards(shards).to_pandas()
-    return np.stack(scorer(frame if rows is None else frame.head(rows))["samples"])[:, 0]
+    return np.stack(list(scorer(frame if rows is None else frame.head(rows))["samples"]))[:, 0]
 
 
 def test_ray_scoring_matches_the_scorer_and_reloads_rewritten_weights(ray_session, dev_shards, tmp_path):

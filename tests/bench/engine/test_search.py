@@ -114,7 +114,9 @@ def member_jobs(run_dir: Path) -> dict[int, dict]:
 
 def mlflow_runs(run_dir: Path, level: str) -> list:
     client = MlflowClient(default_tracking_uri(run_dir))
-    experiment = client.get_experiment_by_name(EXPERIMENT).experiment_id
+    found = client.get_experiment_by_name(EXPERIMENT)
+    assert found is not None, EXPERIMENT
+    experiment = found.experiment_id
     return client.search_runs([experiment], filter_string=f"tags.`rankuq.level` = '{level}'")
 
 

@@ -3,6 +3,7 @@
 import gzip
 import re
 from pathlib import Path
+from typing import Any
 
 import ir_measures
 import numpy as np
@@ -166,7 +167,8 @@ def test_malformed_files_are_refused_by_line(
 
 def test_wrong_inputs_are_refused(tmp_path: Path) -> None:
     run = write(tmp_path / "run", ["q1 Q0 a 1 1.0 t"])
-    for kwargs in ({"run": run}, {}, {"run": run, "qrels": run, "predictions": run}):
+    given: list[dict[str, Any]] = [{"run": run}, {}, {"run": run, "qrels": run, "predictions": run}]
+    for kwargs in given:
         with pytest.raises(RankuqError, match="either a TREC run with its qrels"):
             evaluate_file(**kwargs)
     (tmp_path / "latin1").write_bytes(b"q1 Q0 a 1 1.0 t\nq1 Q0 caf\xe9 2 0.5 t\n")

@@ -18,7 +18,10 @@ RUN = "q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.4 t\nq2 Q0 d3 1 0.8 t\nq2 Q0 d4 2 0.7 t\n"
 
 
 def _write(path: Path, text: str | bytes) -> Path:
-    (path.write_bytes if isinstance(text, bytes) else path.write_text)(text)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
     return path
 
 

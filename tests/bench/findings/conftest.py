@@ -48,7 +48,7 @@ def run_of(columns: dict[tuple[str, str, str], list[np.ndarray]], kinds=None, se
     }
     conditions = sorted({c for c, _, _ in columns})
     kinds = kinds or {c: ("in-domain", "standard") for c in conditions}
-    tested = {c: ("wikiqa", None) for c in conditions}
+    tested: dict[str, tuple[str, str | None]] = {c: ("wikiqa", None) for c in conditions}
     table = seeds if seeds is not None else pd.DataFrame(columns=["condition", "method", "seed"])
     return Run(Path("runs/hand"), SPEC, table, pd.DataFrame(), kinds, None, Records(parts), tested)
 

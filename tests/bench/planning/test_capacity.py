@@ -74,7 +74,9 @@ def test_a_search_trial_runs_the_epochs_its_scheduler_lets_it(scheduler, epochs,
 def _work_left(tmp_path, grid) -> float:
     spec, params = parse_grid(grid, "test grid")
     text = describe(plan(spec, params, RunLayout(tmp_path / "run")))
-    return float(re.search(r"estimated work left: ([\d.e+-]+) CPU-hours", text).group(1))
+    found = re.search(r"estimated work left: ([\d.e+-]+) CPU-hours", text)
+    assert found, text
+    return float(found.group(1))
 
 
 def test_the_plan_counts_a_searchs_trials(tmp_path):

@@ -66,9 +66,9 @@ def _as_nobody(check: Callable[[], None]) -> str:
             os._exit(0)
     os.close(write)
     with os.fdopen(read, "rb") as answer:
-        message = answer.read().decode()
+        answer_text = answer.read().decode()
     os.waitpid(pid, 0)
-    return message
+    return answer_text
 
 
 def test_an_output_folder_in_a_folder_nobody_may_write_is_refused():

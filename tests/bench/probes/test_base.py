@@ -26,6 +26,7 @@ def test_matrices_follow_the_metrics_rank_order(lists_table) -> None:
     np.testing.assert_array_equal(lists.ranked.labels, [[0, 1, 0], [1, 0, 0]])
     np.testing.assert_array_equal(lists.mask, [[True, True, True], [True, True, False]])
     assert lists.n_samples == 2
+    assert lists.samples is not None
     np.testing.assert_allclose(lists.samples[0, 0], [0.9, 0.7], atol=1e-7)
     np.testing.assert_allclose(lists.variance()[1], [0.01, 0.0, 0.0], atol=1e-7)
 
@@ -89,12 +90,17 @@ def test_splits_are_80_20_and_seeded() -> None:
     assert not np.array_equal(test, split_queries(23, seed=4)[1])
 
 
+def _write_subject(path: Path, subject: str) -> Path:
+    path.write_bytes(subject.encode())
+    return path
+
+
 def test_keys_and_merging(tmp_path: Path) -> None:
     assert key("nDCG@10") == "nDCG_at_10" and key("AP") == "AP"
     first = ProbeResult({"a": 1.0}, notes=("x",))
     second = ProbeResult(
         {"b": 2.0},
-        plots={"p": lambda path, subject: path.write_bytes(subject.encode()) and path},
+        plots={"p": _write_subject},
         notes=("y",),
     )
     merged = merge([first, second])

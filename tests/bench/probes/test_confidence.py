@@ -15,7 +15,7 @@ def test_reference_free_confidences_by_hand(scores_table) -> None:
     np.testing.assert_allclose(free_confidence(lists, "u_max"), [0.9, 0.6])
     np.testing.assert_allclose(free_confidence(lists, "u_1-2"), [0.5, 0.5])
     np.testing.assert_allclose(
-        free_confidence(lists, "u_std"), [np.std([0.2, 0.9, 0.4]), 0.25]
+        free_confidence(lists, "u_std"), [float(np.std([0.2, 0.9, 0.4])), 0.25]
     )  # real candidates only
     np.testing.assert_allclose(sorted_scores(lists, 4), [[0.2, 0.2, 0.4, 0.9], [0.1, 0.1, 0.1, 0.6]])
     with pytest.raises(RankuqError, match="u_mean_var needs S > 1 draws"):

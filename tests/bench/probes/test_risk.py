@@ -9,7 +9,7 @@ import pytest
 from rankuq.bench import metrics
 from rankuq.bench.probes import risk, scored_lists
 from rankuq.bench.probes.parts import QueryParts
-from rankuq.bench.probes.risk import RISK_METRICS, cvar, order_by, risk_aware_orders
+from rankuq.bench.probes.risk import RISK_METRICS, Covariance, cvar, order_by, risk_aware_orders
 from rankuq.errors import RankuqError
 
 # A: mean 0.7, var 0.04; B: mean 0.6, var 0.04, cov(A, B) = 0.04; C: mean 0.55, var 0.0225,
@@ -40,7 +40,7 @@ def test_the_authors_covariance_over_all_others_can_change_the_first_pick(lists_
     assert risk.risk_aware_mean(lists, 1.0, "R@1") == 1.0
     assert risk.risk_aware_mean(lists, 1.0, "R@1", covariance="above") == 0.0
     with pytest.raises(RankuqError, match=r"risk\.covariance must be one of all, above, got 'none'"):
-        risk_aware_orders(lists, [1.0], covariance="none")
+        risk_aware_orders(lists, [1.0], covariance="none")  # type: ignore[arg-type]  # the bad value under test
 
 
 # the grid before issue 29: risk-seeking and large b beside [0, 1]
@@ -76,7 +76,7 @@ def test_ties_go_to_the_b_nearest_0_then_the_smaller() -> None:
 
 
 @pytest.mark.parametrize("covariance", ["all", "above"])
-def test_b_zero_is_the_mean_ranking_exactly(wikiqa, covariance: str) -> None:
+def test_b_zero_is_the_mean_ranking_exactly(wikiqa, covariance: Covariance) -> None:
     lists = scored_lists(wikiqa).with_relevant()
     order = risk_aware_orders(lists, [0.0], covariance)[0.0]
     np.testing.assert_array_equal(order, np.broadcast_to(np.arange(order.shape[1]), order.shape))

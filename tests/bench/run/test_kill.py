@@ -64,7 +64,7 @@ sys.exit(main(sys.argv[1:]))
 
 def _files(run_dir: Path) -> set[str]:
     """The run directory's files, relative (a file removed during the walk is skipped)."""
-    found = set()
+    found: set[str] = set()
     for folder, _, names in os.walk(run_dir):
         found.update(os.path.relpath(os.path.join(folder, name), run_dir) for name in names)
     return found
@@ -251,7 +251,7 @@ def _boundaries() -> NextKill:
         nonlocal logging_killed
         while pending:
             index = pending.pop(0)
-            what, _, after, past = BOUNDARIES[index]
+            what, _stage, after, past = BOUNDARIES[index]
             if not any(re.search(past, path) for path in files):
                 print(f"  next: {what} + {after} s")
                 return _at_boundary(index)

@@ -34,7 +34,9 @@ def moved(finished: tuple[Path, pd.DataFrame], tmp_path: Path) -> Path:
 def bert_plot(run_dir: Path) -> tuple[str, str]:
     """The bert cell run's id and the name of its reliability diagram."""
     client = StoreClient(default_tracking_uri(run_dir))
-    experiment = client.get_experiment_by_name(EXPERIMENT).experiment_id
+    found = client.get_experiment_by_name(EXPERIMENT)
+    assert found is not None, EXPERIMENT
+    experiment = found.experiment_id
     (cell,) = client.search_runs([experiment], f"tags.`{LEVEL_TAG}` = 'cell' and tags.method = 'bert'")
     return cell.info.run_id, "reliability-wikiqa-bert.png"
 

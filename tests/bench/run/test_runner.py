@@ -28,7 +28,9 @@ def run(grid: dict, run_dir) -> pd.DataFrame:
 
 def runs(run_dir, level: str | None = None) -> list:
     client = StoreClient(default_tracking_uri(run_dir))
-    experiment = client.get_experiment_by_name(EXPERIMENT).experiment_id
+    found = client.get_experiment_by_name(EXPERIMENT)
+    assert found is not None, EXPERIMENT
+    experiment = found.experiment_id
     where = f"tags.`rankuq.level` = '{level}'" if level else ""
     return client.search_runs([experiment], filter_string=where, max_results=1000)
 
