@@ -34,7 +34,8 @@ class MCDropout(NeuralMethod):
         if inputs["input_ids"].device.type == "cuda":
             return self.stacked(model, inputs)
         # T passes over the batch, not one over T stacked copies whose activations outgrow the CPU's
-        # caches; with the 16-bit masks 10.7-10.9x bert's cost at T = 10, was 19.5x (docs/benchmarks.md).
+        # caches; with the 16-bit masks 10.7-10.9x bert's cost at T = 10, was 19.5x
+        # (records/2026-11-25-mc-dropout-cost-cpu-in-place.json, records/2026-11-21-method-cost-cpu.json).
         return torch.stack(
             [relevance_probability(model(**inputs).logits) for _ in range(self.params.T)], dim=1
         )

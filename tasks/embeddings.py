@@ -2,7 +2,7 @@
 
 The model loads once per process, in bfloat16: on CPUs with bf16 instructions (and GPUs) this is
 several times faster than fp32, and the dense neighbours barely move (overlap@10 with fp32
-0.994–0.997 on WikiQA and ClariQ splits, docs/benchmarks.md). Embeddings are
+0.994–0.997 on WikiQA and ClariQ splits, records/2026-11-21-dense-precision.json). Embeddings are
 L2-normalised in float32 (inner product = cosine) and cached under a content hash of the encoder
 settings and the texts, so shards that differ only in n, seed or variant never encode twice.
 """

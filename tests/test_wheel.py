@@ -1,9 +1,10 @@
 """The non-editable wheel holds the whole package: every module of rankuq/, tasks/, methods/ and bench/
-(reached through rankuq/'s links) as a real file under rankuq/, the grids' YAML files, and, installed
+(reached through rankuq/'s links) as a real file under rankuq/, the grids' YAML files, the measurement
+records (records/, which bench.planning.measured reads at import), and, installed
 on its own, every module imports from the wheel's copy (not from this checkout) and the command's
 entry point resolves.
 
-The wheel is built from a copy of the sources (pyproject.toml, README.md and the four folders, links
+The wheel is built from a copy of the sources (pyproject.toml, README.md and the five folders, links
 kept as links), so the build leaves no build/ folder or egg-info in the checkout; without build
 isolation (setuptools of the test extra), so nothing is downloaded.
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("rankuq", "tasks", "methods", "bench")
+FOLDERS = ("rankuq", "tasks", "methods", "bench", "records")
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 # Run in the installed copy: import every module of the rankuq package found on disk (the wheel's
@@ -47,14 +48,15 @@ print(json.dumps({"names": names, "files": files}))
 
 
 def source_files() -> dict[str, Path]:
-    """Each module and grid of the source tree → its path inside the wheel (``rankuq/…``)."""
+    """Each module, grid and measurement record of the source tree → its path in the wheel (``rankuq/…``)."""
     found = {}
     for folder in FOLDERS:
         base = ROOT / folder
         for path in sorted(base.rglob("*")):  # rglob does not follow rankuq/'s links: each folder once
             if "__pycache__" in path.parts or not path.is_file():
                 continue
-            if path.suffix == ".py" or (path.suffix == ".yaml" and path.parent == ROOT / "bench" / "grids"):
+            grid = path.suffix == ".yaml" and path.parent == ROOT / "bench" / "grids"
+            if path.suffix == ".py" or grid or (path.suffix == ".json" and folder == "records"):
                 inner = path.relative_to(base)
                 found["/".join(("rankuq", *(() if folder == "rankuq" else (folder,)), *inner.parts))] = path
     return found

@@ -88,8 +88,8 @@ def _run_grid(args: argparse.Namespace, locked: bool) -> None:
     check_backbone(spec.model)  # a model that does not load fails here, not in a trial once Ray is up
     run_dir = args.run_dir or Path("runs") / spec.name
     if args.plan:  # before the engine's imports (Ray Train, Tune, Data; MLflow): seconds saved
-        from rankuq.bench.planning.capacity import describe
         from rankuq.bench.planning.plan import plan
+        from rankuq.bench.planning.summary import describe
 
         print(describe(plan(spec, params, RunLayout(run_dir))))
         return

@@ -246,7 +246,7 @@ def score_shards(
         stamps = json.dumps([_stamp(Path(folder)) for folder in spec.checkpoints])
         # Up to ``scorers`` tasks at a time, each on one CPU with ``spec.threads`` torch threads: on two
         # cores, two one-thread tasks scored MC dropout 4–8 % faster than one two-thread task
-        # (docs/benchmarks.md, "CPU scoring on both cores").
+        # (records/2026-11-26-cpu-scoring-both-cores.json).
         scored = dataset.map_batches(
             score_batch,  # type: ignore[arg-type]  # Ray's type for fn leaves out the fn_kwargs
             fn_kwargs={"spec": spec.to_json(), "stamps": stamps},

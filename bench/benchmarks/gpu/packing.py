@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from rankuq.bench.config.grid import parse_grid
-from rankuq.bench.planning.capacity import describe
 from rankuq.bench.planning.plan import plan
+from rankuq.bench.planning.summary import describe
 from rankuq.bench.run.runner import run_grid
 from rankuq.bench.rundir.layout import TRAINING_FILE, RunLayout
 

@@ -8,8 +8,8 @@ import pytest
 
 from rankuq.bench.cli.main import main
 from rankuq.bench.config.grid import load_grid
-from rankuq.bench.planning.capacity import describe
 from rankuq.bench.planning.plan import plan
+from rankuq.bench.planning.summary import describe
 from rankuq.bench.rundir.layout import RunLayout
 
 GRIDS = sorted(Path(str(resources.files("rankuq.bench.grids"))).glob("*.yaml"))
