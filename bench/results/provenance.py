@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from rankuq.bench.config.grid import GridSpec
-from rankuq.bench.evaluation.probing import PROBES_VERSION
+from rankuq.bench.evaluation.probe_cache import PROBES_VERSION
 from rankuq.bench.planning.plan import Plan, plan, search_choice
 from rankuq.bench.rundir.layout import RunLayout
 from rankuq.methods.base import MethodParams

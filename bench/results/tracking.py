@@ -47,7 +47,7 @@ from rankuq.bench.rundir.layout import TRIALS_FILE
 if TYPE_CHECKING:
     from rankuq.backbone import ModelConfig
     from rankuq.bench.engine.search import SearchResult
-    from rankuq.bench.evaluation.probing import Study
+    from rankuq.bench.evaluation.probe_cache import Study
     from rankuq.bench.planning.plan import Cell, Plan
 
 from rankuq.bench.results.mlflow_names import (

@@ -34,7 +34,7 @@ from rankuq.bench.engine.scoring import score_cells, score_shards
 from rankuq.bench.engine.search import SearchResult, search_risk_b, search_training
 from rankuq.bench.engine.session import ray_session
 from rankuq.bench.evaluation.paired_tests import CALIBRATION_ERRORS, significance
-from rankuq.bench.evaluation.probing import PROBES_VERSION, Study, cached_probes, headline
+from rankuq.bench.evaluation.probe_cache import PROBES_VERSION, Study, cached_probes, headline
 from rankuq.bench.planning.jobs import ScorerSpec
 from rankuq.bench.planning.plan import Cell, Plan, content_key
 from rankuq.bench.predictions import is_probabilistic, read_cached_predictions

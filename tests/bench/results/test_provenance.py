@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from rankuq.bench.config.grid import load_grid
-from rankuq.bench.evaluation.probing import PROBES_VERSION
+from rankuq.bench.evaluation.probe_cache import PROBES_VERSION
 from rankuq.bench.findings.claims import CLAIMS
 from rankuq.bench.findings.render import findings
 from rankuq.bench.planning.plan import plan

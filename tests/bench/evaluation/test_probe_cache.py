@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from rankuq.bench.evaluation.probing import cached_probes, headline, run_probes
+from rankuq.bench.evaluation.probe_cache import cached_probes, headline, run_probes
 from rankuq.bench.predictions import predictions_table
 from rankuq.bench.probes import PROBES
 
