@@ -61,6 +61,22 @@ def test_every_library_module_has_an_api_page(site):
     assert not missing
 
 
+def test_the_measurements_page_is_generated_from_every_record(site):
+    """Each record of records/ is a section of the Measurements page, anchored by its name, with its
+    commit and figures; the benchmarks page links a benchmark's records; no page of the site is the
+    lab notebook (records/notebook.md stays out of the site)."""
+    from rankuq.measurements import names, record
+
+    page = (site / "measurements" / "index.html").read_text()
+    for name in names():
+        found = record(name)
+        assert f'id="{name}"' in page and found["commit"] in page, name
+        assert all(f"<code>{key}</code>" in page for key in found["figures"]), name
+    benchmarks = (site / "benchmarks" / "index.html").read_text()
+    assert 'href="../measurements/#2026-11-21-method-cost-cpu"' in benchmarks
+    assert not (site / "notebook").exists() and "notebook.md" not in (ROOT / "mkdocs.yml").read_text()
+
+
 def test_the_readme_names_every_registered_task_method_and_probe():
     from rankuq import methods, tasks
     from rankuq.bench.probes import PROBES
