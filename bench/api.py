@@ -149,9 +149,8 @@ def compare(
     strict: bool = False,
 ) -> pd.DataFrame:
     """TREC runs against a baseline run (the first unless given), as ``rankuq compare``: a row per
-    run with each metric's mean, the paired t-test's and the randomisation test's p-values, raw and
-    corrected (``correction``: ``bh`` or ``holm``), and the mark (†, ‡) of ``test`` (``t`` or
-    ``randomisation``)."""
+    run with each metric's mean, the p-values of ``test`` alone (``t``: the paired t-test, or
+    ``randomisation``), raw and corrected (``correction``: ``bh`` or ``holm``), and the mark (†, ‡)."""
     return _compare(
         [Path(run) for run in runs], Path(qrels), _path(baseline), metrics, correction, test, strict
     ).table

@@ -19,8 +19,3 @@ def escape(text: str) -> str:
 def cell(text: object) -> str:
     """One table cell: on one line, '|' and HTML escaped."""
     return escape(" ".join(str(text).split())).replace("|", "\\|")
-
-
-def first_paragraph(docstring: str | None) -> str:
-    """A docstring's first paragraph, its lines joined."""
-    return " ".join((docstring or "").strip().split("\n\n")[0].split())

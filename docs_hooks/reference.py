@@ -14,9 +14,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from docs_text import cell, first_paragraph
+from docs_text import cell
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
+
+from rankuq.registry import first_paragraph
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "rankuq"

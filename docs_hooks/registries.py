@@ -27,10 +27,12 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import yaml
-from docs_text import cell, escape, first_paragraph
+from docs_text import cell, escape
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
+
+from rankuq.registry import description_of, first_paragraph
 
 ROOT = Path(__file__).resolve().parents[1]
 GRID_SCHEMA = "GridSpec"  # the class of a validated grid file
@@ -94,9 +96,8 @@ def probes() -> str:
 
     rows = []
     for name in PROBES.names():
-        module = sys.modules[PROBES.get(name).__module__]
         default = "yes" if name in DEFAULT_PROBES else "add to `eval.probes`"
-        rows.append((_code(name), first_paragraph(module.__doc__), default))
+        rows.append((_code(name), description_of(PROBES.get(name)), default))
     return _table(["probe", "what it computes (and which paper it follows)", "by default"], rows)
 
 
@@ -114,14 +115,13 @@ def probe_details() -> str:
 def metrics() -> str:
     from rankuq.bench.metrics import DEFAULT_METRICS, FAMILIES
 
-    spelling = {"required": "{}@k", "optional": "{}[@k]", "none": "{}"}
     rows = [
         (
-            _code(spelling[family.cutoff].format(name)),
+            _code(family.spelling),
             "pooled over candidates" if family.pooled else "per query, averaged",
-            first_paragraph(family.fn.__doc__),
+            family.description,
         )
-        for name, family in ((name, FAMILIES.get(name)) for name in FAMILIES.names())
+        for family in (FAMILIES.get(name) for name in FAMILIES.names())
     ]
     defaults = ", ".join(_code(name) for name in DEFAULT_METRICS)
     return _table(["metric", "value", "definition"], rows) + f"\n\nBy default: {defaults}."

@@ -3,6 +3,7 @@ by installed plugins: a package declares an entry point in the registry's group 
 ``rankuq.methods``, ``rankuq.probes``) naming its object or the module that registers it."""
 
 import inspect
+import sys
 from collections.abc import Iterator
 from importlib.metadata import entry_points
 from types import ModuleType
@@ -87,3 +88,17 @@ def name_of(item: object) -> str:
     if isinstance(name, str):
         return name
     return item.__module__.rpartition(".")[2]
+
+
+def description_of(item: object) -> str:
+    """The one-line description of ``item``: its ``description`` (tasks, methods, strategies, metric
+    families), else, as for ``name_of``, the first paragraph of its module's docstring (a probe's)."""
+    description = getattr(item, "description", None)
+    if isinstance(description, str):
+        return description
+    return first_paragraph(sys.modules[item.__module__].__doc__)
+
+
+def first_paragraph(docstring: str | None) -> str:
+    """A docstring's first paragraph, its lines joined."""
+    return " ".join((docstring or "").strip().split("\n\n")[0].split())

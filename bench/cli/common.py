@@ -1,9 +1,11 @@
 """What every ``rankuq`` verb shares: exit codes, option parsing helpers, tables."""
 
 import sys
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
@@ -31,12 +33,12 @@ def stdout_console() -> Console:
     return _StdoutConsole() if sys.stdout.isatty() else _StdoutConsole(width=PIPED_WIDTH)
 
 
-def _print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
+def _print_table(title: str, header: list[str], rows: Sequence[Sequence[object]]) -> None:
     table = Table(title=title)
     for column in header:
         table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
+    for row in rows:  # as text: a cell's "[y log p]" is not rich markup
+        table.add_row(*(Text(str(cell)) for cell in row))
     stdout_console().print(table)
 
 

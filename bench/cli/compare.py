@@ -1,19 +1,29 @@
 """``rankuq compare``: runs against a baseline run, with paired tests and corrected p-values."""
 
 import argparse
+import json
+import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rankuq.bench.cli.common import _names, _print_table
 
+if TYPE_CHECKING:
+    from rankuq.bench.results.comparison import Comparison
+
 
 def _compare(args: argparse.Namespace) -> None:
-    from rankuq.bench.results.comparison import compare, footnote
+    from rankuq.bench.results.comparison import CORRECTION_NAMES, TESTS, compare, footnote
 
     comparison = compare(
         args.runs, args.qrels, args.baseline, args.metrics, args.correction, args.test, args.strict
     )
     table = comparison.table
-    rows = []
+    label, correction = TESTS[comparison.test], comparison.correction
+    if args.json:
+        print(json.dumps(_records(comparison)))
+        return
+    rows, p_rows = [], []
     for _, row in table.iterrows():
         cells = [f"{row.run} (baseline)" if row.baseline else str(row.run)]
         for name in comparison.metrics:  # as the leaderboard's cells: "0.164 (-17.72% ‡)"
@@ -26,8 +36,49 @@ def _compare(args: argparse.Namespace) -> None:
             )
             cells.append(f"{row[name]:.4f} ({note})")
         rows.append(cells)
+        if not row.baseline:
+            p_rows.append(
+                [str(row.run)]
+                + [
+                    f"{row[f'{n} {label} p {correction}']:.4g} ({row[f'{n} {label} p']:.4g})"
+                    for n in comparison.metrics
+                ]
+            )
     _print_table("comparison", ["run", *comparison.metrics], rows)
+    _print_table("p-values", ["run", *comparison.metrics], p_rows)
+    print(f"p-values: paired {label}, {CORRECTION_NAMES[correction]}-corrected (raw in brackets)")
     print(footnote(comparison))
+
+
+def _records(comparison: "Comparison") -> dict[str, object]:
+    """The comparison as JSON: the settings, then per run and metric its mean, the raw and corrected
+    p-value (null for the baseline) and the mark."""
+    from rankuq.bench.results.comparison import TESTS
+
+    label, correction = TESTS[comparison.test], comparison.correction
+    runs = []
+    for _, row in comparison.table.iterrows():
+        values = {
+            name: {
+                "mean": float(row[name]),
+                "p": _number(row[f"{name} {label} p"]),
+                "p_corrected": _number(row[f"{name} {label} p {correction}"]),
+                "mark": row[f"{name} mark"],
+            }
+            for name in comparison.metrics
+        }
+        runs.append({"run": row.run, "baseline": bool(row.baseline), "metrics": values})
+    return {
+        "baseline": comparison.baseline,
+        "queries": comparison.queries,
+        "test": comparison.test,
+        "correction": correction,
+        "runs": runs,
+    }
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)
 
 
 def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -52,8 +103,13 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         "--test",
         choices=("t", "randomisation"),
         default="t",
-        help="the test whose corrected p-values mark a run: the paired t-test (default) or Fisher's "
-        "randomisation test",
+        help="the test run on each metric, whose corrected p-values mark a run: the paired t-test "
+        "(default) or Fisher's randomisation test (10,000 assignments, seed 0)",
+    )
+    compare.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object: per run and metric the mean, the raw and corrected p-value, the mark",
     )
     compare.add_argument(
         "--strict",

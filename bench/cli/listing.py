@@ -1,5 +1,6 @@
-"""``rankuq tasks`` and ``rankuq methods``: the registries listed."""
+"""``rankuq tasks``, ``methods``, ``probes`` and ``metrics``: the registries listed, as tables or JSON."""
 
+import argparse
 import contextlib
 import hashlib
 import importlib.util
@@ -13,8 +14,10 @@ from typing import Protocol, TypeVar
 import rankuq
 from rankuq.bench.cli.common import _print_table
 from rankuq.bench.rundir.atomic import atomic_write
+from rankuq.registry import description_of
 
 T = TypeVar("T", covariant=True)
+CACHE_FORMAT = 2  # of the methods' cached listing: 2, a record per method (1: table rows)
 
 
 class _Listed(Protocol[T]):
@@ -27,37 +30,97 @@ class _Listed(Protocol[T]):
     def get(self) -> Callable[[str], T]: ...
 
 
-def _list_tasks() -> None:
+def _list_tasks(args: argparse.Namespace) -> None:
     from rankuq import tasks
     from rankuq.tasks import lists, negatives
 
-    rows = [[name, task.description, ", ".join(task.files)] for name, task in _entries(tasks)]
+    found = [{"name": n, "description": t.description, "files": list(t.files)} for n, t in _entries(tasks)]
+    strategies = [{"name": name, "description": description_of(s)} for name, s in _entries(negatives)]
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "tasks": found,
+                    "families": tasks.family_names(),
+                    "negatives": strategies,
+                    "list_variants": list(lists.VARIANTS),
+                }
+            )
+        )
+        return
+    rows = [[task["name"], task["description"], ", ".join(task["files"])] for task in found]
     _print_table("tasks", ["name", "description", "files (under the data folder)"], rows)
     print(f"your own data as a task: {', '.join(tasks.family_names())} (README, 'A grid file')")
-    rows = [[name, strategy.description] for name, strategy in _entries(negatives)]
-    _print_table("negative-sampling strategies", ["name", "description"], rows)
+    _print_table(
+        "negative-sampling strategies", ["name", "description"], [list(s.values()) for s in strategies]
+    )
     print(f"list variants: {', '.join(lists.VARIANTS)}")
 
 
-def _list_methods() -> None:
-    _print_table("methods", ["name", "description", "parameters (defaults)"], _cached(_method_rows))
+def _list_methods(args: argparse.Namespace) -> None:
+    found = _cached(_method_records)
+    if args.json:
+        print(json.dumps(found))
+        return
+    rows = [
+        [m["name"], m["description"], ", ".join(f"{k}={v}" for k, v in m["parameters"].items())]
+        for m in found
+    ]
+    _print_table("methods", ["name", "description", "parameters (defaults)"], rows)
 
 
-def _method_rows() -> list[list[str]]:
+def _method_records() -> list[dict]:
     from rankuq import methods
 
     return [
-        [
-            name,
-            method.description,
-            ", ".join(f"{k}={f.default}" for k, f in method.Params.model_fields.items()),
-        ]
+        {
+            "name": name,
+            "description": method.description,
+            "parameters": {k: f.default for k, f in method.Params.model_fields.items()},
+        }
         for name, method in _entries(methods)
     ]
 
 
-def _cached(rows: Callable[[], list[list[str]]]) -> list[list[str]]:
-    """The rows kept in the user's cache while the methods' source files and the installed plugins
+def _list_probes(args: argparse.Namespace) -> None:
+    from rankuq.bench.probes import DEFAULT_PROBES, PROBES
+
+    found = [
+        {"name": name, "description": description_of(probe), "default": name in DEFAULT_PROBES}
+        for name, probe in _entries(PROBES)
+    ]
+    if args.json:
+        print(json.dumps(found))
+        return
+    rows = [[p["name"], p["description"], "yes" if p["default"] else "add to eval.probes"] for p in found]
+    _print_table("probes", ["name", "description", "by default"], rows)
+
+
+def _list_metrics(args: argparse.Namespace) -> None:
+    from rankuq.bench.metrics import DEFAULT_METRICS, FAMILIES
+
+    found = [
+        {
+            "name": name,
+            "spelling": family.spelling,
+            "pooled": family.pooled,
+            "description": family.description,
+        }
+        for name, family in _entries(FAMILIES)
+    ]
+    if args.json:
+        print(json.dumps({"metrics": found, "default": list(DEFAULT_METRICS)}))
+        return
+    rows = [
+        [m["spelling"], "pooled over candidates" if m["pooled"] else "per query, averaged", m["description"]]
+        for m in found
+    ]
+    _print_table("metrics", ["name", "value", "definition"], rows)
+    print(f"by default: {', '.join(DEFAULT_METRICS)}; any other ir-measures name is delegated to it")
+
+
+def _cached(rows: Callable[[], list[dict]]) -> list[dict]:
+    """The records kept in the user's cache while the methods' source files and the installed plugins
     stay as they were: listing them anew imports torch and every method (10 s on a busy machine)."""
     folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankuq"
     path = folder / f"methods-{_methods_key()}.json"
@@ -68,7 +131,8 @@ def _cached(rows: Callable[[], list[list[str]]]) -> list[list[str]]:
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.glob("methods-*.json"):  # older code's
             stale.unlink()
-        atomic_write(path, json.dumps(found))
+        atomic_write(path, json.dumps(found, default=str))  # a default JSON cannot hold: its text
+    found = json.loads(json.dumps(found, default=str))  # as read back from the cache
     return found
 
 
@@ -81,6 +145,7 @@ def _methods_key() -> str:
     files = sorted(path for folder in folders for path in Path(folder).glob("*.py"))
     plugins = entry_points(group="rankuq.methods")
     key = [
+        CACHE_FORMAT,
         rankuq.__version__,
         [(path.name, path.stat().st_size, path.stat().st_mtime_ns) for path in files],
         sorted(

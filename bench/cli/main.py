@@ -1,5 +1,6 @@
 """The entry point of ``rankuq``: dispatch, one-line errors and exit codes, Ctrl-C and SIGTERM."""
 
+import argparse
 import os
 import shlex
 import signal
@@ -19,7 +20,7 @@ from rankuq.bench.cli.compare import _compare
 from rankuq.bench.cli.evaluate import _evaluate
 from rankuq.bench.cli.findings import _findings
 from rankuq.bench.cli.leaderboard import _leaderboard
-from rankuq.bench.cli.listing import _list_methods, _list_tasks
+from rankuq.bench.cli.listing import _list_methods, _list_metrics, _list_probes, _list_tasks
 from rankuq.bench.cli.parser import _parser
 from rankuq.bench.cli.run import _run
 from rankuq.errors import RankuqError
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
-    actions: dict[str, Callable[..., None]] = {  # the listings take no arguments
+    actions: dict[str, Callable[[argparse.Namespace], None]] = {
         "run": _run,
         "evaluate": _evaluate,
         "compare": _compare,
@@ -45,10 +46,11 @@ def _main(argv: list[str] | None) -> int:
         "findings": _findings,
         "tasks": _list_tasks,
         "methods": _list_methods,
+        "probes": _list_probes,
+        "metrics": _list_metrics,
     }
     try:
-        action = actions[args.command]
-        action(args) if args.command not in ("tasks", "methods") else action()
+        actions[args.command](args)
     except RankuqError as error:
         print(f"rankuq: error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -36,8 +36,9 @@ def _parser() -> argparse.ArgumentParser:
         help="print what the grid would train, score and probe, and its cost; run nothing",
     )
 
-    commands.add_parser("tasks", help="list the registered tasks")
-    commands.add_parser("methods", help="list the registered methods")
+    for registry in ("tasks", "methods", "probes", "metrics"):
+        listing = commands.add_parser(registry, help=f"list the registered {registry}")
+        listing.add_argument("--json", action="store_true", help=f"print the {registry} as JSON")
 
     evaluate = commands.add_parser("evaluate", help="score a TREC run or a predictions Parquet file")
     evaluate.add_argument("--run", type=Path, help="TREC run file (qid Q0 docno rank score tag)")

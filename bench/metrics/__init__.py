@@ -32,7 +32,6 @@ from rankuq.errors import RankuqError
 __all__ = ["DEFAULT_METRICS", "FAMILIES", "Metric", "compute", "get", "per_query"]
 
 DEFAULT_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10")
-_SPELLING = {"required": "{}@k", "optional": "{}[@k]", "none": "{}"}
 _DELEGATED_EXAMPLES = "RR@10, P(rel=2)@10, Judged@10, ERR@20, Rprec"
 
 
@@ -77,7 +76,7 @@ def _delegated(name: str) -> Metric:
     """An ir-measures measure that an installed provider computes and the core does not."""
     measure = delegated.parse(name)
     if measure is None:
-        valid = ", ".join(_SPELLING[FAMILIES.get(f).cutoff].format(f) for f in FAMILIES)
+        valid = ", ".join(FAMILIES.get(f).spelling for f in FAMILIES)
         raise RankuqError(
             f"unknown metric '{name}'; valid metric families: {valid}, or a measure of ir-measures "
             f"(e.g. {_DELEGATED_EXAMPLES})"

@@ -6,7 +6,7 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from rankuq.registry import Registry
+from rankuq.registry import Registry, first_paragraph
 
 Cutoff = Literal["required", "optional", "none"]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -24,6 +24,16 @@ class Family:
     fn: Callable[..., Any]
     cutoff: Cutoff
     pooled: bool
+
+    @property
+    def spelling(self) -> str:
+        """How a name of the family is written: ``nDCG[@k]``, ``P@k``, ``RR``."""
+        return {"required": "{}@k", "optional": "{}[@k]", "none": "{}"}[self.cutoff].format(self.name)
+
+    @property
+    def description(self) -> str:
+        """Its function's docstring's first paragraph: the definition."""
+        return first_paragraph(self.fn.__doc__)
 
 
 FAMILIES: Registry[Family] = Registry("metric")

@@ -1,5 +1,6 @@
 """`rankuq tasks` and `rankuq methods`: the registries listed."""
 
+import json
 import os
 import subprocess
 import sys
@@ -48,3 +49,40 @@ def test_the_methods_listing_is_made_anew_when_rankuqs_top_level_modules_change(
     assert _methods_key() == before
     module.write_text("MAX_LENGTH = 512\n")
     assert _methods_key() != before
+
+
+def test_every_listing_prints_its_registry_as_json(capsys, monkeypatch, tmp_path):
+    from rankuq import methods, tasks
+    from rankuq.bench.metrics import DEFAULT_METRICS, FAMILIES
+    from rankuq.bench.probes import DEFAULT_PROBES, PROBES
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    found = {}
+    for command in ("tasks", "methods", "probes", "metrics"):
+        assert main([command, "--json"]) == 0
+        found[command] = json.loads(capsys.readouterr().out)
+    assert [t["name"] for t in found["tasks"]["tasks"]] == tasks.names()
+    assert found["tasks"]["families"] == tasks.family_names()
+    assert [m["name"] for m in found["methods"]] == methods.names()
+    ensemble = next(m for m in found["methods"] if m["name"] == "ensemble")
+    assert ensemble["parameters"]["M"] == 5 and ensemble["description"] == methods.get("ensemble").description
+    assert [p["name"] for p in found["probes"]] == PROBES.names()
+    assert {p["name"] for p in found["probes"] if p["default"]} == set(DEFAULT_PROBES)
+    calibration = next(p for p in found["probes"] if p["name"] == "calibration")
+    assert calibration["description"].startswith("Calibration: ECE")  # its module's first paragraph
+    assert [m["name"] for m in found["metrics"]["metrics"]] == FAMILIES.names()
+    assert found["metrics"]["default"] == list(DEFAULT_METRICS)
+    ndcg = next(m for m in found["metrics"]["metrics"] if m["name"] == "nDCG")
+    assert (ndcg["spelling"], ndcg["pooled"]) == ("nDCG[@k]", False)
+    assert (
+        main(["methods", "--json"]) == 0 and json.loads(capsys.readouterr().out) == found["methods"]
+    )  # cached
+
+
+def test_probes_and_metrics_are_listed_as_tables_with_their_text_as_written(capsys):
+    assert main(["probes"]) == 0
+    out = capsys.readouterr().out
+    assert "abstention" in out and "add to eval.probes" in out  # nota is not a default probe
+    assert main(["metrics"]) == 0
+    out = capsys.readouterr().out
+    assert "nDCG[@k]" in out and "mean −[y log p + (1 − y) log(1 − p)]" in out  # not read as rich markup

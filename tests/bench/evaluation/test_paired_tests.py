@@ -4,7 +4,12 @@ import pytest
 from scipy import stats
 
 from rankuq.bench import metrics
-from rankuq.bench.evaluation.paired_tests import bootstrap_p, randomisation_p, significance
+from rankuq.bench.evaluation.paired_tests import (
+    bootstrap_p,
+    randomisation_p,
+    randomisation_ps,
+    significance,
+)
 from rankuq.bench.predictions import PROBABILISTIC_KEY, predictions_table
 from rankuq.bench.probes import calibration, scored_lists
 from rankuq.bench.probes.calibration import query_parts
@@ -106,3 +111,18 @@ def test_randomisation_p_is_near_the_t_test_on_many_queries():
     a = rng.random(400)
     b = a - 0.02 + 0.2 * rng.normal(size=400)
     assert randomisation_p(a, b) == pytest.approx(stats.ttest_rel(a, b).pvalue, abs=0.01)
+
+
+def test_randomisation_ps_equal_scipy_where_exact_and_do_not_depend_on_the_block():
+    """On 9 queries every one of the 512 assignments is tried, as scipy's permutation_test does; drawn
+    assignments are summed a block at a time, and any block gives the same p-values bit for bit."""
+    rng = np.random.default_rng(9)
+    a, b = rng.random(9), rng.random(9)
+    theirs = stats.permutation_test(
+        (a, b), lambda x, y, axis: np.mean(x - y, axis=axis), permutation_type="samples", vectorized=True
+    ).pvalue
+    assert randomisation_p(a, b) == theirs
+    differences = rng.normal(size=(3, 700))
+    whole = randomisation_ps(differences, resamples=2000, block=700 * 2000)
+    assert all(np.array_equal(whole, randomisation_ps(differences, 2000, block=b)) for b in (1, 699, 7001))
+    assert np.array_equal(whole[1:], randomisation_ps(differences[1:], 2000))  # the same draw per metric

@@ -1,6 +1,7 @@
 """``rankuq compare`` (and ``rankuq.compare``): the paired t-test's p-values equal ranx's ``compare``
 on real WikiQA runs, worked values on four queries, the marks, and one-line refusals."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -75,12 +76,55 @@ def test_worked_values_on_four_queries(tmp_path: Path) -> None:
     table = compare([base, run], qrels, names=["AP", "RR"], correction="holm", test="randomisation").table
     row = table.iloc[1]
     assert (row["AP"], table.iloc[0]["AP"]) == (pytest.approx(7 / 8), pytest.approx(5 / 8))
-    assert row["AP t-test p"] == pytest.approx(0.18169, abs=1e-5)
     assert row["AP randomisation p"] == pytest.approx(0.5)
     assert row["AP randomisation p holm"] == pytest.approx(1.0)  # 2 × 0.5
-    assert row["AP t-test p holm"] == pytest.approx(2 * 0.18169, abs=1e-5)
+    assert "AP t-test p" not in table  # only the test asked for runs
     assert row["AP mark"] == "" and table.iloc[0]["AP mark"] == ""
+    table = compare([base, run], qrels, names=["AP", "RR"], correction="holm").table
+    row = table.iloc[1]
+    assert row["AP t-test p"] == pytest.approx(0.18169, abs=1e-5)
+    assert row["AP t-test p holm"] == pytest.approx(2 * 0.18169, abs=1e-5)
     assert np.isnan(table.iloc[0]["AP t-test p"])  # the baseline is not tested against itself
+
+
+def test_the_t_test_never_runs_the_randomisation_test(
+    wikiqa_runs: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the randomisation test ran under --test t")
+
+    monkeypatch.setattr("rankuq.bench.results.comparison.randomisation_ps", refuse)
+    mean_run, draw_run, qrels = wikiqa_runs
+    table = compare([mean_run, draw_run], qrels, names=["AP"], test="t").table
+    assert [c for c in table if "randomisation" in c] == []
+
+
+def test_json_holds_the_p_values_of_the_test_asked(
+    wikiqa_runs: tuple[Path, Path, Path], capsys: pytest.CaptureFixture
+) -> None:
+    mean_run, draw_run, qrels = wikiqa_runs
+    argv = ["compare", str(mean_run), str(draw_run), "--qrels", str(qrels), "--metrics", "AP,RR@10"]
+    assert main([*argv, "--json", "--correction", "holm", "--test", "randomisation"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    table = compare(
+        [mean_run, draw_run], qrels, names=["AP", "RR@10"], correction="holm", test="randomisation"
+    ).table
+    assert (found["test"], found["correction"], found["queries"]) == ("randomisation", "holm", 633)
+    base, run = found["runs"]
+    assert base["baseline"] and base["metrics"]["AP"]["p"] is None
+    ap = run["metrics"]["AP"]
+    assert ap["p"] == table["AP randomisation p"].iloc[1] and 0 < ap["p"] < 0.05
+    assert ap["p_corrected"] == table["AP randomisation p holm"].iloc[1] and ap["mark"] == WORSE
+
+
+def test_one_query_is_refused_naming_the_test_asked(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    qrels = write(tmp_path / "qrels", ["q1 0 rel 1"])
+    base = write(tmp_path / "base", ["q1 Q0 rel 0 0.9 b", "q1 Q0 other 0 0.5 b"])
+    run = write(tmp_path / "run", ["q1 Q0 rel 0 0.1 r", "q1 Q0 other 0 0.5 r"])
+    for test, name in (("randomisation", "randomisation"), ("t", "t-test")):
+        assert main(["compare", str(base), str(run), "--qrels", str(qrels), "--test", test]) == 2
+        error = capsys.readouterr().err.strip()
+        assert f"--test {test}: a paired {name} test needs 2 or more queries" in error and "\n" not in error
 
 
 def test_the_api_and_the_command_give_the_table(
@@ -95,6 +139,9 @@ def test_the_api_and_the_command_give_the_table(
     )
     out = capsys.readouterr().out
     assert "mean.run (baseline)" in out and f"{WORSE}" in out and "Benjamini–Hochberg" in out
+    p = compare([mean_run, draw_run], qrels, names=["AP", "RR@10"]).table["AP t-test p bh"].iloc[1]
+    assert f"{p:.4g}" in out
+    assert "p-values: paired t-test, Benjamini–Hochberg-corrected (raw in brackets)" in out
     assert "over the 633 queries of the qrels" in out
 
 
