@@ -13,10 +13,12 @@ import ast
 import re
 from pathlib import Path
 
-from docs_text import cell, escape, first_paragraph
+from docs_text import cell, escape
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
+
+from rankuq.registry import first_paragraph
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "bench" / "benchmarks"
