@@ -13,8 +13,12 @@ if TYPE_CHECKING:
 
 
 def _compare(args: argparse.Namespace) -> None:
+    from rankuq.bench.preflight.paths import check_input_file
     from rankuq.bench.results.comparison import CORRECTION_NAMES, TESTS, compare, footnote
 
+    for option, paths in (("run", args.runs), ("--qrels", [args.qrels]), ("--baseline", [args.baseline])):
+        for path in filter(None, paths):  # before any is opened, as evaluate's: a named pipe blocks
+            check_input_file(path, option)
     comparison = compare(
         args.runs, args.qrels, args.baseline, args.metrics, args.correction, args.test, args.strict
     )

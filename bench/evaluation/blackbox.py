@@ -98,14 +98,14 @@ class Evaluated:
 def read_inputs(
     *,
     run: Path | None = None,
-    qrels: Path | None = None,
+    qrels: Path | pa.Table | None = None,
     predictions: Path | pa.Table | None = None,
     strict: bool = False,
     probabilities: bool | None = None,
     flags: tuple[str, str, str] = ("--run", "--qrels", "--predictions"),
 ) -> Evaluated:
-    """A TREC run with its qrels, or a predictions Parquet file (or a table in memory), as a
-    contract-2 table.
+    """A TREC run with its qrels (a file, or the table ``read_trec_qrels`` read: a pipe is read once),
+    or a predictions Parquet file (or a table in memory), as a contract-2 table.
 
     ``probabilities`` says whether the scores are P(relevant): a TREC run's are not unless it
     is True; a predictions file's follow its own flag unless it is given (an unflagged table's:
@@ -123,7 +123,8 @@ def read_inputs(
                 check_probabilities(table, source)
         return Evaluated(table, None, source)
     if predictions is None and run is not None and qrels is not None:
-        trec_run, judged = read_trec_run(run, strict), read_trec_qrels(qrels, strict)
+        judged = qrels if isinstance(qrels, pa.Table) else read_trec_qrels(qrels, strict)
+        trec_run = read_trec_run(run, strict)
         return Evaluated(
             run_to_predictions(trec_run, judged, bool(probabilities), str(run)), judged, str(run)
         )

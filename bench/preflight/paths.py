@@ -1,6 +1,7 @@
 """A command's input files and output folders, checked before the slow imports (Ray, torch, MLflow
-take seconds) and before anything is written: an input is a regular file (a FIFO or device would
-block the read or never end), an output folder is a writable folder or can become one."""
+take seconds) and before anything is written: an input is a regular file or an anonymous pipe (a
+named pipe or device would block the read or never end), an output folder is a writable folder or can
+become one."""
 
 import os
 import stat
@@ -11,18 +12,32 @@ from rankuq.errors import RankuqError
 
 
 def check_input_file(path: Path, option: str) -> None:
-    """``path``, where it exists, is a regular file: a FIFO, socket or device would block the read
-    (a FIFO with no writer for ever) or never end. Asks the file system only; opens nothing."""
+    """``path``, where it exists, is a regular file or an anonymous pipe (``--run /dev/stdin`` after
+    ``|``, ``<(zcat run.gz)``: its writer came with it, so it opens at once and is read). A named pipe
+    (mkfifo) would block the open until a writer comes, for ever with none; a device or socket may
+    never end. Asks the file system only; opens nothing."""
     try:
-        mode = path.stat().st_mode
+        found = path.stat()
     except OSError:
         return  # absent or unreadable: the reader names it
-    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a device or socket"
+    if stat.S_ISFIFO(found.st_mode) and found.st_dev == _pipe_device():
+        return
+    if not stat.S_ISREG(found.st_mode) and not stat.S_ISDIR(found.st_mode):
+        kind = "a FIFO (named pipe)" if stat.S_ISFIFO(found.st_mode) else "a device or socket"
         raise RankuqError(
-            f"{option} {path}: {kind}, not a regular file (opening it may wait for ever); it must be a "
-            "regular file: give the path of one"
+            f"{option} {path}: {kind}, not a regular file (opening it may wait for ever); give the path "
+            "of a regular file, or pipe it in: --run /dev/stdin, --run <(zcat run.gz)"
         )
+
+
+def _pipe_device() -> int:
+    """The device of anonymous pipes (Linux's pipefs): every ``os.pipe()`` has it, no named pipe does."""
+    read, write = os.pipe()
+    try:
+        return os.fstat(read).st_dev
+    finally:
+        os.close(read)
+        os.close(write)
 
 
 def check_output_folder(path: Path, what: str) -> None:

@@ -19,6 +19,7 @@ from rankuq.bench import metrics
 from rankuq.bench.evaluation.blackbox import read_inputs
 from rankuq.bench.evaluation.corrections import corrected
 from rankuq.bench.evaluation.paired_tests import randomisation_ps
+from rankuq.bench.evaluation.trec import read_trec_qrels
 from rankuq.bench.probes.significance import paired_t
 from rankuq.bench.results.leaderboard import ALPHA, BETTER, WORSE, lower_is_better, marks
 from rankuq.errors import RankuqError
@@ -62,8 +63,9 @@ def compare(
     labels = _labels(paths)
     values: dict[str, dict[str, np.ndarray]] = {}
     qids: np.ndarray | None = None
+    judged = read_trec_qrels(qrels, strict)  # once: it may be a pipe
     for path, label in zip(paths, labels, strict=True):
-        evaluated = read_inputs(run=path, qrels=qrels, strict=strict)
+        evaluated = read_inputs(run=path, qrels=judged, strict=strict)
         found, values[label] = metrics.per_query(
             evaluated.table, chosen, qrels=evaluated.qrels, source=str(path)
         )

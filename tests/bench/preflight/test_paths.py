@@ -22,8 +22,8 @@ def test_a_fifo_or_device_is_refused_without_opening_it(tmp_path):
     fifo = tmp_path / "run.fifo"
     os.mkfifo(fifo)  # no writer: opening it to read would block for ever
     assert one_error(lambda: check_input_file(fifo, "--run")) == (
-        f"--run {fifo}: a FIFO (named pipe), not a regular file (opening it may wait for ever); it must "
-        "be a regular file: give the path of one"
+        f"--run {fifo}: a FIFO (named pipe), not a regular file (opening it may wait for ever); give the "
+        "path of a regular file, or pipe it in: --run /dev/stdin, --run <(zcat run.gz)"
     )
     assert one_error(lambda: check_input_file(Path("/dev/zero"), "--qrels")).startswith(
         "--qrels /dev/zero: a device or socket, not a regular file"
