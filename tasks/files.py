@@ -13,9 +13,6 @@ from rankuq.errors import RankuqError
 
 # Failures of decompression or decoding, wherever in the file they happen.
 _UNREADABLE = (OSError, EOFError, UnicodeDecodeError, zlib.error, csv.Error)
-# A line of whitespace-separated fields (a TREC run or qrels line) is short; a longer one means a
-# binary file (/dev/zero, a model), stopped before it fills the memory.
-MAX_LINE_CHARS = 1 << 16
 
 
 def line_error(path: Path, line: int, message: str) -> RankuqError:
@@ -55,23 +52,6 @@ def tsv_rows(
     for row in reader:
         if row:  # tolerate blank lines, e.g. one an editor added at the end
             yield reader.line_num, row
-
-
-def field_rows(path: Path, layout: str, fix: str) -> Iterator[tuple[int, list[str]]]:
-    """(line number, fields) of each non-blank line of a whitespace-separated file (``open_text``:
-    a leading BOM dropped, ``.gz`` read), each line with exactly the fields ``layout`` names
-    (e.g. 'qid Q0 docno rank score tag'); read line by line, a line past ``MAX_LINE_CHARS`` raises."""
-    width = len(layout.split())
-    with open_text(path, fix) as handle:
-        for line, text in enumerate(iter(lambda: handle.readline(MAX_LINE_CHARS + 1), ""), start=1):
-            if len(text) > MAX_LINE_CHARS:
-                raise line_error(path, line, f"longer than {MAX_LINE_CHARS >> 10} Ki characters; {fix}")
-            fields = text.split()
-            if not fields:
-                continue
-            if len(fields) != width:
-                raise line_error(path, line, f"{len(fields)} fields, expected {width} ({layout})")
-            yield line, fields
 
 
 def jsonl_rows(handle: TextIO, path: Path, keys: Sequence[str]) -> Iterator[tuple[int, dict[str, Any]]]:

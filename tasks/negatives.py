@@ -8,7 +8,6 @@ so no strategy has to: a list's negatives can never hold a relevant candidate.
 documents of each query as they are, relevant or not (``from_run``); see ``Run``.
 """
 
-import math
 import zlib
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -17,8 +16,9 @@ import numpy as np
 
 from rankuq.errors import RankuqError
 from rankuq.registry import Registry
-from rankuq.tasks.files import field_rows, line_error
+from rankuq.tasks.files import line_error
 from rankuq.tasks.pool import Pool
+from rankuq.tasks.trec_format import RUN_LAYOUT, read_trec_run
 
 
 def query_rng(seed: int, key: str, purpose: str) -> np.random.Generator:
@@ -152,9 +152,6 @@ class Dense(Strategy):
         return list(rows.astype(np.int64))
 
 
-RUN_LAYOUT = "qid Q0 docno rank score tag"
-
-
 @REGISTRY.register
 class Run(Strategy):
     """The top n documents of a TREC run per query, named ``run:<path>`` (ns in a grid, strategy in
@@ -186,7 +183,7 @@ class Run(Strategy):
     def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
         if self.path is None:
             raise RankuqError("the run strategy needs a run file: name it run:<path>")
-        ranking = read_run(self.path)
+        ranking = ranked_documents(self.path)
         if not ranking.keys() & set(pool.qids):
             raise RankuqError(
                 f"{self.path}: none of its {len(ranking)} queries is a query of {pool.task}/{pool.split}; "
@@ -208,34 +205,12 @@ class Run(Strategy):
         return out
 
 
-def read_run(path: Path) -> dict[str, list[tuple[int, str]]]:
-    """qid → (line, docno) best first, trec_eval's order; malformed lines raise naming the line."""
-    scored: dict[str, dict[str, tuple[float, int]]] = {}
-    for line, fields in field_rows(path, RUN_LAYOUT, f"use a TREC run file ({RUN_LAYOUT})"):
-        try:
-            score = float(fields[4])
-        except ValueError:
-            score = math.nan
-        if not math.isfinite(score):
-            raise line_error(path, line, f"score '{fields[4]}' is not a finite number")
-        docs = scored.setdefault(fields[0], {})
-        if fields[2] in docs:
-            first = docs[fields[2]][1]
-            raise line_error(
-                path,
-                line,
-                f"document {fields[2]} listed twice for query {fields[0]} (first on line {first})",
-            )
-        docs[fields[2]] = (score, line)
-    if not scored:
-        raise RankuqError(f"{path}: no run lines; use a TREC run file ({RUN_LAYOUT})")
+def ranked_documents(path: Path) -> dict[str, list[tuple[int, str]]]:
+    """qid → (line, docno) of the run ``path`` (``read_trec_run``), best first in trec_eval's order:
+    score descending, ties by docno descending."""
+    frame = read_trec_run(path, lines=True).to_pandas()
+    frame = frame.sort_values(["qid", "score", "cid"], ascending=[True, False, False], kind="stable")
     return {
-        qid: [(line, doc) for doc, (_, line) in sorted(docs.items(), key=_order, reverse=True)]
-        for qid, docs in scored.items()
+        str(qid): list(zip(group.line.tolist(), group.cid.tolist(), strict=True))
+        for qid, group in frame.groupby("qid", sort=False)
     }
-
-
-def _order(item: tuple[str, tuple[float, int]]) -> tuple[float, str]:
-    """(score, docno): sorted in reverse, trec_eval's order."""
-    doc, (score, _) = item
-    return score, doc

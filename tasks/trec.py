@@ -11,9 +11,10 @@ from pathlib import Path
 
 from rankuq.errors import RankuqError
 from rankuq.tasks.base import REGISTRY, Task, require_files
-from rankuq.tasks.beir import Qrels, add_queries, parse_grade, read_corpus
-from rankuq.tasks.files import field_rows, line_error, open_text, require_text
+from rankuq.tasks.beir import Qrels, add_queries, read_corpus
+from rankuq.tasks.files import line_error, open_text, require_text
 from rankuq.tasks.pool import Pool, PoolBuilder
+from rankuq.tasks.trec_format import read_trec_qrels
 
 TOPIC = re.compile(r"<top>(.*?)</top>", re.DOTALL | re.IGNORECASE)
 NUMBER = re.compile(r"<num>\s*(?:Number:)?\s*(\S+)", re.IGNORECASE)
@@ -55,14 +56,15 @@ def _sgml_topics(text: str, path: Path) -> dict[str, str]:
     return topics
 
 
-def read_trec_qrels(path: Path) -> Qrels:
-    """``qid iteration docid grade`` lines, grouped by query id in file order."""
+def judgments(path: Path) -> Qrels:
+    """The collection's qrels (``read_trec_qrels``; TREC's negative junk grades read as 0), grouped by
+    query id in file order: qid → [(line, docid, grade)]."""
+    table = read_trec_qrels(path, lines=True, negative_as_zero=True)
     qrels: Qrels = {}
-    layout = "qid iteration docid grade"
-    for line, fields in field_rows(path, layout, f"use a TREC qrels file ({layout})"):
-        qrels.setdefault(fields[0], []).append((line, fields[2], parse_grade(fields[3], line, path)))
-    if not qrels:
-        raise RankuqError(f"{path}: no judgments; use the qrels file as released")
+    for qid, docid, grade, line in zip(
+        *(table[name].to_pylist() for name in table.column_names), strict=True
+    ):
+        qrels.setdefault(qid, []).append((line, docid, grade))
     return qrels
 
 
@@ -79,7 +81,7 @@ class TrecFolder(Task):
     def pool(self, split: str, root: Path) -> Pool:
         topics, qrels_path, corpus = paths = self.source_files(root, split)
         require_files(paths)
-        qrels = read_trec_qrels(qrels_path)
+        qrels = judgments(qrels_path)
         builder = PoolBuilder(self.name, split, qrels_path, native=False)
         skipped = read_corpus(corpus, builder)
         add_queries(builder, qrels, read_topics(topics), (qrels_path, topics), skipped)

@@ -18,7 +18,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rankuq.bench import metrics
-from rankuq.bench.evaluation.trec import read_trec_qrels, read_trec_run
 from rankuq.bench.predictions import (
     PROBABILISTIC_KEY,
     is_probabilistic,
@@ -26,6 +25,7 @@ from rankuq.bench.predictions import (
     validate_predictions,
 )
 from rankuq.errors import RankuqError
+from rankuq.tasks.trec_format import read_trec_qrels, read_trec_run
 
 DEV_PROBES = ("risk", "abstention")  # the probes that fit on a dev split (bench.probes)
 

@@ -94,8 +94,8 @@ def write_run(tmp_path: Path, lines: list[str]) -> Path:
     return path
 
 
-def test_read_run_orders_by_score_then_docno_descending(tmp_path: Path) -> None:
-    ranking = negatives.read_run(write_run(tmp_path, RUN))
+def test_a_run_is_ranked_by_score_then_docno_descending(tmp_path: Path) -> None:
+    ranking = negatives.ranked_documents(write_run(tmp_path, RUN))
     assert [doc for _, doc in ranking["q0"]] == ["d2", "d4", "d0", "d3"]
     assert ranking["q0"][0] == (3, "d2")  # with its line
 
@@ -109,19 +109,29 @@ def test_run_gives_the_top_depth_rows_of_each_query_in_the_run(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
-        ([*RUN, "q0 Q0 d1 5 1.0"], r"line 6: 5 fields, expected 6 \(qid Q0 docno rank score tag\)"),
-        ([*RUN, "q0 Q0 d1 5 nan x"], r"line 6: score 'nan' is not a finite number"),
-        ([*RUN, "q0 Q0 d1 5 high x"], r"line 6: score 'high' is not a finite number"),
-        ([*RUN, "q0 Q0 d4 5 1.0 x"], r"line 6: document d4 listed twice for query q0 \(first on line 1\)"),
-        ([*RUN, "q0 Q0 d99 5 1.0 x"], r"line 6: document d99 is not in the corpus of tiny/dev"),
-        (RUN[-1:], r"none of its 1 queries is a query of tiny/dev"),
-        ([""], r"no run lines"),
+        (
+            [*RUN, "q0 Q0 d1 5 1.0"],
+            r", line 6: expected 6 whitespace-separated fields 'qid Q0 docno rank score tag', got 5",
+        ),
+        ([*RUN, "q0 Q0 d1 5 nan x"], r", line 6: score nan is not finite; give every document a finite"),
+        ([*RUN, "q0 Q0 d1 5 high x"], r", line 6: score 'high' is not a number; fix or drop the line"),
+        ([*RUN, "q0 Q0 d99 5 1.0 x"], r": line 6: document d99 is not in the corpus of tiny/dev"),
+        (RUN[-1:], r": none of its 1 queries is a query of tiny/dev"),
+        ([""], r": no lines to read; expected lines of 'qid Q0 docno rank score tag'"),
     ],
 )
 def test_a_bad_run_names_the_file_and_line(tmp_path: Path, lines: list[str], message: str) -> None:
     path = write_run(tmp_path, lines)
-    with pytest.raises(RankuqError, match=re.escape(str(path)) + ": " + message):
+    with pytest.raises(RankuqError, match=re.escape(str(path)) + message):
         ranked(f"run:{path}", tiny_pool(), depth=9)
+
+
+def test_a_document_listed_twice_keeps_its_last_line_with_a_warning(tmp_path: Path, caplog) -> None:
+    path = write_run(tmp_path, [*RUN, "q0 Q0 d4 5 99.0 x"])  # d4 again, now first
+    with caplog.at_level("WARNING"):
+        ranking = negatives.ranked_documents(path)
+    assert ranking["q0"][0] == (6, "d4") and len(ranking["q0"]) == 4
+    assert "line 6: docno d4 appears again for qid q0 (first on line 1)" in caplog.text
 
 
 def test_a_run_strategy_names_an_existing_file(tmp_path: Path) -> None:

@@ -60,8 +60,8 @@ def test_tsv_topics(tmp_path: Path) -> None:
             r"qrels\.txt: line 4: document id MISSING-1 is not in the corpus",
         ),
         (SGML, QRELS + "303 0 FT934-4848 1\n", r"qrels\.txt: line 4: query id 303 is not in .*topics\.txt"),
-        (SGML, QRELS + "302 FT934-4848 1\n", r"qrels\.txt: line 4: 3 fields, expected 4"),
-        (SGML, "", r"qrels\.txt: no judgments"),
+        (SGML, QRELS + "302 FT934-4848 1\n", r"qrels\.txt, line 4: expected 4 whitespace-separated fields"),
+        (SGML, "", r"qrels\.txt: no lines to read"),
         ("<top>\n<title> no number\n</top>\n", QRELS, r"topics\.txt: line 1: topic without <num>"),
         (
             "<top>\n<num> Number: 301\n<title>\n<desc> d\n</top>\n",

@@ -13,10 +13,10 @@ import pytest
 
 from rankuq.bench import metrics
 from rankuq.bench.evaluation.blackbox import evaluate_file, run_to_predictions
-from rankuq.bench.evaluation.trec import read_trec_qrels, read_trec_run
 from rankuq.bench.metrics.ece import balanced_weights, expected_calibration_error
 from rankuq.bench.predictions import PROBABILISTIC_KEY, predictions_table
 from rankuq.errors import RankuqError
+from rankuq.tasks.trec_format import read_trec_qrels, read_trec_run
 
 DEFAULT = list(metrics.DEFAULT_METRICS)
 
