@@ -120,7 +120,7 @@ def build_cross_encoder(config: ModelConfig, seed: int, given_head: bool = False
         return BertForSequenceClassification(tiny)
     where = f"model.backbone '{config.backbone or _source(config)}'"
     try:
-        hf_config = _configured(AutoConfig.from_pretrained(_source(config)), config, where)
+        hf_config = configured(AutoConfig.from_pretrained(_source(config)), config, where)
         single_logit = hf_config.num_labels == 1
         if not single_logit:
             hf_config.num_labels = 2  # a checkpoint's other head sizes (e.g. 3-way NLI) give a new head
@@ -142,7 +142,7 @@ def build_cross_encoder(config: ModelConfig, seed: int, given_head: bool = False
     return model
 
 
-def _configured(hf_config: PretrainedConfig, config: ModelConfig, where: str) -> PretrainedConfig:
+def configured(hf_config: PretrainedConfig, config: ModelConfig, where: str) -> PretrainedConfig:
     """The checkpoint's config with rankuq's dropout and layer cut; keys it lacks raise."""
     keys = [key for key in DROPOUT_KEYS if isinstance(getattr(hf_config, key, None), float)]
     if not keys:

@@ -85,7 +85,8 @@ def _run_grid(args: argparse.Namespace, locked: bool) -> None:
         model = spec.model.model_copy(update={"backbone": str(args.backbone.resolve())})
         spec = spec.model_copy(update={"model": model})
     data_root(spec.data_dir)
-    check_backbone(spec.model)  # a model that does not load fails here, not in a trial once Ray is up
+    # a model that does not load fails here, not in a trial once Ray is up
+    check_backbone(spec.model, given_head=spec.train.epochs == 0)
     run_dir = args.run_dir or Path("runs") / spec.name
     if args.plan:  # before the engine's imports (Ray Train, Tune, Data; MLflow): seconds saved
         from rankuq.bench.planning.plan import plan

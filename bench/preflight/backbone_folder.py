@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from rankuq.bench.preflight import addresses  # CONNECT_TIMEOUT_S read when dialling: one for every probe
+from rankuq.bench.preflight.checkpoint import check_architecture, check_weights
 from rankuq.errors import RankuqError
 
 if TYPE_CHECKING:  # rankuq.backbone imports torch (seconds): the grid's loading has it by then
@@ -40,23 +41,27 @@ def locate_backbone(backbone: str | None) -> tuple[str, bool] | None:
     return backbone, _hub_offline(backbone, where)
 
 
-def check_backbone(config: "ModelConfig") -> None:
+def check_backbone(config: "ModelConfig", given_head: bool = False) -> None:
     """``model.backbone`` loads, checked before Ray starts (a trial would fail on it after a minute):
-    its files (``locate_backbone``), then its config and tokenizer as transformers loads them."""
+    its files (``locate_backbone``: weights whole), then its config and tokenizer as transformers
+    loads them, and its architecture (``check_architecture``; ``given_head``: scored as given,
+    train.epochs 0)."""
     located = locate_backbone(config.backbone)
     if located is None:
         return
     source, offline = located
     from transformers import AutoConfig, AutoTokenizer
 
+    loaded = {}
     for what, load in (("config", AutoConfig.from_pretrained), ("tokenizer", AutoTokenizer.from_pretrained)):
         try:
-            load(source, local_files_only=offline)
+            loaded[what] = load(source, local_files_only=offline)
         except (OSError, ValueError, KeyError) as error:
             reason = " ".join(str(error).split())[:200]
             raise RankuqError(
                 f"model.backbone {config.backbone}: its {what} does not load ({reason})"
             ) from None
+    check_architecture(loaded["config"], config, given_head, f"model.backbone {config.backbone}")
 
 
 def _check_folder(folder: Path, where: str) -> None:
@@ -83,6 +88,9 @@ def _check_folder(folder: Path, where: str) -> None:
                 f"{where}: {folder} lacks {len(missing)} of the {len(shards)} weight shards its "
                 f"{found[0]} names (e.g. {missing[0]}); copy the whole checkpoint folder"
             )
+        check_weights([folder / shard for shard in shards], where)
+    else:
+        check_weights([folder / found[0]], where)
     if not any((folder / name).is_file() for name in TOKENIZER_FILES):
         raise RankuqError(
             f"{where}: {folder} has no tokenizer ({', '.join(TOKENIZER_FILES)}); save it beside the "
