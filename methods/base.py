@@ -303,10 +303,14 @@ class NeuralMethod(Method):
 
     def save_member(self, member: nn.Module, model: ModelConfig, folder: Path) -> None:
         """``member`` as a one-logit CrossEncoder folder (``save_cross_encoder``: safetensors weights,
-        config.json) with its tokenizer: sentence-transformers' ``CrossEncoder(folder)`` and
-        ``AutoModelForSequenceClassification.from_pretrained(folder)`` load it."""
+        config.json) with its tokenizer, which records ``max_length``: sentence-transformers'
+        ``CrossEncoder(folder)`` and ``AutoModelForSequenceClassification.from_pretrained(folder)``
+        load it."""
         save_cross_encoder(cast("PreTrainedModel", member), folder)  # the cross-encoder (build_model)
-        load_tokenizer(model).save_pretrained(folder)
+        tokenizer = load_tokenizer(model)
+        # The length it was trained at, recorded where CrossEncoder and `rankuq evaluate --model` read it.
+        tokenizer.model_max_length = model.max_length
+        tokenizer.save_pretrained(folder)
 
     def member_state(self, member: nn.Module, folder: Path) -> dict[str, torch.Tensor]:
         """The state dict of ``member`` (freshly built) that ``save_member`` wrote to ``folder``: its

@@ -1,13 +1,17 @@
 """``rankuq evaluate``: black-box evaluation of a run file or predictions table."""
 
 import argparse
+import hashlib
 import json
 import re
+import sys
 from pathlib import Path
+from typing import Any
 
 from rankuq.bench.cli.common import EVALUATE_PROBES, _print_table
 from rankuq.errors import RankuqError
 
+MAX_NAME = 100  # a grid name's longest (bench.config.grid's plain names)
 FILE_OPTIONS = ("--run", "--qrels", "--predictions", "--dev", "--dev-run", "--dev-qrels", "--write-run")
 
 
@@ -46,13 +50,10 @@ def _evaluate(args: argparse.Namespace) -> None:
 
 
 def _zero_shot(args: argparse.Namespace) -> None:
-    """``--model DIR --task T``: the checkpoint scored as it is by a one-task grid (train.epochs 0)."""
-    from rankuq.bench.cli.run import _show
-    from rankuq.bench.config.grid import parse_grid
-    from rankuq.bench.preflight.backbone_folder import check_backbone
-    from rankuq.bench.preflight.paths import check_output_folder
-    from rankuq.bench.results.boards import read_run_dir
-    from rankuq.bench.run.runner import run_grid
+    """``--model DIR --task T``: the checkpoint scored as it is by a one-task grid (train.epochs 0),
+    its inputs cut at the checkpoint's own maximum length unless ``--max-length`` says otherwise."""
+    from rankuq.bench.preflight.backbone_folder import locate_backbone
+    from rankuq.bench.preflight.checkpoint import LONGEST, SHORTEST
 
     if args.model is None or args.task is None or args.run or args.predictions:
         raise RankuqError(
@@ -60,17 +61,36 @@ def _zero_shot(args: argparse.Namespace) -> None:
         )
     if not args.model.is_dir():
         raise RankuqError(f"--model {args.model}: no such folder; give a cross-encoder checkpoint folder")
-    name = re.sub(r"[^A-Za-z0-9_.-]", "-", f"zero-shot-{args.model.resolve().name}-{args.task}")
-    grid = {
-        "name": name,
-        "tasks": [args.task],
-        "methods": {method: {} for method in args.methods},
-        "model": {"backbone": str(args.model.resolve())},
-        "train": {"epochs": 0},
-    }
+    if args.max_length is not None and not SHORTEST <= args.max_length <= LONGEST:
+        raise RankuqError(f"--max-length {args.max_length}: give {SHORTEST} to {LONGEST} tokens")
+    locate_backbone(str(args.model))  # its files, weights whole: before the grid's imports (torch)
+
+    from rankuq import tasks
+    from rankuq.bench.cli.run import _show
+    from rankuq.bench.preflight.backbone_folder import check_backbone
+    from rankuq.bench.preflight.checkpoint import own_max_length
+    from rankuq.bench.config.grid import parse_grid
+    from rankuq.bench.preflight.paths import check_output_folder
+    from rankuq.bench.planning.capacity import describe
+    from rankuq.bench.planning.plan import plan
+    from rankuq.bench.results.boards import read_run_dir
+    from rankuq.bench.run.runner import run_grid
+    from rankuq.bench.rundir.layout import RunLayout
+
+    if args.max_length is not None:
+        length, source = args.max_length, "--max-length"
+    else:
+        length, source = own_max_length(args.model)
+    splits = tasks.get(args.task)().available_splits(tasks.data_root(args.data_dir))
+    grid = zero_shot_grid(args, length, "dev" in splits and args.split != "dev")
     spec, params = parse_grid(grid, f"--model {args.model}")
-    check_backbone(spec.model)
-    run_dir = args.run_dir or Path("runs") / name
+    check_backbone(spec.model, given_head=True)
+    run_dir = args.run_dir or Path("runs") / spec.name
+    said = sys.stderr if args.json else sys.stdout  # --json: stdout holds the one JSON object
+    print(f"max length: {length} tokens ({source})", file=said)
+    print(describe(plan(spec, params, RunLayout(run_dir))), file=sys.stdout if args.plan else said)
+    if args.plan:
+        return
     check_output_folder(run_dir, "--run-dir")
     run_grid(spec, params, run_dir)
     board = read_run_dir(run_dir)
@@ -79,3 +99,38 @@ def _zero_shot(args: argparse.Namespace) -> None:
         return
     _show(board)
     print(f"written: leaderboard.md, .csv and report.html in {run_dir}")
+
+
+def zero_shot_grid(args: argparse.Namespace, max_length: int, dev: bool) -> dict[str, Any]:
+    """The one-condition grid ``evaluate --model`` runs: the checkpoint as given on ``--task``'s
+    lists (``--ns``, ``--n``, ``--split``), the probes fitted on its dev split where it has one
+    (``dev``; else on a held-out part of the tested split, as for a test-only BEIR folder)."""
+    from rankuq.bench.config.grid import condition_name
+
+    side = {"task": args.task} | {key: getattr(args, key) for key in ("ns", "n") if getattr(args, key)}
+    label = "-".join(str(value) for value in side.values())
+    condition: dict[str, Any] = (
+        {"tasks": [args.task]}
+        if len(side) == 1
+        else {"shifts": [{"name": condition_name(label), "train": side, "test": side}]}
+    )
+    return {
+        "name": short_name(f"zero-shot-{args.model.resolve().name}-{label}"),
+        "data_dir": args.data_dir,
+        **condition,
+        "methods": {method: {} for method in args.methods},
+        "seeds": args.seeds or [0],
+        "model": {"backbone": str(args.model.resolve()), "max_length": max_length},
+        "train": {"epochs": 0},
+        "eval": {"split": args.split or "test", "dev_split": "dev" if dev else None},
+    }
+
+
+def short_name(text: str) -> str:
+    """``text`` as a grid name (a folder and an MLflow run): what a name cannot hold turned into '-',
+    and a name over the 100 characters allowed cut, with a hash of the whole kept distinct."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", text)
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: MAX_NAME - len(digest) - 1]}-{digest}"

@@ -12,6 +12,14 @@ DESCRIPTION = (
 )
 
 
+def _seeds(text: str) -> list[int]:
+    """``--seeds 0,1,2``: comma-separated integers."""
+    try:
+        return [int(name) for name in _names(text)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of integers") from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rankuq", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"rankuq {__version__}")
@@ -61,6 +69,28 @@ def _parser() -> argparse.ArgumentParser:
         "--run-dir",
         type=Path,
         help="with --model: the run's folder (default: runs/zero-shot-<folder>-<task>)",
+    )
+    evaluate.add_argument(
+        "--max-length",
+        type=int,
+        help="with --model: cut inputs at this many tokens (default: the checkpoint's own maximum, as its "
+        "folder records it; the length used is printed)",
+    )
+    evaluate.add_argument(
+        "--ns", help="with --model: the lists' negative sampling, e.g. bm25 (default: the task's own lists)"
+    )
+    evaluate.add_argument("--n", type=int, help="with --model: candidates per list (default: 10)")
+    evaluate.add_argument("--split", help="with --model: the split scored (default: test)")
+    evaluate.add_argument(
+        "--data-dir", help="with --model: the data folder (default: $RANKUQ_DATA or ../shared/data)"
+    )
+    evaluate.add_argument(
+        "--seeds", type=_seeds, help="with --model: the probes' seeds, e.g. 0,1,2 (default: 0)"
+    )
+    evaluate.add_argument(
+        "--plan",
+        action="store_true",
+        help="with --model: print what would be scored and its cost estimate; run nothing",
     )
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate.add_argument(
