@@ -12,6 +12,8 @@ from rankuq.bench.cli.common import EVALUATE_PROBES, _print_table
 from rankuq.errors import RankuqError
 
 MAX_NAME = 100  # a grid name's longest (bench.config.grid's plain names)
+# The options of zero-shot evaluation (--model, --task) alone.
+MODEL_OPTIONS = ("--max-length", "--ns", "--n", "--split", "--data-dir", "--seeds", "--plan", "--run-dir")
 FILE_OPTIONS = ("--run", "--qrels", "--predictions", "--dev", "--dev-run", "--dev-qrels", "--write-run")
 
 
@@ -23,6 +25,9 @@ def _evaluate(args: argparse.Namespace) -> None:
     if args.model is not None or args.task is not None:
         _zero_shot(args)
         return
+    given = [name for name in MODEL_OPTIONS if getattr(args, name.removeprefix("--").replace("-", "_"))]
+    if given:
+        raise RankuqError(f"{given[0]} applies to a model scored on a task: give --model DIR --task NAME")
     for option in FILE_OPTIONS:  # before any is opened: a FIFO with no writer would block for ever
         path = getattr(args, option.removeprefix("--").replace("-", "_"))
         if path is not None:
@@ -67,12 +72,12 @@ def _zero_shot(args: argparse.Namespace) -> None:
 
     from rankuq import tasks
     from rankuq.bench.cli.run import _show
-    from rankuq.bench.preflight.backbone_folder import check_backbone
-    from rankuq.bench.preflight.checkpoint import own_max_length
     from rankuq.bench.config.grid import parse_grid
-    from rankuq.bench.preflight.paths import check_output_folder
     from rankuq.bench.planning.capacity import describe
     from rankuq.bench.planning.plan import plan
+    from rankuq.bench.preflight.backbone_folder import check_backbone
+    from rankuq.bench.preflight.checkpoint import own_max_length
+    from rankuq.bench.preflight.paths import check_output_folder
     from rankuq.bench.results.boards import read_run_dir
     from rankuq.bench.run.runner import run_grid
     from rankuq.bench.rundir.layout import RunLayout

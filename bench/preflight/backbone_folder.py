@@ -4,8 +4,9 @@ the shards its index names) and tokenizer; a hub name's hub answers, or its file
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from rankuq.bench.preflight import addresses  # CONNECT_TIMEOUT_S read when dialling: one for every probe
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # rankuq.backbone imports torch (seconds): the grid's loading
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model", "spiece.model")
 HUB = "huggingface.co"
+T = TypeVar("T")
 TINY_NAME = "tiny"  # rankuq.backbone.TINY, which is not imported here: that module imports torch
 
 
@@ -52,16 +54,19 @@ def check_backbone(config: "ModelConfig", given_head: bool = False) -> None:
     source, offline = located
     from transformers import AutoConfig, AutoTokenizer
 
-    loaded = {}
-    for what, load in (("config", AutoConfig.from_pretrained), ("tokenizer", AutoTokenizer.from_pretrained)):
-        try:
-            loaded[what] = load(source, local_files_only=offline)
-        except (OSError, ValueError, KeyError) as error:
-            reason = " ".join(str(error).split())[:200]
-            raise RankuqError(
-                f"model.backbone {config.backbone}: its {what} does not load ({reason})"
-            ) from None
-    check_architecture(loaded["config"], config, given_head, f"model.backbone {config.backbone}")
+    where = f"model.backbone {config.backbone}"
+    hf_config = _loaded("config", AutoConfig.from_pretrained, source, offline, where)
+    _loaded("tokenizer", AutoTokenizer.from_pretrained, source, offline, where)
+    check_architecture(hf_config, config, given_head, where)
+
+
+def _loaded(what: str, load: Callable[..., T], source: str, offline: bool, where: str) -> T:
+    """``load(source)``, its failure one line naming ``what`` of the backbone did not load."""
+    try:
+        return load(source, local_files_only=offline)
+    except (OSError, ValueError, KeyError) as error:
+        reason = " ".join(str(error).split())[:200]
+        raise RankuqError(f"{where}: its {what} does not load ({reason})") from None
 
 
 def _check_folder(folder: Path, where: str) -> None:

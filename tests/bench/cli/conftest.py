@@ -7,6 +7,8 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+
 from rankuq import tasks
 
 
@@ -34,3 +36,11 @@ def write_beir_folder(folder: Path, questions: int = 4) -> Path:
     ]
     (folder / "qrels" / "test.tsv").write_text("\n".join(qrels) + "\n")
     return folder
+
+
+@pytest.fixture(scope="session")
+def beir_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data folder holding the BEIR folder beir/my-data of eight real WikiQA test questions."""
+    data = tmp_path_factory.mktemp("data")
+    write_beir_folder(data / "beir" / "my-data", questions=8)
+    return data

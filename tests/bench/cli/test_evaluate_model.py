@@ -1,0 +1,102 @@
+"""`rankuq evaluate --model DIR --task T`: the list settings and `--plan`, the checkpoint's own maximum
+length (said in one line), and a member of a finished grid scored again as given gives its
+leaderboard row."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankuq.bench.cli.main import main
+from rankuq.bench.config.grid import parse_grid
+from rankuq.bench.results.leaderboard import metrics_of
+from rankuq.bench.run.runner import run_grid
+
+
+def test_plan_on_a_beir_folder_says_the_length_and_the_estimate(cross_encoder, beir_data, tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    command = ["evaluate", "--model", str(cross_encoder), "--task", "beir/my-data"]
+    assert main([*command, "--data-dir", str(beir_data), "--run-dir", str(run_dir), "--plan"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "max length: 512 tokens (tokenizer_config.json's model_max_length)"
+    assert out[1].startswith(f"grid zero-shot-{cross_encoder.name}-beir-my-data: 1 cells (1 condition ×")
+    assert any(line.split() == ["bert", "test", "80"] for line in out)  # 8 queries × 10 BM25 candidates
+    assert not run_dir.exists()  # a plan writes nothing
+
+
+def test_the_list_settings_reach_the_grid(cross_encoder, tmp_path, capsys):
+    command = ["evaluate", "--model", str(cross_encoder), "--task", "wikiqa", "--ns", "bm25", "--n", "5"]
+    extra = ["--split", "dev", "--seeds", "0,1", "--max-length", "48", "--plan"]
+    assert main([*command, *extra, "--run-dir", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "max length: 48 tokens (--max-length)"
+    assert (
+        f"zero-shot-{cross_encoder.name}-wikiqa-bm25-5: 2 cells (1 condition × 1 method × 2 seeds)" in out[1]
+    )
+    # the pairs scored: WikiQA dev's 126 questions with a correct answer × 5 BM25 candidates × 2 seeds
+    assert any(line.split() == ["bert", "test", "1,260"] for line in out)
+
+
+def test_a_long_folder_name_gets_a_short_grid_name(cross_encoder, tmp_path, capsys):
+    import shutil
+
+    folder = shutil.copytree(cross_encoder, tmp_path / ("my-cross-encoder-" + "x" * 100))
+    assert main(["evaluate", "--model", str(folder), "--task", "wikiqa", "--plan"]) == 0
+    name = capsys.readouterr().out.splitlines()[1].split()[1].rstrip(":")
+    assert len(name) == 100 and name.startswith("zero-shot-my-cross-encoder-xxx")
+
+
+@pytest.mark.parametrize("length", ["7", "513"])
+def test_a_max_length_rankuq_cannot_use_is_one_line(cross_encoder, capsys, length):
+    command = ["evaluate", "--model", str(cross_encoder), "--task", "wikiqa", "--max-length", length]
+    assert main([*command, "--plan"]) == 2
+    assert capsys.readouterr().err.strip() == f"rankuq: error: --max-length {length}: give 8 to 512 tokens"
+
+
+def test_a_model_that_cannot_be_scored_as_given_fails_in_one_line(tmp_path, capsys):
+    """The MiniLM bi-encoder has no relevance head; a copy with its weights cut short cannot load."""
+    import shutil
+
+    from rankuq.backbone import offline_minilm
+
+    assert main(["evaluate", "--model", str(offline_minilm()), "--task", "wikiqa"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "saved as BertModel, without a sequence-classification head" in line
+    cut = Path(shutil.copytree(offline_minilm(), tmp_path / "cut"))
+    (cut / "model.safetensors").write_bytes((cut / "model.safetensors").read_bytes()[:1000])
+    assert main(["evaluate", "--model", str(cut), "--task", "wikiqa"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"{cut / 'model.safetensors'} is no whole safetensors file" in line
+
+
+def test_the_models_options_alone_are_refused_with_a_run_file(tmp_path, capsys):
+    command = ["evaluate", "--run", str(tmp_path / "run"), "--qrels", str(tmp_path / "qrels"), "--ns", "bm25"]
+    assert main(command) == 2
+    assert "--ns applies to a model scored on a task: give --model DIR --task NAME" in capsys.readouterr().err
+
+
+def test_zero_shot_on_a_saved_member_is_its_leaderboard_row(ray_session, tmp_path, capsys):
+    """A member trained at max_length 32 records it; scored as given it gives the grid's numbers."""
+    grid = {
+        "name": "member",
+        "tasks": ["wikiqa"],
+        "methods": {"bert": {}},
+        "model": {"backbone": "tiny", "max_length": 32},
+        "train": {"max_queries": 30, "batch_size": 16},
+        "eval": {"batch_size": 128},
+    }
+    spec, params = parse_grid(grid, "test grid")
+    board = run_grid(spec, params, tmp_path / "grid")
+    (member,) = (tmp_path / "grid" / "models").iterdir()
+    capsys.readouterr()  # Ray Tune's tables of the training
+    command = ["evaluate", "--model", str(member), "--task", "wikiqa", "--json"]
+    assert main([*command, "--run-dir", str(tmp_path / "zero-shot")]) == 0
+    captured = capsys.readouterr()
+    assert "max length: 32 tokens (tokenizer_config.json's model_max_length)" in captured.err.splitlines()
+    zero_shot = pd.DataFrame(json.loads(captured.out))
+    metrics = metrics_of(board)
+    assert len(metrics) > 10 and "ECE" in metrics
+    trained, given = board.set_index("method").loc["bert"], zero_shot.set_index("method").loc["bert"]
+    np.testing.assert_allclose(given[metrics].astype(float), trained[metrics].astype(float), rtol=1e-6)
