@@ -67,12 +67,14 @@ def _histogram_entropy(draws: np.ndarray) -> np.ndarray:
 
 def learned_cutoffs(features: np.ndarray, f1: np.ndarray, seed: int = 0) -> np.ndarray:
     """Cross-validated cutoff (0-based index) per query: a random forest regressor fitted on the
-    other folds predicts the F1 of each cutoff; the highest prediction wins (first on ties)."""
+    other folds (5, or one per query for fewer than 5 queries; 2 or more queries) predicts the F1 of
+    each cutoff; the highest prediction wins (first on ties)."""
     from sklearn.ensemble import RandomForestRegressor
     from sklearn.model_selection import KFold
 
     cut = np.zeros(len(features), dtype=int)
-    for train, test in KFold(FOLDS, shuffle=True, random_state=seed).split(features):
+    folds = min(FOLDS, len(features))  # a handful of queries (a small BEIR folder): leave one out
+    for train, test in KFold(folds, shuffle=True, random_state=seed).split(features):
         forest = RandomForestRegressor(n_estimators=100, random_state=seed, n_jobs=1)
         predicted = forest.fit(features[train], f1[train]).predict(features[test])
         cut[test] = predicted.reshape(len(test), -1).argmax(axis=1)

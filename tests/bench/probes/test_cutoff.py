@@ -50,6 +50,15 @@ def test_learned_cutoffs_never_beat_the_oracle(wikiqa, wikiqa_deterministic) -> 
     check_parts(deterministic, lists.qids)
 
 
+def test_fewer_queries_than_folds_are_left_out_one_by_one(wikiqa) -> None:
+    """Three questions with a correct sentence (a small BEIR folder has as few): three folds."""
+    lists = scored_lists(wikiqa).with_relevant()
+    questions = pa.array(lists.qids[:3])
+    result = cutoff.run(wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=questions)), seed=0)
+    assert 0 < result.metrics["cutoff.F1_ratio.scores"] <= 1
+    check_parts(result, lists.qids[:3])
+
+
 def check_parts(result: ProbeResult, qids: np.ndarray) -> None:
     """Each F1 ratio as rows [learned F1, oracle F1] per query (ratio_of_means), the oracle's F1 as
     its mean; the metrics on every query."""
