@@ -73,8 +73,8 @@ def _zero_shot(args: argparse.Namespace) -> None:
     from rankuq import tasks
     from rankuq.bench.cli.run import _show
     from rankuq.bench.config.grid import parse_grid
-    from rankuq.bench.planning.capacity import describe
     from rankuq.bench.planning.plan import plan
+    from rankuq.bench.planning.summary import describe
     from rankuq.bench.preflight.backbone_folder import check_backbone
     from rankuq.bench.preflight.checkpoint import own_max_length
     from rankuq.bench.preflight.paths import check_output_folder
