@@ -22,6 +22,9 @@ def _leaderboard(args: argparse.Namespace) -> None:
     if args.tracking_uri:
         check_tracking_uri(args.tracking_uri)
         check_experiment(experiment_name(args.experiment), _experiment_option(args.experiment))
+        from rankuq.bench.results.mlflow_store import check_store
+
+        check_store(args.tracking_uri)  # its schema: MLflow would try to make the tables anew
     if args.out:
         check_output_folder(args.out, "--out")
     if args.latex:

@@ -18,6 +18,7 @@ from rankuq.errors import RankuqError
 
 SQLITE_MAGIC = b"SQLite format 3\0"
 MLFLOW_TABLES = {"alembic_version", "experiments", "runs"}
+PARTLY_CREATED = "is an MLflow store left partly created, with no schema revision (an interrupted first run)"
 MAX_EXPERIMENT_NAME_LENGTH = 500  # mlflow.utils.validation's (not imported here: MLflow takes seconds)
 
 
@@ -133,6 +134,8 @@ def store_problem(path: Path, read_only: bool = True) -> str | None:
         db.close()
     if any(name.startswith("_alembic_tmp_") for name in tables):
         return "is an MLflow store left half-migrated (an interrupted first run)"
+    if (MLFLOW_TABLES - {"alembic_version"}).issubset(tables) and "alembic_version" not in tables:
+        return PARTLY_CREATED
     if not MLFLOW_TABLES.issubset(tables):
         return "is a SQLite file without MLflow's tables"
     return None

@@ -23,7 +23,7 @@ from mlflow.store.artifact.local_artifact_repo import LocalArtifactRepository
 from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 from mlflow.tracking import MlflowClient
 
-from rankuq.bench.preflight.tracking_inputs import sqlite_path, store_problem
+from rankuq.bench.preflight.tracking_inputs import PARTLY_CREATED, sqlite_path, store_problem
 from rankuq.bench.rundir.layout import RunLayout
 from rankuq.errors import RankuqError
 
@@ -91,16 +91,14 @@ def prepare_store(uri: str, owned: bool) -> None:
     An absent store is created and migrated under a temporary name, then renamed: a driver killed
     while MLflow builds its tables (a few hundred ms) leaves no half-migrated store. A broken store
     ``owned`` by the run directory (the default ``RUN_DIR/mlflow.db``) is moved aside with one warning
-    and made anew (the rerun logs the finished cells again); anyone else's is refused, untouched."""
+    and made anew (the rerun logs the finished cells again); anyone else's is refused, untouched
+    (``check_store``)."""
     path = sqlite_path(uri)
     if path is None:
         return
-    problem = store_problem(path, read_only=not owned) or _schema_problem(path)
-    if problem and not owned:
-        raise RankuqError(
-            f"tracking URI {uri}: {path} {problem}; it is left as it is: give a sound store or a new path "
-            f"(an older MLflow's store is updated by `mlflow db upgrade {uri}`)"
-        )
+    if not owned:
+        check_store(uri)
+    problem = owned and _problem(path, read_only=False)
     if problem:
         aside = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
         os.replace(path, aside)
@@ -121,6 +119,25 @@ def prepare_store(uri: str, owned: bool) -> None:
         os.replace(staging, path)
 
 
+def check_store(uri: str) -> None:
+    """A SQLite store that exists is sound and of this MLflow's schema, else one line saying what is
+    wrong and how to fix it; the file is only read (``rankuq leaderboard`` reads it, MLflow would try
+    to create or migrate its tables and fail in a traceback)."""
+    path = sqlite_path(uri)
+    problem = _problem(path, read_only=True) if path is not None else None
+    if problem:
+        raise RankuqError(
+            f"tracking URI {uri}: {path} {problem}; it is left as it is: give a sound store, or move "
+            f"this one aside (`rankuq run` then makes a new one; an older MLflow's store is updated by "
+            f"`mlflow db upgrade {uri}`)"
+        )
+
+
+def _problem(path: Path, read_only: bool) -> str | None:
+    """Why ``path`` is no usable store (``store_problem``, then its schema revision), or None."""
+    return store_problem(path, read_only) or _schema_problem(path)
+
+
 def _schema_problem(path: Path) -> str | None:
     """A store whose schema is not this MLflow's head revision: left half-migrated, or written by
     another MLflow version (which ``mlflow db upgrade`` would update)."""
@@ -132,6 +149,8 @@ def _schema_problem(path: Path) -> str | None:
             found = [row[0] for row in db.execute("SELECT version_num FROM alembic_version")]
     except sqlite3.Error as error:
         return f"has no readable MLflow schema revision ({error})"
+    if not found:
+        return PARTLY_CREATED
     if found != [head]:
         return f"has MLflow schema revision {found}, this MLflow expects {head} (half-migrated or older)"
     return None

@@ -137,3 +137,23 @@ def test_sigterm_is_handled_as_ctrl_c(tmp_path, capsys, monkeypatch):
     assert main(["evaluate", "--predictions", str(tmp_path / "p.parquet")]) == cli.EXIT_TERMINATED == 143
     assert _one_line(capsys).startswith("rankuq: interrupted; finished work is kept, resume with: rankuq ")
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.parametrize("drop", ["DELETE FROM alembic_version", "DROP TABLE alembic_version"])
+def test_a_partly_created_store_is_one_line_for_the_leaderboard_and_left_as_it_is(tmp_path, capsys, drop):
+    """A kill while MLflow makes a store's tables leaves them without a schema revision; MLflow would
+    then try to make them again ("table ... already exists", a traceback)."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    store = tmp_path / "store.db"
+    SqlAlchemyStore(f"sqlite:///{store}", str(tmp_path / "artifacts")).engine.dispose()
+    with sqlite3.connect(store) as db:
+        db.execute(drop)
+    db.close()
+    before = store.read_bytes()
+    capsys.readouterr()  # MLflow's lines while it made the store
+    assert main(["leaderboard", "--tracking-uri", f"sqlite:///{store}"]) == 2
+    error = _one_line(capsys)
+    assert f"{store} is an MLflow store left partly created, with no schema revision" in error
+    assert "move this one aside" in error or "a path that does not exist yet" in error
+    assert store.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["store.db"]
