@@ -7,7 +7,7 @@ def _findings(args: argparse.Namespace) -> None:
     from rankuq.bench.preflight.paths import check_output_file
 
     check_output_file(args.out, "--out", "findings.md")  # before the claims are measured
-    from rankuq.bench.findings.render import findings
+    from rankuq.bench.findings.findings import findings
 
     out = findings(
         args.run_dirs, args.out, cost=args.cost or (), allow_stale=args.allow_stale, readme=args.readme

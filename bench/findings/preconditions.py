@@ -13,6 +13,7 @@ from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import Claim, Precondition
 from rankuq.bench.findings.runs import Run
 from rankuq.bench.findings.sides import bootstrap, no_shift_condition, source_condition
+from rankuq.bench.probes.parts import QueryParts
 
 PRECONDITION_METRIC = "AP"  # a working ranker and a hurting shift are judged on AP: no ceiling below 1
 NOT_RANKERS = ("bert", "bm25")  # bert is always checked; BM25 is the yardstick
@@ -124,7 +125,14 @@ def shift_hurts(run: Run, condition: str) -> Check:
     return result
 
 
-def _compared(name: Precondition, mine: dict, theirs: dict, what: str, above: bool, missing: str) -> Check:
+def _compared(
+    name: Precondition,
+    mine: dict[int, QueryParts],
+    theirs: dict[int, QueryParts],
+    what: str,
+    above: bool,
+    missing: str,
+) -> Check:
     """Passed when the difference mine − theirs is significantly above (or below) 0 (its 95 % CI)."""
     if not mine or not theirs:
         return Check(name, None, f"{missing}: not recorded")

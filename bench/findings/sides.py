@@ -26,22 +26,9 @@ def contrast(claim: Claim, sides: int) -> statistics.Contrast:
 
     def best_relative(v: np.ndarray) -> np.ndarray:
         best = v[1:].max(axis=0)
-        return (v[0] - best) / np.abs(best)
+        return np.asarray((v[0] - best) / np.abs(best))
 
     return statistics.Contrast(best_relative, "(v0 − max of the others) / |max|")
-
-
-def _pooled_error(sums: np.ndarray, n: int) -> np.ndarray:
-    return np.abs(sums[..., :-1]).sum(axis=-1) / sums[..., -1]
-
-
-# The parts' statistics (bench.probes.parts) in the bootstrap's vectorised forms where they are
-# functions of column sums; the others are called on each resample's rows.
-FAST: dict[str, statistics.SumStatistic] = {
-    "mean": statistics.mean(0),
-    "ratio_of_means": statistics.ratio_of_means(0, 1),
-    "calibration_error": statistics.SumStatistic(_pooled_error, "pooled calibration error"),
-}
 
 
 def aligned(sides: Sides) -> tuple[list[list[np.ndarray]], list[str]] | None:
@@ -73,7 +60,7 @@ def bootstrap(
     if found is None or any(len(r) == 0 for seed_rows in found[0] for r in seed_rows):
         return None
     rows, names = found
-    chosen = [FAST.get(name, STATISTICS[name]) for name in names]
+    chosen = [STATISTICS[name] for name in names]
     return statistics.paired_bootstrap(rows, chosen, d, design="crossed", pool=pool)
 
 

@@ -117,7 +117,7 @@ def in_absolute_terms(claim: Claim, references: Sequence[float]) -> Claim | None
         scale="absolute",
         paper_effect=effect,
         margin=claim.margin * base,
-        paper=f"{claim.paper} [judged in absolute terms here: the reference is below {NEAR_ZERO} in a "
+        quote=f"{claim.quote} [judged in absolute terms here: the reference is below {NEAR_ZERO} in a "
         f"condition, where a relative change is a ratio of noise; mean reference {base:.3f}{said}]",
     )
 

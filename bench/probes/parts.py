@@ -20,6 +20,10 @@ Statistics, registered by name (the name is stored beside the parts in ``queries
   reference performance]: |reference performance − mean metric of the kept test queries| (paper 002 §5.3).
 - ``abstention_rate_error`` (``bench.probes.abstention_studies``): rows [kept, target rate]:
   |target − (1 − mean kept)|, the achieved abstention rate's error (paper 002 §5.3).
+
+The first three depend on the rows only through their column sums: they are ``SumStatistic``s, which
+the bootstrap runs vectorised over its replicates (one matrix product per block), as it runs a
+``BatchStatistic`` (rows stacked on a leading axis); a plain function runs once per resample.
 """
 
 from collections.abc import Callable, Mapping
@@ -29,7 +33,61 @@ import numpy as np
 import pyarrow as pa
 
 Statistic = Callable[[np.ndarray], float]
-STATISTICS: dict[str, Statistic] = {}
+
+
+@dataclass(frozen=True)
+class SumStatistic:
+    """A statistic that depends on the rows only through their column sums and their number:
+    ``function(sums, n)`` with ``sums`` of shape ``(..., k)`` (a leading axis of replicates) returns
+    shape ``(...)``. A bootstrap resample is then a weight vector (how often each query was drawn),
+    and every replicate's sums are one matrix product. Calling it on rows gives the plain value."""
+
+    function: Callable[[np.ndarray, int], np.ndarray]
+    name: str = "statistic of sums"
+
+    def __call__(self, rows: np.ndarray) -> float:
+        rows = np.asarray(rows, dtype=float)
+        return float(self.function(rows.sum(axis=0), len(rows)))
+
+
+@dataclass(frozen=True)
+class BatchStatistic:
+    """A statistic that needs the rows themselves (nAUC, a rank correlation) but takes a stack of
+    resamples at once: ``function(rows)`` with ``rows`` of shape ``(..., n, k)`` returns shape
+    ``(...)``, so the replicates cost a few array operations instead of a Python call each.
+    Calling it on one seed's rows ``(n, k)`` gives the plain value."""
+
+    function: Callable[[np.ndarray], np.ndarray]
+    name: str = "batched statistic"
+
+    def __call__(self, rows: np.ndarray) -> float:
+        rows = np.asarray(rows, dtype=float)
+        return float(np.asarray(self.function(rows[None]))[0])
+
+
+def mean(column: int = 0) -> SumStatistic:
+    """The mean of one column over the queries (a per-query metric: parts ``(n, 1)``)."""
+    return SumStatistic(lambda sums, n: sums[..., column] / n, f"mean of column {column}")
+
+
+def ratio_of_means(numerator: int = 0, denominator: int = 1) -> SumStatistic:
+    """mean(column ``numerator``) / mean(column ``denominator``) = the ratio of their sums."""
+    return SumStatistic(
+        lambda sums, n: sums[..., numerator] / sums[..., denominator],
+        f"ratio of columns {numerator} / {denominator}",
+    )
+
+
+def _calibration_error(sums: np.ndarray, n: int) -> np.ndarray:
+    """Σ_b |Σ_q gap_qb| / Σ_q w_q from the column sums [Σ gap per bin …, Σ w]."""
+    return np.asarray(np.abs(sums[..., :-1]).sum(axis=-1) / sums[..., -1])
+
+
+STATISTICS: dict[str, Statistic] = {
+    "mean": mean(0),
+    "calibration_error": SumStatistic(_calibration_error, "calibration error"),
+    "ratio_of_means": ratio_of_means(0, 1),
+}
 
 
 def statistic(function: Statistic) -> Statistic:
@@ -60,21 +118,6 @@ class QueryParts:
 def per_query(qids: np.ndarray, values: np.ndarray, name: str = "mean") -> QueryParts:
     """Parts of a metric that is a mean over queries, or of any statistic with rows of one column."""
     return QueryParts(np.asarray(qids), np.asarray(values, dtype=np.float64).reshape(len(qids), -1), name)
-
-
-@statistic
-def mean(rows: np.ndarray) -> float:
-    return float(rows[:, 0].mean())
-
-
-@statistic
-def calibration_error(rows: np.ndarray) -> float:
-    return float(np.abs(rows[:, :-1].sum(axis=0)).sum() / rows[:, -1].sum())
-
-
-@statistic
-def ratio_of_means(rows: np.ndarray) -> float:
-    return float(rows[:, 0].sum() / rows[:, 1].sum())
 
 
 PARTS_SCHEMA = pa.schema(

@@ -23,7 +23,7 @@ from rankuq.backbone import ModelConfig, build_cross_encoder, encode_pairs, load
 from rankuq.bench import metrics
 from rankuq.bench.benchmarks.method_cost import Case
 from rankuq.bench.engine.scoring import score_frame
-from rankuq.bench.findings.claims import TIMES
+from rankuq.bench.findings.claims.paper003_004 import TIMES
 from rankuq.methods.base import NeuralMethod
 
 # The methods the papers time (003 Table 2, 004 Table 3), at their settings, and the last-layer head.

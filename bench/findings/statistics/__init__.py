@@ -7,9 +7,9 @@ of query rows is ``statistic(rows) -> float``. All sides of a comparison hold th
 same row order within a seed (paired). ``contrast(values) -> float`` maps the sides' values of one
 seed to the effect d of that seed; the effect is the mean of d over the seeds.
 
-- ``contrasts``: the statistics and contrasts that run vectorised over the replicates
-  (``SumStatistic``, ``BatchStatistic``, ``Contrast``; ``mean``, ``ratio_of_means``, ``difference``,
-  ``relative``, ``over_best``, ``value``).
+- ``contrasts``: the contrasts that run vectorised over the replicates (``Contrast``; ``difference``,
+  ``relative``, ``over_best``, ``value``); the statistics are the probes' (``bench.probes.parts``:
+  ``SumStatistic``, ``BatchStatistic``, ``mean``, ``ratio_of_means``, re-exported here).
 - ``bootstrap``: ``paired_bootstrap``: d, its 95 % and 90 % percentile intervals, standard error and
   p-value from a bootstrap over seeds, then queries (one query resample for every side: paired).
 - ``power``: ``minimum_detectable_effect``, ``scale_for_power``: what the data can detect, and how
@@ -22,18 +22,7 @@ This package's namespace is the procedure's public surface: ``statistics.judge``
 """
 
 from rankuq.bench.findings.statistics.bootstrap import Design, Effect, Estimate, Pool, paired_bootstrap
-from rankuq.bench.findings.statistics.contrasts import (
-    BatchStatistic,
-    Contrast,
-    Statistic,
-    SumStatistic,
-    difference,
-    mean,
-    over_best,
-    ratio_of_means,
-    relative,
-    value,
-)
+from rankuq.bench.findings.statistics.contrasts import Contrast, difference, over_best, relative, value
 from rankuq.bench.findings.statistics.judging import (
     ALPHA,
     DEFINITIONS,
@@ -54,6 +43,7 @@ from rankuq.bench.findings.statistics.judging import (
     pooled,
 )
 from rankuq.bench.findings.statistics.power import Scale, minimum_detectable_effect, scale_for_power
+from rankuq.bench.probes.parts import BatchStatistic, Statistic, SumStatistic, mean, ratio_of_means
 
 __all__ = [
     "ALPHA",

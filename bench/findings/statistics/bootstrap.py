@@ -18,7 +18,8 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from rankuq.bench.findings.statistics.contrasts import BatchStatistic, Contrast, Statistic, SumStatistic
+from rankuq.bench.findings.statistics.contrasts import Contrast
+from rankuq.bench.probes.parts import BatchStatistic, Statistic, SumStatistic
 
 Design = Literal["nested", "crossed"]
 # How a replicate combines its seeds: "contrasts", the mean of the seeds' contrasts (d of each seed,
@@ -286,7 +287,7 @@ def _crossed(
 
 
 def _block(n: int, rows: Sequence[np.ndarray]) -> int:
-    return max(1, _BLOCK_ELEMENTS // (n * max(r.shape[1] for r in rows)))
+    return max(1, _BLOCK_ELEMENTS // (n * max(int(r.shape[1]) for r in rows)))
 
 
 def _values(seed_rows: list[np.ndarray], statistics: Sequence[Statistic], index: np.ndarray) -> np.ndarray:

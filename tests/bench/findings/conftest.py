@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from rankuq.bench.config.grid import parse_grid
-from rankuq.bench.findings.claims import Claim
+from rankuq.bench.findings.claims import Claim, Paper
 from rankuq.bench.findings.runs import Run
 from rankuq.bench.probes.parts import QueryParts
 
@@ -55,10 +55,11 @@ def run_of(columns: dict[tuple[str, str, str], list[np.ndarray]], kinds=None, se
 
 LOWER_ECE = Claim(
     id="000-ece",
+    paper=Paper("a test"),
     grid="g",
     text="the ensemble lowers ECE",
     source="Penha & Hauff, 2021, Table 2",
-    paper="−14 %",
+    quote="−14 %",
     paper_effect=-0.14,
     method="ensemble",
     metric="ECE",

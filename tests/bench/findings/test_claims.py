@@ -4,7 +4,17 @@ that exists, its paper effect in the direction it claims, and sanity checks nami
 from pathlib import Path
 
 from rankuq.bench.config.grid import load_grid
-from rankuq.bench.findings.claims import CLAIMS, COST
+from rankuq.bench.findings.claims import (
+    CLAIMS,
+    COST,
+    Claim,
+    paper000,
+    paper001,
+    paper002,
+    paper003_004,
+    sanity,
+    schema,
+)
 
 GRIDS = Path(__file__).parents[3] / "bench" / "grids"
 
@@ -15,7 +25,7 @@ def test_every_claim_is_declared_once_with_its_source_and_a_grid_that_exists():
     grids = {path.stem for path in GRIDS.glob("*.yaml")} | {COST}
     assert {claim.grid for claim in CLAIMS} <= grids
     for claim in CLAIMS:
-        assert claim.source and claim.paper, claim.id
+        assert claim.source and claim.quote, claim.id
         if claim.paper_effect is not None and claim.expect in ("higher", "lower"):
             assert (claim.paper_effect > 0) == (claim.expect == "higher"), claim.id  # d's sign is the paper's
 
@@ -26,3 +36,25 @@ def test_the_sanity_checks_name_conditions_of_their_grid():
             continue
         spec, _ = load_grid(GRIDS / f"{claim.grid}.yaml")
         assert claim.condition in {shift.label() for shift in spec.conditions()}, claim.id
+
+
+def test_each_paper_module_declares_its_own_paper_s_claims_and_the_sanity_checks_none():
+    modules = (paper000, paper001, paper002, paper003_004)
+    for module in modules:
+        for claim in (*module.CLAIMS, *getattr(module, "COST_CLAIMS", ())):
+            assert claim.paper == module.PAPER and not claim.sanity, claim.id
+    assert all(claim.paper is None and claim.sanity for claim in sanity.CLAIMS)
+    # the registry is the modules' claims, each once
+    declared = [c for m in (sanity, *modules) for c in (*m.CLAIMS, *getattr(m, "COST_CLAIMS", ()))]
+    assert sorted(c.id for c in declared) == sorted(c.id for c in CLAIMS)
+
+
+def test_a_paper_s_claim_gets_its_preconditions_by_the_rules_unless_it_names_them():
+    fields = dict(
+        id="x", paper=paper000.PAPER, grid="paper000", text="t", source="s", quote="q", paper_effect=None
+    )
+    ruled = schema.claim(**fields, method="mc_dropout", metric="RA.R@1", kinds=("cross-NS",))
+    assert ruled.preconditions == ("works_in_domain", "shift_hurts", "headroom", "b_selected")
+    named = schema.claim(**fields, method="bert", metric="ECE", preconditions=("works_in_domain",))
+    assert named.preconditions == ("works_in_domain",)
+    assert Claim(**fields, method="bert", metric="ECE").preconditions == ()  # Claim itself: no rules

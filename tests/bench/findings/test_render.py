@@ -1,6 +1,7 @@
-"""The findings report (bench.findings.render): claims measured in the real tiny WikiQA grid run (the
-session fixture ``finished``) and rewritten byte for byte, what results/ keeps of a run, and
-docs/findings.md rewritten by its own header's command; the verdict rules are test_verdicts.py's."""
+"""The findings report (bench.findings.render, written by bench.findings.findings): claims measured in
+the real tiny WikiQA grid run (the session fixture ``finished``) and rewritten byte for byte, what
+results/ keeps of a run, and docs/findings.md rewritten by its own header's command; the verdict rules
+are test_verdicts.py's."""
 
 import re
 import shlex
@@ -14,8 +15,9 @@ import pytest
 from rankuq.bench.cli.main import main
 from rankuq.bench.config.grid import load_grid
 from rankuq.bench.findings import statistics
-from rankuq.bench.findings.claims import Claim
-from rankuq.bench.findings.render import break_even_reading, break_even_text, findings
+from rankuq.bench.findings.claims import Claim, Paper
+from rankuq.bench.findings.findings import findings
+from rankuq.bench.findings.run_tables import break_even_reading, break_even_text
 from rankuq.bench.findings.runs import condition_kind, read_run
 from rankuq.bench.findings.verdicts import assess, judge_all
 from rankuq.errors import RankuqError
@@ -23,10 +25,11 @@ from rankuq.errors import RankuqError
 TINY_CLAIMS = (
     Claim(
         id="ece-ensemble",
+        paper=Paper("a test"),
         grid="tiny",
         text="the ensemble lowers ECE",
         source="a test",
-        paper="−14 %",
+        quote="−14 %",
         paper_effect=-0.14,
         method="ensemble",
         metric="ECE",
@@ -37,10 +40,11 @@ TINY_CLAIMS = (
     ),
     Claim(
         id="ra-mc_dropout",
+        paper=Paper("a test"),
         grid="tiny",
         text="RA raises R@1",
         source="a test",
-        paper="+1.7 %",
+        quote="+1.7 %",
         paper_effect=0.017,
         method="mc_dropout",
         metric="RA.R@1",
@@ -51,17 +55,17 @@ TINY_CLAIMS = (
     ),
     Claim(
         id="ap-floor",
+        paper=None,
         grid="tiny",
         text="bert reaches AP 0.2",
         source="a test",
-        paper="0.2",
+        quote="0.2",
         paper_effect=None,
         method="bert",
         metric="AP",
         floor=0.2,
         expect="at least",
         kinds=("cross-NS",),
-        sanity=True,
     ),
 )
 
@@ -200,7 +204,7 @@ def test_a_run_s_device_is_its_machine_record_else_its_resources(finished, tmp_p
     import json
     import shutil
 
-    from rankuq.bench.findings.render import device_of
+    from rankuq.bench.findings.run_tables import device_of
 
     run_dir, _ = finished
     assert device_of(read_run(run_dir)) == "CPU"

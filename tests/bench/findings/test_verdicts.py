@@ -43,7 +43,7 @@ def test_a_relative_claim_over_a_near_zero_reference_is_judged_in_absolute_terms
     )
     [row] = judge_all([assess(lower_ece, [run])])
     assert row.claim.scale == "absolute" and row.claim.paper_effect == pytest.approx(-0.14 * 0.02, abs=2e-4)
-    assert row.overall.d == pytest.approx(0.01, abs=1e-3) and "judged in absolute terms" in row.claim.paper
+    assert row.overall.d == pytest.approx(0.01, abs=1e-3) and "judged in absolute terms" in row.claim.quote
     assert row.verdict == statistics.REFUTED  # +0.01 against the paper's lower: significant the other way
 
 
@@ -78,16 +78,16 @@ def test_a_tight_zero_is_smaller_than_reported_not_refuted(run_of, values, lower
 def test_a_floor_is_judged_on_the_value_itself(run_of, values):
     claim = Claim(
         id="floor",
+        paper=None,
         grid="g",
         text="AP at least 0.70",
         source="this project",
-        paper="0.70",
+        quote="0.70",
         paper_effect=None,
         method="bert",
         metric="AP",
         floor=0.70,
         expect="at least",
-        sanity=True,
     )
     high = run_of({("c", "bert", "AP"): [values(0.75, 0.1, s) for s in range(3)]})
     low = run_of({("c", "bert", "AP"): [values(0.60, 0.1, s) for s in range(3)]})

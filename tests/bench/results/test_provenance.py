@@ -11,7 +11,7 @@ import pytest
 from rankuq.bench.config.grid import load_grid
 from rankuq.bench.evaluation.probe_cache import PROBES_VERSION
 from rankuq.bench.findings.claims import CLAIMS
-from rankuq.bench.findings.render import findings
+from rankuq.bench.findings.findings import findings
 from rankuq.bench.planning.plan import plan
 from rankuq.bench.results import provenance
 from rankuq.bench.results.provenance import CURRENT, NOT_RECORDED, PREDICTIONS_KEY, PROBES, STALE, check
