@@ -58,7 +58,7 @@ def _zero_shot(args: argparse.Namespace) -> None:
     """``--model DIR --task T``: the checkpoint scored as it is by a one-task grid (train.epochs 0),
     its inputs cut at the checkpoint's own maximum length unless ``--max-length`` says otherwise."""
     from rankuq.bench.preflight.backbone_folder import locate_backbone
-    from rankuq.bench.preflight.checkpoint import LONGEST, SHORTEST
+    from rankuq.bench.preflight.checkpoint import LONGEST, SHORTEST, check_saved_head
 
     if args.model is None or args.task is None or args.run or args.predictions:
         raise RankuqError(
@@ -68,7 +68,9 @@ def _zero_shot(args: argparse.Namespace) -> None:
         raise RankuqError(f"--model {args.model}: no such folder; give a cross-encoder checkpoint folder")
     if args.max_length is not None and not SHORTEST <= args.max_length <= LONGEST:
         raise RankuqError(f"--max-length {args.max_length}: give {SHORTEST} to {LONGEST} tokens")
-    locate_backbone(str(args.model))  # its files, weights whole: before the grid's imports (torch)
+    # Its files (weights whole) and head, before the grid's imports (torch: seconds on a loaded machine).
+    locate_backbone(str(args.model))
+    check_saved_head(args.model, f"model.backbone {args.model}")
 
     from rankuq import tasks
     from rankuq.bench.cli.run import _show

@@ -59,19 +59,39 @@ def check_architecture(
             "of an encoder architecture (BERT, RoBERTa, ELECTRA, DeBERTa, …)"
         )
     configured(hf_config, model, where)
-    if not given_head:
+    if given_head:
+        check_head(hf_config.architectures or [], hf_config.num_labels, where)
+
+
+def check_saved_head(folder: Path, where: str) -> None:
+    """``check_head`` from the folder's config.json as written, before transformers is imported
+    (seconds on a loaded machine): a bi-encoder or a 3-label classifier is refused at once."""
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError):
+        return  # check_backbone's loading says what is wrong with it
+    if not isinstance(config, dict):
         return
-    heads = [arch for arch in hf_config.architectures or [] if arch.endswith("ForSequenceClassification")]
+    labels = config.get("id2label")
+    count = len(labels) if isinstance(labels, dict) else config.get("num_labels", 2)  # transformers' 2
+    architectures = config.get("architectures")
+    check_head(architectures if isinstance(architectures, list) else [], count, where)
+
+
+def check_head(architectures: list[str], labels: int | None, where: str) -> None:
+    """A checkpoint scored as given (train.epochs 0) holds a trained sequence-classification head of
+    1 or 2 labels."""
+    heads = [arch for arch in architectures if arch.endswith("ForSequenceClassification")]
     if not heads:
-        saved = ", ".join(hf_config.architectures or ["none named"])
+        saved = ", ".join(architectures or ["none named"])
         raise RankuqError(
             f"{where}: saved as {saved}, without a sequence-classification head, so there is no relevance "
             "score to use as given (train.epochs: 0); give a cross-encoder checkpoint, or fine-tune this "
             "one (rankuq run --backbone)"
         )
-    if hf_config.num_labels not in (1, 2):
+    if labels not in (1, 2):
         raise RankuqError(
-            f"{where}: a {hf_config.num_labels}-label classifier ({heads[0]}), not a relevance head of 1 "
+            f"{where}: a {labels}-label classifier ({heads[0]}), not a relevance head of 1 "
             "or 2 labels, so it cannot be scored as given (train.epochs: 0); fine-tune it instead "
             "(rankuq run --backbone), which gives it a new 2-way head"
         )

@@ -55,8 +55,9 @@ def test_a_max_length_rankuq_cannot_use_is_one_line(cross_encoder, capsys, lengt
     assert capsys.readouterr().err.strip() == f"rankuq: error: --max-length {length}: give 8 to 512 tokens"
 
 
-def test_a_model_that_cannot_be_scored_as_given_fails_in_one_line(tmp_path, capsys):
-    """The MiniLM bi-encoder has no relevance head; a copy with its weights cut short cannot load."""
+def test_a_model_that_cannot_be_scored_as_given_fails_in_one_line(cross_encoder, tmp_path, capsys):
+    """The MiniLM bi-encoder has no relevance head; a copy with its weights cut short cannot load; a
+    3-label classifier has no relevance head either."""
     import shutil
 
     from rankuq.backbone import offline_minilm
@@ -69,6 +70,13 @@ def test_a_model_that_cannot_be_scored_as_given_fails_in_one_line(tmp_path, caps
     assert main(["evaluate", "--model", str(cut), "--task", "wikiqa"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert f"{cut / 'model.safetensors'} is no whole safetensors file" in line
+    nli = Path(shutil.copytree(cross_encoder, tmp_path / "nli"))
+    config = json.loads((nli / "config.json").read_text())
+    labels = {"id2label": {str(i): name for i, name in enumerate(["no", "maybe", "yes"])}}
+    (nli / "config.json").write_text(json.dumps(config | labels))
+    assert main(["evaluate", "--model", str(nli), "--task", "wikiqa"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "a 3-label classifier (BertForSequenceClassification)" in line
 
 
 def test_the_models_options_alone_are_refused_with_a_run_file(tmp_path, capsys):
