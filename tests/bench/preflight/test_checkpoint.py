@@ -10,6 +10,7 @@ import re
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -72,8 +73,9 @@ def _classifier(folder: Path, labels: int) -> Path:
     """A tiny BERT sequence classifier of ``labels`` labels beside MiniLM's tokenizer."""
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-    shape = {"hidden_size": 32, "num_attention_heads": 2, "intermediate_size": 64, "num_hidden_layers": 2}
-    BertForSequenceClassification(BertConfig(num_labels=labels, **shape)).save_pretrained(folder)
+    shape: dict[str, Any] = {"hidden_size": 32, "num_attention_heads": 2, "intermediate_size": 64}
+    config = BertConfig(**{**shape, "num_hidden_layers": 2, "num_labels": labels})  # typed configs: kwargs
+    BertForSequenceClassification(config).save_pretrained(folder)
     AutoTokenizer.from_pretrained(offline_minilm()).save_pretrained(folder)
     return folder
 
