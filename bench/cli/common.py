@@ -1,5 +1,6 @@
 """What every ``rankuq`` verb shares: exit codes, option parsing helpers, tables."""
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -12,6 +13,7 @@ EXIT_INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
 EXIT_TERMINATED = 143  # ... and by SIGTERM (what `timeout`, schedulers and `kill` send)
 EXIT_BROKEN_PIPE = 141  # ... and by SIGPIPE (its reader, such as `head`, closed the pipe)
 PIPED_WIDTH = 100_000  # wider than any table: rich then sizes each column to its longest cell
+PROSE_WIDTH = 100  # a footnote's lines at most, piped too
 EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff")  # keys: bench.evaluation.blackbox
 
 
@@ -28,8 +30,11 @@ class _StdoutConsole(Console):
 
 
 def stdout_console() -> Console:
-    """The terminal's width on a terminal; piped (a file, CI logs, ``head``) tables are printed whole,
-    never cut to the 80 columns rich assumes without one."""
+    """``COLUMNS`` where set (a number), else the terminal's width on a terminal; piped (a file, CI
+    logs, ``head``) tables are printed whole, never cut to the 80 columns rich assumes without one."""
+    given = os.environ.get("COLUMNS", "")
+    if given.isdigit() and int(given) > 0:
+        return _StdoutConsole(width=int(given))
     return _StdoutConsole() if sys.stdout.isatty() else _StdoutConsole(width=PIPED_WIDTH)
 
 

@@ -11,6 +11,7 @@ from rankuq.errors import RankuqError
 
 def _leaderboard(args: argparse.Namespace) -> None:
     from rankuq.bench.results.boards import read_run_dir, read_tracking
+    from rankuq.bench.results.leaderboard import metrics_of
     from rankuq.bench.results.report import write_report
 
     if (args.run_dir is None) == (args.tracking_uri is None) or (args.grid and args.run_dir):
@@ -36,7 +37,14 @@ def _leaderboard(args: argparse.Namespace) -> None:
             if args.run_dir
             else read_tracking(args.tracking_uri, args.grid, Path(downloads), args.experiment)
         )
-        _show(board)
-        folder = args.out or args.run_dir or Path("reports") / board.name
-        paths = write_report(board, folder, args.latex)
-    print(f"written: {', '.join(map(str, paths[:-1]))} and {paths[-1]}")
+        known = metrics_of(board.table)
+        unknown = [name for name in args.columns or () if name not in known]
+        if unknown:
+            raise RankuqError(
+                f"--columns {', '.join(unknown)}: not on this board; its columns: {', '.join(known)}"
+            )
+        _show(board, args.columns)
+        if args.out is None and args.latex is None:  # reading a board writes nothing unless asked
+            return
+        paths = write_report(board, args.out, args.latex)
+    print(f"written: {', '.join(map(str, paths))}")

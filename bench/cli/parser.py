@@ -132,13 +132,20 @@ def _parser() -> argparse.ArgumentParser:
     add_compare(commands)
 
     board = commands.add_parser(
-        "leaderboard", help="print a grid's per-condition tables; write leaderboard.md and report.html"
+        "leaderboard", help="print a grid's per-condition tables (--out: also leaderboard.md and report.html)"
     )
     board.add_argument("run_dir", nargs="?", type=Path, help="a run directory of `rankuq run`")
     board.add_argument("--tracking-uri", help="read the grid from this MLflow store instead")
     board.add_argument("--grid", help="with --tracking-uri: the grid's name (default: the newest grid)")
     board.add_argument("--experiment", help="with --tracking-uri: the MLflow experiment (default: rankuq)")
-    board.add_argument("--out", type=Path, help="output folder (default: RUN_DIR, or reports/<grid name>)")
+    board.add_argument(
+        "--out", type=Path, help="write leaderboard.md and report.html into this folder (none without it)"
+    )
+    board.add_argument(
+        "--columns",
+        type=_names,
+        help="the metrics shown, e.g. R@1,AP,ECE (default: those that fit the terminal's width, or COLUMNS)",
+    )
     board.add_argument("--latex", type=Path, help="also write the tables as LaTeX (booktabs) to this file")
 
     found = commands.add_parser(

@@ -3,12 +3,13 @@
 import argparse
 import contextlib
 import logging
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import yaml
 
-from rankuq.bench.cli.common import stdout_console
+from rankuq.bench.cli.common import PIPED_WIDTH, PROSE_WIDTH, stdout_console
 from rankuq.errors import RankuqError
 
 if TYPE_CHECKING:
@@ -123,12 +124,14 @@ def _run_grid(args: argparse.Namespace, locked: bool) -> None:
         print(f"MLflow: {page}")
 
 
-def _show(board: "Board") -> None:
-    """The board's per-condition tables and their footnote, on the terminal."""
+def _show(board: "Board", columns: list[str] | None = None) -> None:
+    """The board's per-condition tables (``columns``: the metrics shown; else those that fit the
+    width) and their footnote, wrapped, on the terminal."""
     from rankuq.bench.results.leaderboard import footnote
     from rankuq.bench.results.rendering import rich_tables
 
     console = stdout_console()
-    for table in rich_tables(board):
+    fitted = None if console.width == PIPED_WIDTH or columns else console.width
+    for table in rich_tables(board, fitted, columns):
         console.print(table)
-    console.print(footnote(board.table, changes=False))
+    console.print(textwrap.fill(footnote(board.table, changes=False), min(console.width, PROSE_WIDTH)))

@@ -2,7 +2,7 @@
 of 200,000 rows renders in seconds)."""
 
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -84,30 +84,55 @@ def _pipe_table(columns: dict[str, pa.Array]) -> tuple[str, Piece]:
     return "| " + " | ".join(heads) + " |\n|" + "|".join(rules) + "|", body
 
 
-def rich_tables(board: Board) -> list[Table]:
+def rich_tables(board: Board, width: int | None = None, columns: Sequence[str] | None = None) -> list[Table]:
     """One compact table per condition: a row per method (its seed count below its name), a column
     per metric; each cell the mean with its significance mark and, below it, ± the std (the
     relative changes are the reports'). A terminal shows the first ``TERMINAL_ROWS`` methods of the
-    first ``TERMINAL_TABLES`` conditions; the caption says how many more leaderboard.md has."""
+    first ``TERMINAL_TABLES`` conditions; the caption says how many more leaderboard.md has.
+    ``columns`` names the metrics shown (default: all); within ``width`` terminal columns, the
+    first metrics that fit beside the method names, which are never cut (the caption names the rest)."""
     tables = []
     conditions = board.tables
     for condition, rows in list(conditions.items())[:TERMINAL_TABLES]:
-        # No vertical rules, one space between columns: fifteen metrics fit 130 terminal columns
-        # (names of several words wrap at their spaces).
-        more = len(rows.methods) - TERMINAL_ROWS
-        caption = f"… {more:,} more methods: see leaderboard.md" if more > 0 else None
+        # No vertical rules, one space between columns (names of several words wrap at their spaces).
+        methods = rows.methods[:TERMINAL_ROWS]
+        name_width = max([len("method"), *(len(str(method)) for method in methods)])
+        shown = _fitting([m for m in rows.cells if columns is None or m in columns], name_width, width)
+        hidden = [m for m in rows.cells if m not in shown and (columns is None or m in columns)]
+        notes = []
+        if len(rows.methods) > TERMINAL_ROWS:
+            notes.append(f"… {len(rows.methods) - TERMINAL_ROWS:,} more methods")
+        if hidden:
+            notes.append(f"{len(hidden)} more columns ({', '.join(hidden)}): --columns or a wider terminal")
+        caption = "; ".join(notes) + (" (all in leaderboard.md: --out)" if notes else "") or None
         table = Table(title=f"{board.name}: {condition}", caption=caption, box=box.SIMPLE_HEAD, padding=0)
-        table.add_column("method", justify="left")
-        for metric in rows.cells:
+        table.add_column("method", justify="left", min_width=name_width, no_wrap=True)
+        for metric in shown:
             table.add_column(metric, justify="right", min_width=6)
-        for row, (method, seeds) in enumerate(zip(rows.methods[:TERMINAL_ROWS], rows.seeds, strict=False)):
+        for row, (method, seeds) in enumerate(zip(methods, rows.seeds, strict=False)):
             count = "1 seed" if str(seeds) == "1" else f"{seeds} seeds"
             name = Text.assemble(str(method), ("\n", ""), (count, "dim"))
-            table.add_row(name, *(_rich(cells, row) for cells in rows.cells.values()))
+            table.add_row(name, *(_rich(rows.cells[metric], row) for metric in shown))
         tables.append(table)
     if len(conditions) > TERMINAL_TABLES:
-        tables[-1].caption = f"… {len(conditions) - TERMINAL_TABLES:,} more conditions: see leaderboard.md"
+        tables[
+            -1
+        ].caption = f"… {len(conditions) - TERMINAL_TABLES:,} more conditions: see leaderboard.md (--out)"
     return tables
+
+
+def _fitting(metrics: list[str], name_width: int, width: int | None) -> list[str]:
+    """The first ``metrics`` whose columns fit in ``width`` beside the method column: a metric's is
+    its longest word or a cell ("0.440†", "±0.012"), whichever is wider, and a space."""
+    if width is None:
+        return metrics
+    used, shown = name_width, list[str]()
+    for metric in metrics:
+        used += 1 + max(6, *(len(word) for word in metric.split()))
+        if used > width and shown:
+            break
+        shown.append(metric)
+    return shown
 
 
 def _rich(cells: Cells, row: int) -> Text:

@@ -193,14 +193,14 @@ def _kinds(plots: list[Plot]) -> list[tuple[str, list[tuple[str, str]]]]:
     ]
 
 
-def write_report(board: Board, out: Path, latex: Path | None = None) -> tuple[Path, ...]:
-    """Write ``out/leaderboard.md`` (the paper layout), ``out/report.html`` and, given ``latex``, the
-    LaTeX tables there; all are rendered (side by side) before any is written, so a bad plot leaves
-    nothing behind."""
-    layouts = [markdown_pieces, report_pieces, *([latex_pieces] if latex else [])]
+def write_report(board: Board, out: Path | None, latex: Path | None = None) -> tuple[Path, ...]:
+    """Write, given ``out``, ``out/leaderboard.md`` (the paper layout) and ``out/report.html`` and,
+    given ``latex``, the LaTeX tables there; all are rendered (side by side) before any is written, so
+    a bad plot leaves nothing behind."""
+    folder = [(markdown_pieces, out / "leaderboard.md"), (report_pieces, out / "report.html")] if out else []
+    layouts, paths = zip(*folder, *([(latex_pieces, latex)] if latex else []), strict=True)
     _ = board.tables  # worked out once, before the layouts share it
-    documents = in_parallel(lambda layout: layout(board), layouts)
-    paths = (out / "leaderboard.md", out / "report.html", *([latex] if latex else []))
+    documents = in_parallel(lambda layout: layout(board), list(layouts))
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)
     in_parallel(lambda written: write_pieces(*written), list(zip(paths, documents, strict=True)))

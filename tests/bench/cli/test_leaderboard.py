@@ -1,6 +1,7 @@
 """`rankuq leaderboard`: a grid's tables from a run directory or MLflow, written as leaderboard.md,
 report.html and LaTeX."""
 
+import os
 import subprocess
 import sys
 
@@ -29,19 +30,28 @@ def test_leaderboard_of_a_run_dir_without_a_board_says_to_run_first(tmp_path, ca
     assert list(tmp_path.iterdir()) == []
 
 
-def test_leaderboard_prints_per_condition_and_writes_into_the_run_dir(run_dir, capsys):
+def _files(folder):
+    return {path: path.stat().st_mtime_ns for path in folder.rglob("*")}
+
+
+def test_leaderboard_prints_per_condition_and_writes_only_where_asked(run_dir, tmp_path, capsys):
+    before = _files(run_dir)
     assert main(["leaderboard", str(run_dir)]) == 0
     out = capsys.readouterr().out
     assert "my-grid: wikiqa" in out and "my-grid: clariq-to-wikiqa" in out and "0.440†" in out
-    assert "Benjamini–Hochberg" in out
-    assert "## clariq-to-wikiqa" in (run_dir / "leaderboard.md").read_text()
-    assert (run_dir / "report.html").read_text().count("<img") == 8 + 1  # the plots and the overview
+    assert "Benjamini–Hochberg" in out and "written" not in out
+    assert _files(run_dir) == before  # reading a board writes nothing
+    assert main(["leaderboard", str(run_dir), "--out", str(tmp_path / "out")]) == 0
+    assert "## clariq-to-wikiqa" in (tmp_path / "out" / "leaderboard.md").read_text()
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert report.count("<img") == 8 + 1  # the plots and the overview
+    assert _files(run_dir) == before
 
 
 def test_leaderboard_writes_latex_where_asked(run_dir, tmp_path, capsys):
     tex = tmp_path / "paper" / "tables.tex"
     assert main(["leaderboard", str(run_dir), "--latex", str(tex)]) == 0
-    assert str(tex) in capsys.readouterr().out
+    assert f"written: {tex}\n" in capsys.readouterr().out  # the LaTeX alone
     assert tex.read_text().count(r"\begin{table}") == 2
 
 
@@ -66,7 +76,6 @@ def test_piped_the_tables_are_printed_whole_with_every_column(run_dir):
     assert "…" not in done.stdout  # rich's 80 columns would cut the cells
 
 
-
 def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(run_dir):
     """`rankuq leaderboard RUN_DIR | head`, where head has gone before the first line."""
     with subprocess.Popen(
@@ -76,3 +85,23 @@ def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(run_dir):
         process.stdout.close()
         err = process.stderr.read()
     assert process.returncode == EXIT_BROKEN_PIPE and err == ""
+
+
+def test_the_tables_fit_columns_keep_method_names_whole_and_wrap_the_footnote(run_dir):
+    env = {**os.environ, "COLUMNS": "34"}  # piped: COLUMNS is the width
+    done = subprocess.run([*RANKUQ, "leaderboard", str(run_dir)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(map(len, lines)) <= 34 and "…" not in done.stdout.replace("… ", "")  # no cut cell
+    words = " ".join(done.stdout.split())  # the caption and the footnote wrap
+    assert "more columns (" in words and "--columns or a wider terminal" in words
+    assert "Benjamini–Hochberg" in words and "my-grid: clariq-to-wikiqa" in words
+
+
+def test_columns_chooses_the_metrics_and_an_unknown_one_is_one_line(run_dir, capsys):
+    assert main(["leaderboard", str(run_dir), "--columns", "R@1,ECE"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if "method" in line)
+    assert header.split() == ["method", "R@1", "ECE"]
+    assert main(["leaderboard", str(run_dir), "--columns", "R@1,MAPS"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "--columns MAPS: not on this board; its columns: " in error and "\n" not in error
