@@ -54,11 +54,31 @@ def _main(argv: list[str] | None) -> int:
     except RankuqError as error:
         print(f"rankuq: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt as stop:
-        command = shlex.join(["rankuq", *(sys.argv[1:] if argv is None else argv)])
-        print(f"rankuq: interrupted; finished work is kept, resume with: {command}", file=sys.stderr)
-        return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+    except BaseException as error:
+        stop = interruption(error)
+        if stop is None:
+            raise
+        return interrupted(stop, argv)
     return 0
+
+
+def interruption(error: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or SIGTERM, ``Terminated``) that ``error`` is, or that was being handled when it
+    was raised: a library cleaning up after one may fail in turn (SQLAlchemy's PendingRollbackError
+    when Ctrl-C lands while MLflow creates its tables)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return seen
+        seen = seen.__context__
+    return None
+
+
+def interrupted(stop: KeyboardInterrupt, argv: list[str] | None) -> int:
+    """Say how to resume, in one line; the shell's code for the signal."""
+    command = shlex.join(["rankuq", *(sys.argv[1:] if argv is None else argv)])
+    print(f"rankuq: interrupted; finished work is kept, resume with: {command}", file=sys.stderr)
+    return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
 
 
 def cli() -> None:
@@ -70,4 +90,15 @@ def cli() -> None:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere
         code = EXIT_BROKEN_PIPE
+    # The interpreter's exit still runs MLflow's and Ray's atexit callbacks (seconds): a signal there
+    # would print "Exception ignored in atexit callback" and its traceback. It ends the exit instead.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _stop_exiting)
     sys.exit(code)
+
+
+def _stop_exiting(signum: int, frame: object) -> None:
+    stop = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+    code = interrupted(stop, None)
+    sys.stderr.flush()
+    os._exit(code)  # the callbacks left are exit-time cleanup; none keeps finished work

@@ -34,8 +34,21 @@ def ray_session(address: str | None = None, pid_file: Path | None = None) -> Ite
         yield
         return
     on_sigterm = signal.getsignal(signal.SIGTERM)
-    _start_ray(address)
-    if callable(on_sigterm) and threading.current_thread() is threading.main_thread():
+    main_thread = threading.current_thread() is threading.main_thread()
+    before = _descendants()
+    try:
+        _start_ray(address)
+    except BaseException as stop:
+        # Ctrl-C, or SIGTERM through the handler ray.init installs (sys.exit, so rc 15 and no word),
+        # mid start-up: the processes it started would outlive the driver (ray::DashboardAgent did).
+        ray.shutdown()
+        _stop_children_but(before)
+        if main_thread and callable(on_sigterm):
+            signal.signal(signal.SIGTERM, on_sigterm)
+            if isinstance(stop, SystemExit):
+                on_sigterm(signal.SIGTERM, None)  # the caller's own handling of SIGTERM
+        raise
+    if callable(on_sigterm) and main_thread:
         signal.signal(signal.SIGTERM, on_sigterm)
     watchdog = None
     if pid_file is not None and address is None:
@@ -68,7 +81,7 @@ def _start_ray(address: str | None) -> None:
     """``ray.init``, tried again (after stopping what the try started) when the local node timed
     out during startup, as it does on a heavily loaded machine; one error line after the last try."""
     for _ in range(RAY_START_TRIES):
-        started = {child.pid for child in psutil.Process().children(recursive=True)}
+        started = _descendants()
         try:
             quiet = logging.ERROR
             ray.init(
@@ -100,6 +113,10 @@ def _runtime_env() -> dict[str, dict[str, str]] | None:
     nodes were started by others); the user's own values where set."""
     env_vars = worker_env_vars()
     return {"env_vars": env_vars} if env_vars else None
+
+
+def _descendants() -> set[int]:
+    return {child.pid for child in psutil.Process().children(recursive=True)}
 
 
 def _stop_children_but(pids: set[int]) -> None:
