@@ -267,4 +267,9 @@ def _cell_table(metrics_tag: str, baseline: str, cells: "list[Run]") -> pd.DataF
         }
         for run in sorted(cells, key=lambda run: int(run.data.tags[ROW_TAG]))
     ]
-    return pd.DataFrame(rows, columns=[*KEYS, *columns])
+    table = pd.DataFrame(rows, columns=[*KEYS, *columns])
+    # One seed's std is not logged (it would read as a spread of 0); the board writes 0 beside a value.
+    for metric in json.loads(metrics_tag):
+        one = (table.seeds == 1) & table[metric].notna()
+        table.loc[one, f"{metric} std"] = table.loc[one, f"{metric} std"].fillna(0.0)
+    return table

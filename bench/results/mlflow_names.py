@@ -15,11 +15,15 @@ EXPERIMENT = "rankuq"  # unless --experiment or $MLFLOW_EXPERIMENT_NAME names an
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 # What the runs table's Source and Version columns show (mlflow.source.git.commit is the version).
 SOURCE_TAGS = {"mlflow.source.name": "rankuq", "mlflow.source.type": "LOCAL"}
-# A view of the runs table saved in the experiment, as the UI's own "Share" does: the columns to show
-# (the UI hides every metric column until one is picked). The URL names it by ``viewStateShareKey``.
+# A view of the runs table saved in the experiment, as the UI's own "Share" does: which runs, in which
+# order, with which columns (the UI hides every metric column until one is picked, and nests the cells
+# under their collapsed grid run). The URL names it by ``viewStateShareKey``.
 VIEW_KEY = "rankuq"
 VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
-HEADLINE_METRICS = 6  # the board's first metrics shown as columns
+HEADLINE_METRICS = 6  # metric columns shown: VIEW_METRICS first, then the board's own order
+# A ranking metric, calibration, and the uncertainty's use: what a board compares.
+VIEW_METRICS = ("R@1", "nDCG@10", "ECE", "ERCE", "Brier", "nAUC AP u_max")
+VIEW_PARAMS = ("method", "shift")  # the run name says both too, but a column can be sorted
 NOTE_TAG = "mlflow.note.content"  # a run's description: Markdown, shown on its page in the MLflow UI
 OVERVIEW_KEY = "leaderboard"  # the grid run's overview image (``log_image`` key): the chart view shows it
 
@@ -36,11 +40,23 @@ def mlflow_name(column: str) -> str:
 
 
 def runs_view(metrics: list[str]) -> str:
-    """The shared view (``VIEW_TAG``'s value): MLflow's default columns and the first
-    ``HEADLINE_METRICS`` of the board's ``metrics`` (names as on the board: R@1, ERCE, …)."""
-    columns = ["attributes.`Source`", "attributes.`Models`", "attributes.`Dataset`"]
-    columns += [f"metrics.`{mlflow_name(name)}`" for name in metrics[:HEADLINE_METRICS]]
-    return json.dumps({"selectedColumns": columns})
+    """The shared view (``VIEW_TAG``'s value): the cell runs as top-level rows, by condition (sorted
+    by anything but creation time, MLflow does not fold them under their collapsed grid run, even
+    when filtered), with ``VIEW_PARAMS`` and ``HEADLINE_METRICS`` of the board's ``metrics`` (names
+    as on the board: R@1, ERCE, …) as columns, calibration among them. MLflow orders the metric
+    columns by name: Brier, ECE, ERCE come first, visible at 1400 px beside its side panels."""
+    shown = [m for m in VIEW_METRICS if m in metrics]
+    shown += [m for m in metrics if m not in shown][: max(HEADLINE_METRICS - len(shown), 0)]
+    columns = [f"params.`{name}`" for name in VIEW_PARAMS]
+    columns += [f"metrics.`{mlflow_name(name)}`" for name in shown]
+    return json.dumps(
+        {
+            "searchFilter": f"tags.`{LEVEL_TAG}` = 'cell'",
+            "orderByKey": f"params.`{VIEW_PARAMS[1]}`",  # the board's grouping: by condition
+            "orderByAsc": True,
+            "selectedColumns": columns,
+        }
+    )
 
 
 def experiment_url(server: str, experiment_id: str) -> str:

@@ -15,7 +15,11 @@ What `rankuq leaderboard --tracking-uri` reads back (``bench.results.boards.read
   ``task``, ``shift`` (the condition) and ``rankuq.row`` (the row in leaderboard.csv, so the board
   keeps its order); param ``seeds``; metrics ``mlflow_name(column)`` of the board's columns
   ``M``, ``M std`` and ``M p`` (``R_at_1``, ``R_at_1_std``, ``R_at_1_p``; NaN values are not
-  logged); the plot files of index.json as artifacts under their index names.
+  logged, nor a std of one seed); the plot files of index.json as artifacts under their index names.
+
+For the UI, every run carries the provenance tags (``mlflow.source.git.commit``…), and cell and seed
+runs the params ``method``, ``task``, ``shift``, ``seed`` (a cell's: its seeds, comma-separated) and
+``backbone``; the experiment's saved view (``mlflow_names.runs_view``) lists the cells as rows.
 
 Search runs (``bench.engine.search``, under the grid run) carry ``rankuq.level=search``, the chosen values
 as params (``train.lr``, ``risk.b``), metrics ``dev_<metric>``, ``trials`` and ``stopped_early``,
@@ -77,6 +81,7 @@ class Tracker:
         where the store puts them (MLflow's default is ./mlruns in the cwd)."""
         mlflow.set_tracking_uri(tracking_uri)
         self.client = StoreClient(tracking_uri)
+        self.source = {**SOURCE_TAGS, **provenance()}  # on every run
         found = self.client.get_experiment_by_name(experiment)
         self.experiment_id = (
             found.experiment_id
@@ -103,7 +108,7 @@ class Tracker:
         found = self.find(key)
         if found:
             return found
-        all_tags = {KEY_TAG: key, "mlflow.runName": name, **SOURCE_TAGS, **tags}
+        all_tags = {KEY_TAG: key, "mlflow.runName": name, **self.source, **tags}
         if parent:
             all_tags["mlflow.parentRunId"] = parent
         return self.client.create_run(self.experiment_id, tags=all_tags, run_name=name).info.run_id
@@ -155,7 +160,7 @@ def track(
     never duplicated. ``files``: the grid's report files, the plot index last."""
     # Imported here: leaderboard reads this module's tags, and the plan imports the methods (torch).
     from rankuq.bench.planning.plan import content_key
-    from rankuq.bench.results.leaderboard import board_columns, metrics_of
+    from rankuq.bench.results.leaderboard import metrics_of
 
     layout, spec = plan.layout, plan.spec
     uri = tracking_uri or layout.default_tracking_uri
@@ -165,13 +170,13 @@ def track(
     names = metrics_of(board)
     grid_tags = {LEVEL_TAG: "grid", BASELINE_TAG: spec.baseline or "", METRICS_TAG: json.dumps(names)}
     changed = tracker.find(grid_key, finished=True) is None
-    source = provenance()
-    parent = tracker.open(grid_key, spec.name, tags={**grid_tags, **source})
+    parent = tracker.open(grid_key, spec.name, tags=grid_tags)
+    backbone = backbone_params(spec.model)
     tracker.show_columns(names)
     if changed:  # every validated setting, flattened (model.backbone, train.lr, methods.ensemble.M, …)
         atomic_write(layout.grid_file, yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
         files = (layout.grid_file, *files)
-        tracker.log(parent, params={**flat(spec.model_dump(mode="json")), **backbone_params(spec.model)})
+        tracker.log(parent, params={**flat(spec.model_dump(mode="json")), **backbone})
     for search in searches:
         _track_search(tracker, parent, content_key("search", grid_key, search.folder.name), search)
     plots = json.loads(files[-1].read_text())  # the plot index
@@ -184,21 +189,19 @@ def track(
         changed = True
         tags = {"method": method, "task": cells[0].task, "shift": condition}
         child = tracker.open(
-            cell_key,
-            f"{method} × {condition}",
-            parent,
-            {**tags, **source, LEVEL_TAG: "cell", ROW_TAG: str(row)},
+            cell_key, f"{method} × {condition}", parent, {**tags, LEVEL_TAG: "cell", ROW_TAG: str(row)}
         )
+        shown = {**tags, "backbone": backbone["model.backbone"]}  # params: the UI's columns
         seeds = results[(results.condition == condition) & (results.method == method)]
         for cell, values in zip(cells, seeds.to_dict("records"), strict=True):
             # Keyed by its cell too: two conditions with one test side share bm25's predictions.
             seed_key = content_key("seed", cell_key, cell.key)
-            _track_seed(tracker, child, seed_key, plan, cell, values, studies[cell], tags)
+            _track_seed(tracker, child, seed_key, plan, cell, values, studies[cell], tags, shown)
         own = [e["path"] for e in plots if (e["condition"], e["method"]) == (condition, method)]
         tracker.log(
             child,
-            metrics=_finite(summary, board_columns(names)),  # "R@1 std" → R_at_1_std (mlflow_name)
-            params={**tags, "seeds": len(cells)},
+            metrics=cell_metrics(summary, names, len(cells)),
+            params={**shown, "seed": ",".join(str(cell.seed) for cell in cells), "seeds": len(cells)},
             artifacts=tuple(files[-1].parent / name for name in own),
         )
         tracker.finish(child)
@@ -206,6 +209,15 @@ def track(
         tracker.log(parent, artifacts=files)
         log_board(tracker, parent, spec.name, board)
     tracker.finish(parent)
+
+
+def cell_metrics(summary: pd.Series, metrics: list[str], seeds: int) -> dict[str, float]:
+    """A cell's board columns ("R@1 std" is logged as R_at_1_std, ``mlflow_name``): NaN values are
+    left out, and so is the std of one seed, which the board writes as 0."""
+    from rankuq.bench.results.leaderboard import board_columns
+
+    columns = board_columns(metrics)
+    return _finite(summary, columns if seeds > 1 else [c for c in columns if not c.endswith(" std")])
 
 
 def log_board(tracker: Tracker, run_id: str, name: str, board: pd.DataFrame) -> None:
@@ -251,6 +263,7 @@ def _track_seed(
     row: dict,
     study: "Study",
     tags: dict[str, str],
+    shown: dict[str, str],
 ) -> None:
     """A seed's run: its leaderboard metrics, every probe metric, its plots, and the probes' notes."""
     from rankuq.bench.planning.plan import tuned
@@ -260,7 +273,7 @@ def _track_seed(
         return
     seed_run = tracker.open(key, cell.label(), parent, {**tags, LEVEL_TAG: "seed", "seed": str(cell.seed)})
     method_params = tuned(plan.spec, plan.params, cell.method, dict(cell.tuned))[0].model_dump()
-    params = {**tags, "seed": cell.seed, **method_params, **study.searched}
+    params = {**shown, "seed": cell.seed, **method_params, **study.searched}
     # The board's columns come from its row alone: a probe's value of one the row leaves undefined
     # (BM25's ERCE of raw scores) is not logged either.
     probes = {k: v for k, v in _finite(study.metrics, study.metrics).items() if k not in LEADERBOARD_METRICS}

@@ -1,6 +1,9 @@
 import io
+import json
 
+import numpy as np
 import pandas as pd
+import pytest
 from mlflow.utils.validation import MAX_TAG_VAL_LENGTH
 from PIL import Image
 
@@ -8,10 +11,10 @@ from rankuq.backbone import ModelConfig, offline_minilm
 from rankuq.bench.plots import overview_png
 from rankuq.bench.results.boards import Board, read_run_dir
 from rankuq.bench.results.leaderboard import metrics_of
-from rankuq.bench.results.mlflow_names import NOTE_TAG, OVERVIEW_KEY
+from rankuq.bench.results.mlflow_names import LEVEL_TAG, NOTE_TAG, OVERVIEW_KEY, VIEW_TAG, mlflow_name
 from rankuq.bench.results.mlflow_store import default_tracking_uri
 from rankuq.bench.results.rendering import paper_markdown
-from rankuq.bench.results.tracking import Tracker, backbone_params, experiment_page, log_board
+from rankuq.bench.results.tracking import Tracker, backbone_params, cell_metrics, experiment_page, log_board
 
 
 def test_a_run_left_open_is_found_to_complete_but_not_as_logged(tmp_path):
@@ -80,3 +83,37 @@ def test_the_backbone_is_logged_by_name_and_folder(tmp_path):
     given = ModelConfig(backbone=str(tmp_path / "ckpt"))
     assert backbone_params(given)["model.backbone_path"] == str((tmp_path / "ckpt").resolve())
     assert backbone_params(ModelConfig(backbone="org/model")) == {"model.backbone": "org/model"}  # a hub name
+
+
+def test_a_cell_of_one_seed_logs_no_std_and_none_logs_nan():
+    summary = pd.Series(
+        {"R@1": 0.5, "R@1 std": 0.0, "R@1 p": 0.01, "ECE": np.nan, "ECE std": np.nan, "ECE p": np.nan}
+    )
+    assert cell_metrics(summary, ["R@1", "ECE"], seeds=1) == {"R@1": 0.5, "R@1 p": 0.01}
+    assert cell_metrics(summary, ["R@1", "ECE"], seeds=2) == {"R@1": 0.5, "R@1 std": 0.0, "R@1 p": 0.01}
+
+
+def test_every_run_of_a_real_grid_carries_the_commit_and_the_columns_the_ui_shows(finished):
+    run_dir, board = finished
+    tracker = Tracker(default_tracking_uri(run_dir), served=True)
+    runs = tracker.client.search_runs([tracker.experiment_id], max_results=1000)
+    assert len(runs) == 1 + 4 + 8  # the grid, its cells, their seeds
+    commits = {run.data.tags.get("mlflow.source.git.commit") for run in runs}
+    assert len(commits) == 1 and len(commits.pop() or "") == 40
+    for run in runs:
+        params = run.data.params
+        if run.data.tags[LEVEL_TAG] == "grid":
+            assert params["model.backbone"] == "tiny"
+            continue
+        assert params["backbone"] == "tiny" and params["task"] == "wikiqa" == params["shift"]
+        assert params["method"] == run.data.tags["method"]
+        if run.data.tags[LEVEL_TAG] == "seed":
+            assert params["seed"] in ("0", "1")
+        else:
+            assert params["seed"] == "0,1" and params["seeds"] == "2"
+            row = board.set_index("method").loc[params["method"]]
+            for metric in ("ECE", "ERCE", "Brier"):  # the view's calibration columns, where defined
+                if np.isfinite(row[metric]):
+                    assert run.data.metrics[mlflow_name(metric)] == pytest.approx(row[metric], abs=1e-12)
+    view = json.loads(tracker.client.get_experiment(tracker.experiment_id).tags[VIEW_TAG])
+    assert {"metrics.`ECE`", "metrics.`ERCE`", "metrics.`Brier`"} <= set(view["selectedColumns"])
