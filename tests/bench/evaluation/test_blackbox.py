@@ -172,10 +172,11 @@ def test_wrong_inputs_are_refused(tmp_path: Path) -> None:
         with pytest.raises(RankuqError, match="either a TREC run with its qrels"):
             evaluate_file(**kwargs)
     (tmp_path / "latin1").write_bytes(b"q1 Q0 a 1 1.0 t\nq1 Q0 caf\xe9 2 0.5 t\n")
+    qrels = write(tmp_path / "qrels", ["q1 0 a 1"])  # the qrels are read first: valid ones
     with pytest.raises(RankuqError, match="latin1, line 2: not UTF-8 text"):
-        evaluate_file(run=tmp_path / "latin1", qrels=run)
+        evaluate_file(run=tmp_path / "latin1", qrels=qrels)
     with pytest.raises(RankuqError, match=r"missing\.txt: cannot read"):
-        evaluate_file(run=tmp_path / "missing.txt", qrels=run)
+        evaluate_file(run=tmp_path / "missing.txt", qrels=qrels)
     with pytest.raises(RankuqError, match="run: cannot read as Parquet"):
         evaluate_file(predictions=run)
     pq.write_table(pa.table({"qid": ["q"], "cid": ["a"]}), tmp_path / "p.parquet")
