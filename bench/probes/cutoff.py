@@ -26,6 +26,7 @@ from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists,
 from rankuq.bench.probes.confidence import K
 from rankuq.bench.probes.parts import QueryParts, per_query
 from rankuq.bench.probes.significance import paired_t
+from rankuq.errors import RankuqError
 
 FOLDS = 5
 ENTROPY_BINS = 10
@@ -92,6 +93,12 @@ def run(
     """Learned-over-oracle F1 of each feature set over the queries with a relevant candidate
     (F1 is 0 at every cutoff without one); ``dev`` is unused (cross-validation)."""
     lists = as_lists(predictions).with_relevant()
+    if lists.length.size < 2:
+        raise RankuqError(
+            f"{lists.ranked.source}: the cutoff probe cross-validates its learner over the queries with a "
+            f"relevant candidate, which needs 2 or more (the table has {lists.length.size}); judge more "
+            "queries, or leave cutoff out of eval.probes"
+        )
     f1 = f1_at_cutoffs(lists, k)
     oracle = f1.max(axis=1)
     spaces = {"scores": top_k(lists.scores, lists.length, k)}

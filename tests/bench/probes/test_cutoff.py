@@ -8,6 +8,7 @@ import pytest
 from rankuq.bench.probes import ProbeResult, cutoff, scored_lists
 from rankuq.bench.probes.cutoff import draw_features, f1_at_cutoffs
 from rankuq.bench.probes.parts import QueryParts
+from rankuq.errors import RankuqError
 
 
 def test_f1_at_each_cutoff_by_hand(scores_table) -> None:
@@ -51,12 +52,16 @@ def test_learned_cutoffs_never_beat_the_oracle(wikiqa, wikiqa_deterministic) -> 
 
 
 def test_fewer_queries_than_folds_are_left_out_one_by_one(wikiqa) -> None:
-    """Three questions with a correct sentence (a small BEIR folder has as few): three folds."""
+    """Three questions with a correct sentence (a small BEIR folder has as few): three folds; one
+    question leaves nothing to cross-validate on, which is said in one line."""
     lists = scored_lists(wikiqa).with_relevant()
     questions = pa.array(lists.qids[:3])
     result = cutoff.run(wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=questions)), seed=0)
     assert 0 < result.metrics["cutoff.F1_ratio.scores"] <= 1
     check_parts(result, lists.qids[:3])
+    one = wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=questions[:1]))
+    with pytest.raises(RankuqError, match=r"needs 2 or more \(the table has 1\); judge more queries"):
+        cutoff.run(one)
 
 
 def check_parts(result: ProbeResult, qids: np.ndarray) -> None:
