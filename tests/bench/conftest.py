@@ -19,7 +19,7 @@ from rankuq.bench.plots import line_plot, reliability_diagram
 from rankuq.bench.predictions import predictions_table
 from rankuq.bench.results.leaderboard import KEYS, board_columns, metrics_of
 from rankuq.bench.results.mlflow_names import BASELINE_TAG, LEVEL_TAG, METRICS_TAG, ROW_TAG
-from rankuq.bench.results.tracking import Tracker
+from rankuq.bench.results.tracking import Tracker, cell_metrics
 from rankuq.bench.run.runner import run_grid
 from rankuq.bench.rundir.layout import PLOT_INDEX
 
@@ -93,11 +93,10 @@ def log_grid(tracker: Tracker, run_dir: Path, name: str) -> None:
         condition, method = cell["condition"], cell["method"]
         tags = {LEVEL_TAG: "cell", "method": method, "task": "wikiqa", "shift": condition, ROW_TAG: str(row)}
         child = tracker.open(f"cell-{name}-{row}", f"{method} × {condition}", grid, tags)
-        values = {str(k): v for k, v in cell.items() if k not in KEYS}
         plots = [e["path"] for e in index if (e["condition"], e["method"]) == (condition, method)]
         tracker.log(
             child,
-            metrics={k: v for k, v in values.items() if np.isfinite(v)},
+            metrics=cell_metrics(pd.Series(cell), metrics, cell["seeds"]),  # as track logs them
             params={"seeds": cell["seeds"]},
             artifacts=tuple(run_dir / "plots" / path for path in plots),
         )

@@ -4,12 +4,17 @@ input named."""
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from rankuq.bench.results.boards import read_run_dir, read_tracking, read_whole_csv
+from rankuq.bench.results.leaderboard import metrics_of
 from rankuq.bench.results.rendering import paper_markdown
+from rankuq.bench.results.tracking import Tracker
 from rankuq.errors import RankuqError
+
+from ..conftest import log_grid
 
 
 def test_read_run_dir_reads_the_plot_index(run_dir):
@@ -42,9 +47,9 @@ ROWS = "".join(f'c,"m{i},\n{i}",{i}\n' for i in range(30_000))
 @pytest.mark.parametrize(
     ("damage", "line"),
     [
-        (lambda rows: rows.replace("c,\"m20000,\n20000\",20000\n", "c,m20000\n"), 20_002),  # short
-        (lambda rows: rows.replace("c,\"m9,\n9\",9\n", "c,\"m9,\n9\",9,9\n"), 11),  # long
-        (lambda rows: rows.replace("c,\"m7,\n7\",7\n", "\n"), 9),  # blank: pandas would skip it
+        (lambda rows: rows.replace('c,"m20000,\n20000",20000\n', "c,m20000\n"), 20_002),  # short
+        (lambda rows: rows.replace('c,"m9,\n9",9\n', 'c,"m9,\n9",9,9\n'), 11),  # long
+        (lambda rows: rows.replace('c,"m7,\n7",7\n', "\n"), 9),  # blank: pandas would skip it
     ],
 )
 def test_every_row_of_a_large_csv_has_the_headers_width(tmp_path, damage, line):
@@ -106,6 +111,22 @@ def test_mlflow_round_trip_gives_the_run_dirs_board_and_plots(finished_run, trac
         for mine, theirs in zip(board.plots, expected.plots, strict=True)
     )
     assert paper_markdown(board) == paper_markdown(expected)
+
+
+def test_a_board_of_one_seed_reads_back_from_mlflow_as_from_the_run_dir(run_dir, tmp_path):
+    """One seed's std is not logged (MLflow showed a spread of 0); the board read back has the 0."""
+    board = pd.read_csv(run_dir / "leaderboard.csv").assign(seeds=1)
+    for metric in metrics_of(board):  # as the board writes one seed: 0 beside a value
+        board[f"{metric} std"] = np.where(board[metric].notna(), 0.0, np.nan)
+    board.to_csv(run_dir / "leaderboard.csv", index=False)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tracker = Tracker(uri, served=True)
+    log_grid(tracker, run_dir, "one-seed")
+    cells = tracker.client.search_runs([tracker.experiment_id], "tags.`rankuq.level` = 'cell'")
+    assert len(cells) == 6 and not any(key.endswith("_std") for cell in cells for key in cell.data.metrics)
+    (tmp_path / "downloaded").mkdir()
+    read = read_tracking(uri, None, tmp_path / "downloaded")
+    pd.testing.assert_frame_equal(read.table, read_run_dir(run_dir).table)
 
 
 def test_mlflow_grid_by_name_and_unknown_names_listed(tracking_uri, tmp_path):
