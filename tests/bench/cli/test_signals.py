@@ -90,9 +90,14 @@ def test_a_signal_while_the_interpreter_exits(signum, tmp_path):
 
 
 @pytest.mark.slow  # Ray's start-up: 10-60 s
-@SIGNALS
-def test_a_signal_during_rays_start_up_leaves_no_ray_process(signum, tmp_path):
-    """Was: SIGTERM gave rc 15 and nothing printed (ray.init's own handler), Ctrl-C left a
+@pytest.mark.parametrize(
+    ("signum", "group"),
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+    ids=["ctrl-c", "sigterm", "sigterm-to-the-group"],
+)
+def test_a_signal_during_rays_start_up_leaves_no_ray_process(signum, group, tmp_path):
+    """Was: SIGTERM gave rc 15 and nothing printed (ray.init's own handler), or to the group (as a
+    scheduler or a terminal sends it, Ray's processes too) a C++ stack dump and rc 134; Ctrl-C left a
     ray::DashboardAgent running."""
     grid = tmp_path / "grid.yaml"
     grid.write_text(yaml.safe_dump({**TINY_GRID, "methods": {"bert": {}}, "seeds": [0]}))
@@ -109,7 +114,10 @@ def test_a_signal_during_rays_start_up_leaves_no_ray_process(signum, tmp_path):
     with ours(driver):
         wait_for(raylet_started, "raylet")
         assert not (tmp_path / "run" / "ray-pids.json").exists()  # ray.init has not returned yet
-        driver.send_signal(signum)
+        if group:  # the driver leads its group (start_new_session): it and Ray's processes
+            os.killpg(driver.pid, signum)
+        else:
+            driver.send_signal(signum)
         assert_one_line(driver, log, signum)
         _, alive = psutil.wait_procs(list(seen.values()), timeout=60)
         assert not alive, [process.cmdline()[:2] for process in alive]
