@@ -37,7 +37,7 @@ def wait_for(check, what: str, timeout: float = 300) -> None:
         time.sleep(0.02)
 
 
-def assert_one_line(process: subprocess.Popen, log: Path, signum: int) -> None:
+def assert_one_line(process: subprocess.Popen, log: Path, signum: signal.Signals) -> None:
     assert process.wait(timeout=180) == CODES[signum]
     text = log.read_text()
     assert "Traceback" not in text and "Exception ignored" not in text, text[-3000:]
