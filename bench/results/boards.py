@@ -13,7 +13,7 @@ import pandas as pd
 import yaml
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-from rankuq.bench.results.leaderboard import KEYS, PaperTable, board_columns, metrics_of, paper_tables
+from rankuq.bench.results.leaderboard import KEYS, PaperTables, board_columns, metrics_of, paper_tables
 from rankuq.bench.results.mlflow_names import (
     BASELINE_TAG,
     LEVEL_TAG,
@@ -50,7 +50,7 @@ class Board:
     plots: tuple[Plot, ...]
 
     @cached_property
-    def tables(self) -> dict[str, PaperTable]:
+    def tables(self) -> PaperTables:
         """``paper_tables`` of the board, worked out once for every layout rendered from it."""
         return paper_tables(self.table)
 

@@ -5,6 +5,7 @@ took seconds per layout."""
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 from pathlib import Path
 from typing import TypeAlias, TypeVar
 
@@ -68,12 +69,18 @@ def joined(lines: pa.Array) -> pa.Buffer:
     """The strings of ``lines`` one after another, as one UTF-8 buffer: the slice of the column's
     own data buffer that holds them, no copy (a large table's body is hundreds of MB; copying it,
     or decoding it only to encode it again for the file, doubled its cost)."""
+    return split(lines, np.array([0, len(lines)]))[0]
+
+
+def split(lines: pa.Array, edges: np.ndarray) -> list[pa.Buffer]:
+    """``joined`` of each run of ``lines``, run i from row ``edges[i]`` to ``edges[i + 1]`` (a
+    condition's rows of a board whose columns were formatted at once)."""
     if not len(lines):
-        return pa.py_buffer(b"")
+        return [pa.py_buffer(b"") for _ in edges[1:]]
     offsets, data = lines.buffers()[1:3]
     width = np.int64 if pa.types.is_large_string(lines.type) else np.int32  # its offsets' type
-    ends = np.frombuffer(offsets, width)[lines.offset : lines.offset + len(lines) + 1]
-    return data.slice(int(ends[0]), int(ends[-1] - ends[0]))
+    ends = np.frombuffer(offsets, width)[lines.offset : lines.offset + len(lines) + 1][edges].tolist()
+    return [data.slice(start, stop - start) for start, stop in pairwise(ends)]
 
 
 Piece: TypeAlias = "str | pa.Buffer"  # a document's text, or UTF-8 bytes built by Arrow
@@ -92,15 +99,14 @@ def write_pieces(path: Path, pieces: Iterable[Piece]) -> None:
             out.write(piece.encode() if isinstance(piece, str) else piece)
 
 
-def padded(column: pa.Array, width: int, right: bool = False) -> pa.Array:
-    """``str.ljust`` (``right``: ``rjust``) of each string to ``width`` characters."""
-    pad = pc.utf8_lpad if right else pc.utf8_rpad
-    return pad(column, width, padding=" ", memory_pool=POOL)
-
-
-def longest(column: pa.Array) -> int:
-    """The most characters of a string in ``column`` (0 when empty)."""
-    return int(pc.max(pc.utf8_length(column)).as_py() or 0)
+def padded(column: Text, width: int | np.ndarray, right: bool = False) -> pa.Array:
+    """``str.ljust`` (``right``: ``rjust``) of each string to ``width`` characters; a ``width`` per
+    row (an array) pads ``column`` (or one string, to as many rows) to each row's own."""
+    if isinstance(width, int):
+        return (pc.utf8_lpad if right else pc.utf8_rpad)(column, width, padding=" ", memory_pool=POOL)
+    length = len(column) if isinstance(column, str) else pc.utf8_length(column).to_numpy()
+    pad = pc.binary_repeat(_text(" "), pa.array(np.maximum(width - length, 0)), memory_pool=POOL)
+    return concat(pad, column) if right else concat(column, pad)
 
 
 def in_parallel(work: Callable[[In], Out], items: Sequence[In]) -> list[Out]:

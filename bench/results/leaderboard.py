@@ -1,7 +1,7 @@
 """The leaderboard: per-condition aggregation over seeds, Benjamini–Hochberg adjusted p-values and the
 paper-style tables."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -99,9 +99,9 @@ class Cells(NamedTuple):
     best: np.ndarray
 
     def take(self, rows: np.ndarray) -> "Cells":
-        """The cells of ``rows``; a run of consecutive rows (a condition of a board) is a view."""
-        if len(rows) and rows[-1] - rows[0] + 1 == len(rows) and (np.diff(rows) == 1).all():
-            return Cells(*(part[rows[0] : rows[-1] + 1] for part in self))
+        """The cells of ``rows``; the rows in order (a board's conditions each together) are these."""
+        if (rows == np.arange(len(rows))).all():
+            return self
         return Cells(
             *(part.take(pa.array(rows)) if isinstance(part, pa.Array) else part[rows] for part in self)
         )
@@ -139,7 +139,7 @@ def adjusted_p_values(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(adjusted, index=table.index, columns=columns)
 
 
-def paper_tables(table: pd.DataFrame) -> dict[str, PaperTable]:
+def paper_tables(table: pd.DataFrame) -> "PaperTables":
     """Per condition (in board order) its table, marked on the adjusted p-values."""
     metrics = metrics_of(table)
     baseline_means = table[table.baseline].set_index("condition")[metrics]
@@ -156,15 +156,41 @@ def paper_tables(table: pd.DataFrame) -> dict[str, PaperTable]:
         return _cells(table[m], std, p_values[f"{m} p"], reference[m], best[m], lower_is_better(m))
 
     cells = dict(zip(metrics, in_parallel(cells_of, metrics), strict=True))
-    rows = {c: np.asarray(i) for c, i in table.groupby("condition", sort=False).indices.items()}
-    return {
-        condition: PaperTable(
-            methods[rows[condition]].tolist(),
-            table.seeds.iloc[rows[condition]].tolist(),
-            {m: part.take(rows[condition]) for m, part in cells.items()},
+    codes, conditions = pd.factorize(table.condition)  # in order of first appearance, as groupby's
+    order = np.argsort(codes, kind="stable")  # each condition's rows together, in board order
+    edges = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=len(conditions)))])
+    rows = PaperTable(
+        methods[order].tolist(),
+        table.seeds.iloc[order].tolist(),
+        {m: part.take(order) for m, part in cells.items()},
+    )
+    return PaperTables(rows, list(conditions), edges)
+
+
+class PaperTables(Mapping[str, PaperTable]):
+    """Each condition's table, by condition in board order: ``rows``, the board's rows with each
+    condition's together (formatted once: a layout renders the whole board's columns and splits
+    them at ``edges``), condition i's between ``edges[i]`` and ``edges[i + 1]``. A condition's
+    ``PaperTable`` is sliced when asked for (slicing 100,000 conditions' cells took minutes)."""
+
+    def __init__(self, rows: PaperTable, conditions: list[str], edges: np.ndarray) -> None:
+        self.rows, self.edges = rows, edges
+        self._index = {condition: i for i, condition in enumerate(conditions)}
+
+    def __getitem__(self, condition: str) -> PaperTable:
+        i = self._index[condition]
+        start, stop = int(self.edges[i]), int(self.edges[i + 1])
+        return PaperTable(
+            self.rows.methods[start:stop],
+            self.rows.seeds[start:stop],
+            {m: Cells(*(part[start:stop] for part in cells)) for m, cells in self.rows.cells.items()},
         )
-        for condition in pd.unique(table.condition)
-    }
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
 
 
 def _best(table: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:

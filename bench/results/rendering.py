@@ -3,9 +3,11 @@ of 200,000 rows renders in seconds)."""
 
 import html
 from collections.abc import Iterable, Sequence
+from itertools import islice
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from rich import box
 from rich.table import Table
 from rich.text import Text
@@ -15,11 +17,10 @@ from rankuq.bench.results.columns import (
     Piece,
     concat,
     framed,
-    joined,
-    longest,
     nonempty,
     padded,
     replaced,
+    split,
     strings,
     text_of,
     where,
@@ -53,14 +54,18 @@ def paper_markdown(board: Board) -> str:
 
 def markdown_pieces(board: Board) -> list[Piece]:
     """leaderboard.md in pieces (``write_pieces``): a large board's tables are hundreds of MB, and
-    every concatenation copied them."""
+    every concatenation copied them. The whole board's columns are formatted at once and split by
+    condition (a condition at a time took minutes at 100,000 conditions)."""
+    tables = board.tables
+    rows = tables.rows
+    columns = {"method": replaced(names(rows.methods), MARKDOWN_ESCAPES), "seeds": names(rows.seeds)}
+    for metric, cells in rows.cells.items():
+        value = where(cells.best, concat("**", cells.value, "**"), cells.value)
+        columns[metric] = where(nonempty(cells.note), concat(value, cells.note, sep=" "), value)
+    heads, bodies = _pipe_tables(columns, tables.edges)
     pieces: list[Piece] = [f"# Leaderboard: {markdown_text(board.name)}"]
-    for condition, rows in board.tables.items():
-        columns = {"method": replaced(names(rows.methods), MARKDOWN_ESCAPES), "seeds": names(rows.seeds)}
-        for metric, cells in rows.cells.items():
-            value = where(cells.best, concat("**", cells.value, "**"), cells.value)
-            columns[metric] = where(nonempty(cells.note), concat(value, cells.note, sep=" "), value)
-        pieces += [f"\n\n## {markdown_text(condition)}\n\n", *_pipe_table(columns)]
+    for condition, head, body in zip(tables, heads, bodies, strict=True):
+        pieces += [f"\n\n## {markdown_text(condition)}\n\n", head, body]
     pieces += ["\n\n", footnote(board.table), "\n"]
     return pieces
 
@@ -70,18 +75,22 @@ def names(values: Iterable[object]) -> pa.Array:
     return strings(list(map(str, values)))
 
 
-def _pipe_table(columns: dict[str, pa.Array]) -> tuple[str, Piece]:
-    """A Markdown pipe table as tabulate's ``pipe`` format writes it (seeds right-aligned, the rest
-    left; a column at least two wider than its header), one padded column at a time."""
+def _pipe_tables(columns: dict[str, pa.Array], edges: np.ndarray) -> tuple[list[str], list[Piece]]:
+    """Markdown pipe tables as tabulate's ``pipe`` format writes them (seeds right-aligned, the rest
+    left; a column at least two wider than its header and as wide as its longest cell), one for each
+    run of rows between ``edges``: each table's header lines and its rows."""
+    starts, counts = edges[:-1], np.diff(edges)
     heads, cells, rules = [], [], []
     for header, column in columns.items():
-        width = max(len(header) + 2, longest(column))
+        longest = np.maximum.reduceat(pc.utf8_length(column).to_numpy(), starts) if len(column) else counts
+        width = np.maximum(len(header) + 2, longest)  # a table's
         right = header == "seeds"
-        heads.append(header.rjust(width) if right else header.ljust(width))
-        cells.append(padded(column, width, right))
-        rules.append("-" * (width + 1) + ":" if right else ":" + "-" * (width + 1))
-    body = joined(concat(*framed(cells, "\n| ", " |"), sep=" | "))
-    return "| " + " | ".join(heads) + " |\n|" + "|".join(rules) + "|", body
+        heads.append(padded(header, width, right))
+        cells.append(padded(column, np.repeat(width, counts), right))
+        dashes = pc.binary_repeat(pa.scalar("-", pa.large_string()), pa.array(width + 1))
+        rules.append(concat(dashes, ":") if right else concat(":", dashes))
+    head = concat("| ", concat(*heads, sep=" | "), " |\n|", concat(*rules, sep="|"), "|")
+    return head.to_pylist(), split(concat(*framed(cells, "\n| ", " |"), sep=" | "), edges)
 
 
 def rich_tables(board: Board, width: int | None = None, columns: Sequence[str] | None = None) -> list[Table]:
@@ -93,7 +102,7 @@ def rich_tables(board: Board, width: int | None = None, columns: Sequence[str] |
     first metrics that fit beside the method names, which are never cut (the caption names the rest)."""
     tables = []
     conditions = board.tables
-    for condition, rows in list(conditions.items())[:TERMINAL_TABLES]:
+    for condition, rows in islice(conditions.items(), TERMINAL_TABLES):  # sliced when asked for
         # No vertical rules, one space between columns (names of several words wrap at their spaces).
         methods = rows.methods[:TERMINAL_ROWS]
         name_width = max([len("method"), *(len(str(method)) for method in methods)])
@@ -153,38 +162,30 @@ def paper_latex(board: Board) -> str:
 
 
 def latex_pieces(board: Board) -> list[Piece]:
-    """``paper_latex`` in pieces (``write_pieces``), as ``markdown_pieces``."""
+    """``paper_latex`` in pieces (``write_pieces``), as ``markdown_pieces``: the whole board's rows
+    formatted at once, split by condition."""
     tables = board.tables
-    pieces: list[Piece] = [
-        piece
-        for condition, rows in tables.items()
-        for piece in [*_latex_table(f"{board.name}: {condition}", rows), "\n"]
-    ]
+    metrics = list(tables.rows.cells)
+    header = " & ".join(latex_text(name) for name in ["method", "seeds", *metrics])
+    head = [rf"\begin{{tabular}}{{lr{'l' * len(metrics)}}}", r"\toprule", header + r" \\", r"\midrule", ""]
+    tail = "\n".join([r"\bottomrule", r"\end{tabular}", r"\end{table}", "", ""])
+    pieces: list[Piece] = []
+    for condition, body in zip(tables, split(_latex_rows(tables.rows), tables.edges), strict=True):
+        caption = rf"\caption{{{latex_text(f'{board.name}: {condition}')}}}"
+        pieces += ["\n".join([r"\begin{table}", r"\centering", caption, *head]), body, tail]
     footer = footnote(board.table, changes=False).replace(BETTER, r"\dag{}").replace(WORSE, r"\ddag{}")
     return [*pieces, "% ", footer, "\n"]
 
 
-def _latex_table(caption: str, rows: PaperTable) -> list[Piece]:
-    """The table's text before its rows, its rows, and the text after them."""
+def _latex_rows(rows: PaperTable) -> pa.Array:
+    """A table's rows in LaTeX, a line each."""
     columns = [strings([latex_text(method) for method in rows.methods]), names(rows.seeds)]
     for cells in rows.cells.values():
         number = replaced(cells.value, [("±", r"\pm")])
         value = where(cells.best, concat(r"$\mathbf{", number, "}$"), concat("$", number, "$"))
         mark = replaced(cells.mark, LATEX_MARKS.items())
         columns.append(where(np.isnan(cells.mean), "--", concat(value, mark)))
-    header = " & ".join(latex_text(name) for name in ["method", "seeds", *rows.cells])
-    body = joined(concat(*framed(columns, "", " \\\\\n"), sep=" & "))
-    head = [
-        r"\begin{table}",
-        r"\centering",
-        rf"\caption{{{latex_text(caption)}}}",
-        rf"\begin{{tabular}}{{lr{'l' * len(rows.cells)}}}",
-        r"\toprule",
-        header + r" \\",
-        r"\midrule",
-        "",
-    ]
-    return ["\n".join(head), body, "\n".join([r"\bottomrule", r"\end{tabular}", r"\end{table}", ""])]
+    return concat(*framed(columns, "", " \\\\\n"), sep=" & ")
 
 
 _LATEX_SPECIALS = str.maketrans(

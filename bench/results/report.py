@@ -6,6 +6,7 @@ import secrets
 from pathlib import Path
 
 import jinja2
+import pyarrow as pa
 from markupsafe import Markup
 
 from rankuq.bench.plots import OVERVIEW_CONDITIONS, OVERVIEW_METHODS, PLOT_WIDTH_PX, overview_png
@@ -15,9 +16,9 @@ from rankuq.bench.results.columns import (
     concat,
     framed,
     in_parallel,
-    joined,
     nonempty,
     replaced,
+    split,
     text_of,
     where,
     write_pieces,
@@ -66,7 +67,7 @@ plot shows (at most {{ max_methods }} methods, {{ max_conditions }} conditions);
 {% for section in sections %}
 <section>
 <h2>{{ section.condition }}</h2>
-{% if section.rows is not none %}
+{% if section.table %}
 <div class="scroll"><table>
 <tr>{% for column in section.columns %}<th>{{ column }}</th>{% endfor %}</tr>
 {{ section.html_rows }}
@@ -139,12 +140,13 @@ def report_pieces(board: Board) -> list[Piece]:
     tables = board.tables
     conditions = list(dict.fromkeys([*tables, *(plot.condition for plot in board.plots)]))
     marker = f"rankuq-rows-{secrets.token_hex(8)}"  # no name can hold it: it is drawn now
-    rows = [_html_rows(tables[c]) for c in conditions if c in tables]
+    bodies = dict(zip(tables, split(_html_rows(tables.rows), tables.edges), strict=True))
+    rows = [bodies[c] for c in conditions if c in tables]
     sections = [
         {
             "condition": c,
-            "rows": tables.get(c),
-            "columns": ["method", "seeds", *tables[c].cells] if c in tables else [],
+            "table": c in tables,
+            "columns": ["method", "seeds", *tables.rows.cells] if c in tables else [],
             "html_rows": Markup(marker) if c in tables else "",
             "kinds": _kinds([p for p in board.plots if p.condition == c]),
         }
@@ -171,7 +173,7 @@ def report_pieces(board: Board) -> list[Piece]:
 HTML_ESCAPES = (("&", "&amp;"), (">", "&gt;"), ("<", "&lt;"), ("'", "&#39;"), ('"', "&#34;"))
 
 
-def _html_rows(rows: PaperTable) -> Piece:
+def _html_rows(rows: PaperTable) -> pa.Array:
     """A table's rows as HTML, each between blank lines, built a column at a time (the template's
     loop over 200,000 rows × 13 cells took minutes); names escaped as the template escapes them."""
     columns = [replaced(names(rows.methods), HTML_ESCAPES), names(rows.seeds)]
@@ -179,7 +181,7 @@ def _html_rows(rows: PaperTable) -> Piece:
         value = where(cells.best, concat("<strong>", cells.value, "</strong>"), cells.value)
         note = concat(' <span class="note">', cells.note, "</span>")
         columns.append(where(nonempty(cells.note), concat(value, note), value))
-    return joined(concat(*framed(columns, "\n<tr><td>", "</td></tr>\n"), sep="</td><td>"))
+    return concat(*framed(columns, "\n<tr><td>", "</td></tr>\n"), sep="</td><td>")
 
 
 def _kinds(plots: list[Plot]) -> list[tuple[str, list[tuple[str, str]]]]:

@@ -12,10 +12,10 @@ from rankuq.bench.results.columns import (
     framed,
     in_parallel,
     joined,
-    longest,
     nonempty,
     padded,
     replaced,
+    split,
     strings,
     text_of,
     where,
@@ -36,9 +36,16 @@ def test_each_helper_does_what_python_does():
         "yes" if f else n for f, n in zip(flags, NAMES, strict=True)
     ]
     assert nonempty(column).to_pylist() == [n != "" for n in NAMES]
-    assert longest(column) == 8 and longest(strings([])) == 0
     assert padded(column, 6).to_pylist() == [n.ljust(6) for n in NAMES]
     assert padded(column, 6, right=True).to_pylist() == [n.rjust(6) for n in NAMES]
+    widths = np.arange(len(NAMES)) + 2  # a width per row
+    assert padded(column, widths).to_pylist() == [n.ljust(w) for n, w in zip(NAMES, widths, strict=True)]
+    assert padded(column, widths, right=True).to_pylist() == [
+        n.rjust(w) for n, w in zip(NAMES, widths, strict=True)
+    ]
+    assert padded("ab", np.array([1, 4])).to_pylist() == ["ab", "ab  "]  # one string, to each width
+    runs = split(concat(column, "\n")[1:], np.array([0, 2, 2, 6]))  # from a slice's offset on
+    assert [run.to_pybytes().decode() for run in runs] == ['<i>\nit\'s "q"\n', "", "x|y\n±†\n\n&lt;\n"]
     assert joined(concat(column, "\n")).to_pybytes() == "".join(f"{n}\n" for n in NAMES).encode()
     assert joined(strings(["a", "b", "c"])[1:]).to_pybytes() == b"bc"  # a slice: from its offset on
     assert joined(pa.array(["a", "b", "c"], pa.string())[1:]).to_pybytes() == b"bc"  # 32-bit offsets
