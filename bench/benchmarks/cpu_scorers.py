@@ -41,19 +41,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-    model = ModelConfig(max_length=args.max_length).model_dump()
+    model = ModelConfig(max_length=args.max_length)
     configurations = {"one task, all threads": (args.cpus, 1), "one-thread tasks": (1, args.cpus)}
     tables: dict[str, pa.Table] = {}
     for round_ in range(args.rounds):
         for name, (threads, scorers) in configurations.items():
             spec = ScorerSpec(
-                args.method,
-                json.loads(args.params),
-                model,
-                (str(args.member),),
-                str(args.shards),
-                threads,
-                "fp32",
+                method=args.method,
+                params=json.loads(args.params),
+                model=model,
+                checkpoints=(str(args.member),),
+                shards=str(args.shards),
+                threads=threads,
+                precision="fp32",
             )
             start = time.perf_counter()
             table = score_shards(spec, args.batch_size, scorers=scorers)

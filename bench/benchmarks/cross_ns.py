@@ -28,7 +28,6 @@ import pandas as pd
 import torch
 
 from rankuq import methods
-from rankuq.backbone import ModelConfig
 from rankuq.bench import metrics
 from rankuq.bench.config.grid import GridSpec, Shift, dev_side, load_grid, parse_grid
 from rankuq.bench.engine.scoring import SCORED_COLUMNS, score_frame
@@ -133,7 +132,7 @@ def per_query(grid: Plan, cell: Cell, folder: Path, frame: pd.DataFrame) -> pd.S
     spec = grid.scorer(cell, folder, None, threads=1)
     method = methods.create(spec.method, spec.params)
     checkpoints = [Path(path) for path in spec.checkpoints]
-    score = method.make_scorer(ModelConfig(**spec.model), checkpoints, folder)
+    score = method.make_scorer(spec.model, checkpoints, folder)
     table = score_frame(score, frame, grid.spec.eval.batch_size, method.probabilistic)
     qids, values = metrics.per_query(table, [METRIC], drop_queries_without_relevant=True)
     return pd.Series(values[METRIC], index=qids)

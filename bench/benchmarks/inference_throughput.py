@@ -50,7 +50,15 @@ def scorer_spec(
     method: str, config: ModelConfig, checkpoint: Path, shards: Path, threads: int, precision: str
 ) -> ScorerSpec:
     """The method with default parameters on one checkpoint, as the grid's scoring stage builds it."""
-    return ScorerSpec(method, {}, config.model_dump(), (str(checkpoint),), str(shards), threads, precision)
+    return ScorerSpec(
+        method=method,
+        params={},
+        model=config,
+        checkpoints=(str(checkpoint),),
+        shards=str(shards),
+        threads=threads,
+        precision=precision,
+    )
 
 
 def plain_loop(

@@ -4,7 +4,7 @@ RA's risk aversion b, each key and domain checked against the field it sets."""
 import math
 from collections.abc import Mapping
 from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -216,3 +216,11 @@ def tuned_section(section: str, values: Mapping[str, Any], chosen: Mapping[str, 
     """``values`` of one section (train, model, or a method's parameters) with its chosen keys set."""
     prefix = f"{section}."
     return {**values, **{key.removeprefix(prefix): v for key, v in chosen.items() if key.startswith(prefix)}}
+
+
+Section = TypeVar("Section", bound=BaseModel)
+
+
+def tuned_config(section: str, config: Section, chosen: Mapping[str, Any]) -> Section:
+    """A typed section (train, model, a method's parameters) with its chosen keys set, validated."""
+    return type(config)(**tuned_section(section, config.model_dump(), chosen))

@@ -8,7 +8,6 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +76,7 @@ def _refusal(model: nn.Module, model_config: ModelConfig, train_config: TrainCon
 
 def _member(job: TrainJob) -> tuple[NeuralMethod, nn.Module, list, ModelConfig, TrainConfig]:
     """The method, fresh model and training pairs of a member job."""
-    model_config, train_config = ModelConfig(**job.model), TrainConfig(**job.train)
+    model_config, train_config = job.model, job.train
     method = methods.create(job.method, job.params)
     assert isinstance(method, NeuralMethod)  # the plan gives trainers only
     table = read_shards(Path(job.shards))
@@ -165,7 +164,7 @@ def train_in_trial(config: dict[str, Any]) -> None:
     latest = next(reversed(epoch_checkpoints(folder)), None)
     if latest is not None:  # killed after its last epoch, before Tune saw the trial end: report it again
         metrics = json.loads((latest / TRAINING_FILE).read_text())
-        if metrics.get("stopped_early") or metrics["epoch"] >= TrainConfig(**job.train).epochs:
+        if metrics.get("stopped_early") or metrics["epoch"] >= job.train.epochs:
             tune.report({"training": metrics, "checkpoint_dir": str(latest)})
             return
 
@@ -429,7 +428,11 @@ def train_members(
     leave_ctrl_c_to_driver()
     tuner = tune.Tuner(
         tune.with_resources(member_trial, _trial_resources),
-        param_space={"job": tune.grid_search([replace(job, storage=str(storage)).to_dict() for job in jobs])},
+        param_space={
+            "job": tune.grid_search(
+                [job.model_copy(update={"storage": str(storage)}).to_dict() for job in jobs]
+            )
+        },
         tune_config=tune.TuneConfig(
             max_concurrent_trials=max_concurrent,
             # A member that trains in its trial hands the process (torch imported) to the next one.
@@ -460,3 +463,8 @@ def raise_failure(result: Any) -> None:
         if (cause := rankuq_cause(result.error)) is not None:
             raise RankuqError(f"training member {key}: {cause}") from None
         raise RankuqError(f"training member {key} failed: {result.error}")
+
+
+def _stored(job: TrainJob, storage: Path) -> TrainJob:
+    """``job`` with its Tune/Train storage set, as it is handed to Ray."""
+    return job.model_copy(update={"storage": str(storage)})

@@ -9,7 +9,6 @@ import ray.train.torch
 import torch
 
 from rankuq import methods
-from rankuq.backbone import ModelConfig
 from rankuq.bench.planning.jobs import FitJob
 from rankuq.errors import RankuqError
 from rankuq.methods.base import Fitted, PostHocMethod
@@ -25,7 +24,7 @@ def fit_member(config: dict[str, Any]) -> Fitted:
     method = methods.create(spec.method, spec.params)
     assert isinstance(method, PostHocMethod)  # the plan gives post-hoc methods only
     rows = read_shards(Path(job.shards)).select(["context", "text", "label"]).to_pandas()
-    return method.fit(ModelConfig(**spec.model), [Path(p) for p in spec.checkpoints], rows)
+    return method.fit(spec.model, [Path(p) for p in spec.checkpoints], rows)
 
 
 def fit_posthoc(jobs: Sequence[FitJob]) -> list[Fitted]:

@@ -71,7 +71,7 @@ class ShardScorer:
         self.device = inference_device()
         bf16 = scorer.precision == "bf16" or (scorer.precision == "auto" and self.device.type == "cuda")
         half = bf16 and self.device.type == "cuda" and isinstance(ranker, NeuralMethod)
-        built = (ModelConfig(**scorer.model), [Path(p) for p in scorer.checkpoints], Path(scorer.shards))
+        built = (scorer.model, [Path(p) for p in scorer.checkpoints], Path(scorer.shards))
         if isinstance(ranker, NeuralMethod) and half:
             self.score = ranker.make_scorer(*built, scorer.fitted, torch.bfloat16)
         else:
@@ -197,7 +197,7 @@ def token_ids(spec: ScorerSpec, wanted: bool) -> str:
     if not wanted or not issubclass(methods.get(spec.method), NeuralMethod):
         return ""
     cpus = int(ray.available_resources().get("CPU", 1))
-    folder = ensure_token_ids(Path(spec.shards), ModelConfig(**spec.model), workers=max(1, cpus))
+    folder = ensure_token_ids(Path(spec.shards), spec.model, workers=max(1, cpus))
     return str(folder or "")
 
 

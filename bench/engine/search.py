@@ -9,7 +9,7 @@ is cached in its folder: ``trials.csv`` (one row per trial and epoch) and ``best
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, TrialScheduler
 from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter, SearchAlgorithm, Searcher
 from ray.tune.search.optuna import OptunaSearch
 
-from rankuq.bench.config.search_space import SearchConfig, tuned_section
+from rankuq.bench.config.search_space import SearchConfig, tuned_config
 from rankuq.bench.engine.members import search_trial
 from rankuq.bench.engine.session import leave_ctrl_c_to_driver
 from rankuq.bench.planning.jobs import SearchTrial, TrainJob
@@ -62,17 +62,19 @@ def _short(value: Any) -> str:
 
 def tuned_job(job: TrainJob, chosen: Mapping[str, Any]) -> TrainJob:
     """A member job with the chosen training settings and parameters of its trainer."""
-    return job.with_values(
-        model=tuned_section("model", job.model, chosen),
-        train=tuned_section("train", job.train, chosen),
-        params=tuned_section(job.method, job.params, chosen),
+    return job.model_copy(
+        update={
+            "model": tuned_config("model", job.model, chosen),
+            "train": tuned_config("train", job.train, chosen),
+            "params": tuned_config(job.method, job.params, chosen),
+        }
     )
 
 
 def _training_trial(config: dict[str, Any], trial: dict[str, Any]) -> None:
     """One trial: the member with the sampled values, reporting its dev metric every epoch."""
     spec = SearchTrial.from_dict(trial)
-    search_trial(replace(spec, job=tuned_job(spec.job, config)))
+    search_trial(spec.model_copy(update={"job": tuned_job(spec.job, config)}))
 
 
 def _risk_trial(config: dict[str, Any], lists: ScoredLists, metric: str) -> None:
@@ -91,7 +93,7 @@ def search_training(
         tune.with_parameters(_training_trial, trial=job.trial.to_dict()),
         {"CPU": member.cpus, "GPU": member.gpus},
     )
-    scheduler = _scheduler(search, member.train["epochs"])
+    scheduler = _scheduler(search, member.train.epochs)
     keys = list(job.keys)
     return _search(job.name, trainable, search, keys, scheduler, member.seed, folder, storage, concurrency)
 

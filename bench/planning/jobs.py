@@ -1,42 +1,60 @@
 """Typed job specs: what crosses into Ray (a trial, a Train worker, a scoring task, a fit task).
 
-They are frozen dataclasses while the driver plans and sequences; ``to_dict`` turns one into plain
-JSON-able data at the Ray boundary and ``from_dict`` back, in the one entry point of each kind of job
-(``bench.engine``). Mappings inside are plain dicts of JSON values (a grid section's ``model_dump``).
+They carry the grid's typed settings (``ModelConfig``, ``TrainConfig``, the method's parameters)
+while the driver plans and sequences; ``to_dict`` turns one into plain data at the Ray boundary and
+``from_dict`` validates it back, in the one entry point of each kind of job (``bench.engine``). The
+method's parameters are validated by the method a job names.
 """
 
 import json
-from dataclasses import asdict, dataclass, fields, replace
+from collections.abc import Mapping
 from typing import Any, Self
 
+from pydantic import BaseModel, ConfigDict, SerializeAsAny, ValidationInfo, field_validator
 
-class Spec:
-    """Plain-data conversion shared by the job specs."""
+from rankuq import methods
+from rankuq.backbone import ModelConfig
+from rankuq.bench.config.training import TrainConfig
+from rankuq.methods.base import Fitted, MethodParams
+
+
+class Spec(BaseModel):
+    """The plain-data pair shared by the job specs: a field a newer version dropped is ignored, one it
+    added takes its default."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+        return self.model_dump()
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        return cls(**{name: value for name, value in data.items() if name in known})
+    def from_dict(cls, data: Mapping[str, object]) -> Self:
+        return cls.model_validate(data)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
 
 
-@dataclass(frozen=True)
+def _params_of_method(value: object, info: ValidationInfo) -> MethodParams:
+    """A job's ``params`` (a dict at the Ray boundary) validated by the method it names."""
+    if isinstance(value, MethodParams):
+        return value
+    if not isinstance(value, dict):
+        raise ValueError(f"a method's parameters are a mapping, got {value!r}")
+    return methods.create(str(info.data["method"]), value).params
+
+
 class TrainJob(Spec):
     """One member to train: ``method``'s model (the trainer: a method with its own head or loss, or
     `bert` for the shared cross-encoder) on the shards' lists under ``seed``."""
 
     key: str  # content key: the member's folder under RUN_DIR/models
     method: str
-    params: dict[str, Any]  # the trainer's parameters (empty for `bert`'s shared model)
+    params: SerializeAsAny[MethodParams]  # the trainer's parameters (`bert`'s defaults for its shared model)
     shards: str
     seed: int
-    model: dict[str, Any]
-    train: dict[str, Any]
+    model: ModelConfig
+    train: TrainConfig
     cpus: float
     gpus: float
     workers: int
@@ -46,11 +64,9 @@ class TrainJob(Spec):
     dev_shards: str = ""  # the train side's dev lists, scored after every epoch for early stopping
     dev_batch_size: int = 512
 
-    def with_values(self, model: dict[str, Any], train: dict[str, Any], params: dict[str, Any]) -> "TrainJob":
-        return replace(self, model=model, train=train, params=params)
+    _params = field_validator("params", mode="before")(_params_of_method)
 
 
-@dataclass(frozen=True)
 class SearchTrial(Spec):
     """A search trial's member: trained in the Tune trial's own process, scored on ``dev_shards``
     after every epoch (the scheduler's time axis); it keeps no model."""
@@ -60,31 +76,23 @@ class SearchTrial(Spec):
     metric: str
     batch_size: int
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SearchTrial":
-        return cls(**{**data, "job": TrainJob.from_dict(data["job"])})
 
-
-@dataclass(frozen=True)
 class ScorerSpec(Spec):
     """How a scoring worker builds its scorer: the method with its parameters, the backbone settings,
     the trained members' weights and, for a post-hoc method, its fitted state."""
 
     method: str
-    params: dict[str, Any]
-    model: dict[str, Any]
+    params: SerializeAsAny[MethodParams]
+    model: ModelConfig
     checkpoints: tuple[str, ...]
     shards: str  # the scored lists (bm25 indexes their texts)
     threads: int
     precision: str = "auto"
-    fitted: dict[str, Any] | None = None
+    fitted: Fitted | None = None
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ScorerSpec":
-        return cls(**{**data, "checkpoints": tuple(data["checkpoints"])})
+    _params = field_validator("params", mode="before")(_params_of_method)
 
 
-@dataclass(frozen=True)
 class FitJob(Spec):
     """A post-hoc method's fit (temperature's T, …) on the dev lists, with the trained members."""
 
@@ -92,10 +100,6 @@ class FitJob(Spec):
     scorer: ScorerSpec  # the method, unfitted
     shards: str  # the dev lists it fits on
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "FitJob":
-        return cls(**{**data, "scorer": ScorerSpec.from_dict(data["scorer"])})
-
     def with_threads(self, threads: int) -> "FitJob":
         """The job fitted with the torch threads its cell's scorer gets (the same numbers)."""
-        return replace(self, scorer=replace(self.scorer, threads=threads))
+        return self.model_copy(update={"scorer": self.scorer.model_copy(update={"threads": threads})})

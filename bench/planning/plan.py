@@ -10,17 +10,19 @@ twice: once to know its searches, then again with their choices (``chosen``).
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rankuq import methods
+from rankuq.backbone import ModelConfig
 from rankuq.bench.config.grid import GridSpec, Shift, Side, dev_side
-from rankuq.bench.config.search_space import tuned_section
+from rankuq.bench.config.search_space import tuned_config, tuned_section
+from rankuq.bench.config.training import TrainConfig
 from rankuq.bench.planning.jobs import FitJob, ScorerSpec, SearchTrial, TrainJob
 from rankuq.bench.rundir.layout import BEST_FILE, RunLayout
-from rankuq.methods.base import MethodParams, NeuralMethod
+from rankuq.methods.base import Fitted, MethodParams, NeuralMethod
 from rankuq.tasks.base import data_root
 from rankuq.tasks.shards import shard_folder
 
@@ -110,19 +112,32 @@ class Plan:
     def probes(self) -> list[str]:
         return list(self.spec.eval.probes)
 
-    def scorer(self, cell: Cell, shards: Path, fitted: dict[str, Any] | None, threads: int) -> ScorerSpec:
+    def scorer(self, cell: Cell, shards: Path, fitted: Fitted | None, threads: int) -> ScorerSpec:
         """How a worker scores ``shards`` for ``cell``."""
-        params, model, _ = tuned(self.spec, self.params, cell.method, dict(cell.tuned))
-        return ScorerSpec(
-            method=cell.method,
-            params=params.model_dump(),
-            model=model,
-            checkpoints=tuple(str(self.layout.member(key)) for key in cell.members),
-            threads=threads,
-            precision=scoring_precision(self.spec),
-            fitted=fitted,
-            shards=str(shards),
-        )
+        return scorer_spec(self.spec, self.params, self.layout, cell, shards, fitted, threads)
+
+
+def scorer_spec(
+    spec: GridSpec,
+    params: Mapping[str, MethodParams],
+    layout: RunLayout,
+    cell: Cell,
+    shards: Path,
+    fitted: Fitted | None,
+    threads: int,
+) -> ScorerSpec:
+    """How a worker scores (or, unfitted, a post-hoc fit reads) ``shards`` for ``cell``."""
+    settings = tuned(spec, params, cell.method, dict(cell.tuned))
+    return ScorerSpec(
+        method=cell.method,
+        params=settings.params,
+        model=settings.model,
+        checkpoints=tuple(str(layout.member(key)) for key in cell.members),
+        threads=threads,
+        precision=scoring_precision(spec),
+        fitted=fitted,
+        shards=str(shards),
+    )
 
 
 def scoring_precision(spec: GridSpec) -> str:
@@ -143,49 +158,64 @@ def trainer_of(name: str, params: MethodParams) -> str | None:
     return name if method.training_identity() is not None else "bert"
 
 
-def tuned(
-    spec: GridSpec, params: Mapping[str, MethodParams], name: str, chosen: Mapping[str, Any]
-) -> tuple[MethodParams, dict[str, Any], dict[str, Any]]:
+@dataclass(frozen=True)
+class Tuned:
+    """A method's parameters, model and train settings with a search's chosen values: typed, and the
+    grid's model and train sections as the content keys hash them."""
+
+    params: MethodParams
+    model: ModelConfig
+    train: TrainConfig
+    # The sections' dumps with the chosen values as the search recorded them (JSON), not the typed
+    # settings' dumps: validation turns a chosen 0 into 0.0 and the serializer leaves out defaults, so
+    # keys hashed from those would change for a cached member's.
+    hashed_model: dict[str, Any]
+    hashed_train: dict[str, Any]
+
+
+def tuned(spec: GridSpec, params: Mapping[str, MethodParams], name: str, chosen: Mapping[str, Any]) -> Tuned:
     """``name``'s parameters, model and train settings with the searched values ``chosen``."""
-    own = params[name]
-    return (
-        type(own)(**tuned_section(name, own.model_dump(), chosen)),
-        tuned_section("model", spec.model.model_dump(), chosen),
-        tuned_section("train", spec.train.model_dump(), chosen),
+    hashed_model = tuned_section("model", spec.model.model_dump(), chosen)
+    hashed_train = tuned_section("train", spec.train.model_dump(), chosen)
+    return Tuned(
+        tuned_config(name, params[name], chosen),
+        ModelConfig(**hashed_model),
+        TrainConfig(**hashed_train),
+        hashed_model,
+        hashed_train,
     )
 
 
 def train_job(
     spec: GridSpec,
     name: str,
-    params: MethodParams,
+    settings: Tuned,
     shards: Path,
     seed: int,
-    model: dict,
-    train: dict,
     pairs_seed: int = DATA_SEED,
     dev: Path | None = None,
 ) -> TrainJob:
     """The training job of one member of ``name`` (its trainer's model, under ``seed``; its training
     pairs drawn with ``pairs_seed``; with early stopping, selected on the ``dev`` lists)."""
-    trainer = trainer_of(name, params)
-    method = methods.create(name, params)
-    assert isinstance(method, NeuralMethod)  # a member is trained: a neural method
+    trainer = trainer_of(name, settings.params)
+    assert trainer is not None  # a member is trained: a neural method
+    method = methods.create(name, settings.params)
+    assert isinstance(method, NeuralMethod)
     identity = method.training_identity()
     resources = spec.resources
     # Data-parallel steps average several batches: another model (one worker keeps the old keys).
     workers = [resources.workers_per_trial] if resources.workers_per_trial > 1 else []
-    selected_on = [dev.name] if dev is not None and train.get("early_stopping") else []
+    selected_on = [dev.name] if dev is not None and stops(settings.train) else []
+    hashed = (settings.hashed_model, settings.hashed_train)
     return TrainJob(
-        key=content_key(
-            "member", shards.name, seed, pairs_seed, model, train, identity, *workers, *selected_on
-        ),
-        method=str(trainer),
-        params=params.model_dump() if trainer == name else {},
+        key=content_key("member", shards.name, seed, pairs_seed, *hashed, identity, *workers, *selected_on),
+        method=trainer,
+        # `bert`'s shared model is trained with its defaults, whichever method scores it
+        params=settings.params if trainer == name else methods.get(trainer).Params(),
         shards=str(shards),
         seed=seed,
-        model=model,
-        train=train,
+        model=settings.model,
+        train=settings.train,
         cpus=resources.cpus_per_trial,
         gpus=resources.gpus_per_trial,
         workers=resources.workers_per_trial,
@@ -196,9 +226,9 @@ def train_job(
     )
 
 
-def stops(train: Mapping[str, Any]) -> bool:
+def stops(train: TrainConfig) -> bool:
     """Whether members trained with these settings stop early on the dev split."""
-    return train.get("early_stopping") is not None
+    return train.early_stopping is not None
 
 
 def side_lists(spec: GridSpec, side: Side, split: str) -> Lists:
@@ -255,7 +285,7 @@ def plan(
         for name in params:
             method = methods.create(name, params[name])
             values = dict(chosen.get((shards.name, str(trainer_of(name, params[name]))), {}))
-            own, model, train = tuned(spec, params, name, values)
+            settings = tuned(spec, params, name, values)
             # A post-hoc method fits on the dev split, so it cannot score it: its probes fit on test.
             fit_split = dev_split or "dev"
             fit_on = (
@@ -265,33 +295,23 @@ def plan(
             )
             # Early stopping selects on the train side's dev lists, as a search does (never the target's).
             selected_on = None
-            if stops(train):
+            if stops(settings.train):
                 assert dev_split is not None  # GridSpec refuses early stopping and searches without one
                 selected_on = folder(side_lists(spec, condition.train, dev_split))
             for seed in spec.seeds:
                 # train.epochs 0: no member; the scorer takes model.backbone as given (zero-shot)
-                count = method.members() if method.trains and train["epochs"] else 0
-                bagging = getattr(own, "bagging", False)  # members 1… draw their own pairs
+                count = method.members() if method.trains and settings.train.epochs else 0
+                bagging = getattr(settings.params, "bagging", False)  # members 1… draw their own pairs
                 jobs = [
-                    train_job(
-                        spec,
-                        name,
-                        own,
-                        shards,
-                        s,
-                        model,
-                        train,
-                        s if bagging and m else DATA_SEED,
-                        selected_on,
-                    )
+                    train_job(spec, name, settings, shards, s, s if bagging and m else DATA_SEED, selected_on)
                     for m, s in enumerate(member_seed(seed, m) for m in range(count))
                 ]
                 members |= {job.key: job for job in jobs}
                 keys = tuple(job.key for job in jobs)
                 identity: tuple[Any, ...] = (
                     name,
-                    own.model_dump(),
-                    model,
+                    settings.params.model_dump(),
+                    settings.hashed_model,
                     list(keys),
                     seed,
                     fit_on and fit_on.name,
@@ -314,25 +334,10 @@ def plan(
                 )
                 cells.append(cell)
                 if fit_on and cell.fit:
-                    fits[cell.fit] = FitJob(
-                        cell.fit, _unfitted(spec, layout, cell, own, model, fit_on), str(fit_on)
-                    )
+                    # the method before its fit, on the lists it fits on (threads: set when it runs)
+                    unfitted = scorer_spec(spec, params, layout, cell, fit_on, None, 1)
+                    fits[cell.fit] = FitJob(key=cell.fit, scorer=unfitted, shards=str(fit_on))
     return Plan(spec, params, layout, folders, searches, members, fits, cells, tested, dev)
-
-
-def _unfitted(
-    spec: GridSpec, layout: RunLayout, cell: Cell, params: MethodParams, model: dict, shards: Path
-) -> ScorerSpec:
-    """The cell's method before its fit, on the lists it fits on (threads: set when it runs)."""
-    return ScorerSpec(
-        method=cell.method,
-        params=params.model_dump(),
-        model=model,
-        checkpoints=tuple(str(layout.member(key)) for key in cell.members),
-        shards=str(shards),
-        threads=1,
-        precision=scoring_precision(spec),
-    )
 
 
 def _searches(
@@ -341,7 +346,7 @@ def _searches(
     layout: RunLayout,
     conditions: list[Shift],
     trained: dict[str, Path],
-    folder: Any,
+    folder: Callable[[Lists], Path],
 ) -> list[SearchJob]:
     """One search per trained model (trainer × train side) that a searched key changes, run on the
     grid's first seed and scored on the train side's dev lists (a shift is not tuned on its target)."""
@@ -357,12 +362,14 @@ def _searches(
             keys = search.keys_for(trainer) if trainer else []
             if not keys or (shards.name, str(trainer)) in found:
                 continue
-            model, train = spec.model.model_dump(), spec.train.model_dump()
-            job = train_job(spec, name, params[name], shards, spec.seeds[0], model, train, dev=dev)
+            job = train_job(spec, name, tuned(spec, params, name, {}), shards, spec.seeds[0], dev=dev)
             key = content_key("search", job.key, dev.name, search.identity(keys))
             # A trial trains in its Tune trial's own process (bench.engine.search): one worker.
             trial = SearchTrial(
-                TrainJob(**{**job.to_dict(), "workers": 1}), str(dev), search.metric, spec.eval.batch_size
+                job=job.model_copy(update={"workers": 1}),
+                dev_shards=str(dev),
+                metric=search.metric,
+                batch_size=spec.eval.batch_size,
             )
             name_ = f"{trainer} on {condition.train.label()}"
             found[shards.name, str(trainer)] = SearchJob(

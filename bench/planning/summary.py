@@ -70,9 +70,9 @@ def train_pair_epochs(job: "TrainJob", sizes: dict[Path, tuple[int, int]], epoch
     """Training pairs × epochs of one member: a relevant candidate and ``negatives`` non-relevant ones
     per answerable query (≈ one relevant each), the first ``max_queries`` of them."""
     queries = sizes[Path(job.shards)][1]
-    if job.train.get("max_queries"):
-        queries = min(queries, job.train["max_queries"])
-    return queries * (1 + job.train.get("negatives", 1)) * epochs
+    if job.train.max_queries:
+        queries = min(queries, job.train.max_queries)
+    return queries * (1 + job.train.negatives) * epochs
 
 
 def _dev_rows(folder: str, sizes: dict[Path, tuple[int, int]]) -> int:
@@ -140,10 +140,10 @@ def _members_left(
     from rankuq.bench.planning.plan import search_choice
 
     spec, layout = plan.spec, plan.layout
-    members = [
+    members: list[tuple[float, float]] = [
         (
-            train_pair_epochs(job, sizes, job.train["epochs"]),
-            _dev_rows(job.dev_shards, sizes) * job.train["epochs"],
+            train_pair_epochs(job, sizes, job.train.epochs),
+            _dev_rows(job.dev_shards, sizes) * job.train.epochs,
         )
         for key, job in plan.members.items()
         if not layout.training_file(key).exists()
@@ -152,7 +152,7 @@ def _members_left(
         if search_choice(layout, search) is not None:
             continue
         assert spec.search is not None  # a plan searches only for a grid with a search section
-        epochs = trial_epochs(spec.search, search.trial.job.train["epochs"])
+        epochs = trial_epochs(spec.search, search.trial.job.train.epochs)
         trial = (
             train_pair_epochs(search.trial.job, sizes, epochs),
             _dev_rows(search.trial.dev_shards, sizes) * epochs,

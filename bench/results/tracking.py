@@ -272,7 +272,7 @@ def _track_seed(
     if tracker.find(key, finished=True):  # logged before the driver was interrupted
         return
     seed_run = tracker.open(key, cell.label(), parent, {**tags, LEVEL_TAG: "seed", "seed": str(cell.seed)})
-    method_params = tuned(plan.spec, plan.params, cell.method, dict(cell.tuned))[0].model_dump()
+    method_params = tuned(plan.spec, plan.params, cell.method, dict(cell.tuned)).params.model_dump()
     params = {**shown, "seed": cell.seed, **method_params, **study.searched}
     # The board's columns come from its row alone: a probe's value of one the row leaves undefined
     # (BM25's ERCE of raw scores) is not logged either.

@@ -34,10 +34,17 @@ def test_a_fit_job_fits_on_its_dev_lists_with_the_scorer_s_threads(lists, tmp_pa
     model = build_cross_encoder(TINY_MODEL, seed=0)
     methods.create("bert").save_member(model, TINY_MODEL, checkpoint)
     # The scorer's own lists are the tested ones; the job fits on its dev lists.
-    scorer = ScorerSpec("temperature", {}, TINY_MODEL.model_dump(), (str(checkpoint),), str(lists["test"]), 1)
+    scorer = ScorerSpec(
+        method="temperature",
+        params={},
+        model=TINY_MODEL,
+        checkpoints=(str(checkpoint),),
+        shards=str(lists["test"]),
+        threads=1,
+    )
     threads = torch.get_num_threads()
     try:
-        fitted = fit_member(FitJob("k", scorer, str(lists["dev"])).to_dict())
+        fitted = fit_member(FitJob(key="k", scorer=scorer, shards=str(lists["dev"])).to_dict())
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(threads)

@@ -38,7 +38,15 @@ def dev_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def spec(method: str, params: dict, checkpoint: Path, shards: Path, precision: str = "auto") -> ScorerSpec:
     """How the scoring stage hands ``method`` on one tiny checkpoint to a worker (one thread)."""
-    return ScorerSpec(method, params, TINY_MODEL.model_dump(), (str(checkpoint),), str(shards), 1, precision)
+    return ScorerSpec(
+        method=method,
+        params=params,
+        model=TINY_MODEL,
+        checkpoints=(str(checkpoint),),
+        shards=str(shards),
+        threads=1,
+        precision=precision,
+    )
 
 
 def tiny_checkpoint(path: Path, seed: int) -> Path:

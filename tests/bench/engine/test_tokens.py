@@ -48,7 +48,15 @@ def test_scoring_from_cached_ids_gives_the_same_predictions(ray_session, shards,
     """The same ids, the same numbers: bitwise, the dropout draws included (same batches, same seeds)."""
     member = tmp_path / "member"
     methods.create("bert").save_member(build_cross_encoder(TINY_MODEL, 0), TINY_MODEL, member)
-    spec = ScorerSpec(method, {}, TINY_MODEL.model_dump(), (str(member),), str(shards), 1, "fp32")
+    spec = ScorerSpec(
+        method=method,
+        params={},
+        model=TINY_MODEL,
+        checkpoints=(str(member),),
+        shards=str(shards),
+        threads=1,
+        precision="fp32",
+    )
     tokenised = score_shards(spec, 256, tokens=False)
     cached = score_shards(spec, 256, tokens=True)
     assert cached.equals(tokenised)

@@ -1,14 +1,18 @@
 """Typed job specs: plain JSON data at the Ray boundary and back, the same job again."""
 
+import hashlib
 import json
-from dataclasses import replace
 
 import pytest
 
+from rankuq.backbone import ModelConfig
 from rankuq.bench.config.grid import parse_grid
+from rankuq.bench.config.training import TrainConfig
 from rankuq.bench.planning.jobs import FitJob, ScorerSpec, SearchTrial, TrainJob
 from rankuq.bench.planning.plan import Plan, plan
 from rankuq.bench.rundir.layout import RunLayout
+from rankuq.errors import RankuqError
+from rankuq.methods.mc_dropout import MCDropout
 
 # bert's members, a post-hoc fit (temperature) and a training search: every kind of job.
 GRID = {
@@ -53,23 +57,72 @@ def test_to_json_sorts_keys_at_every_level(planned):
     text = fit.to_json()
     assert list(json.loads(text)) == ["key", "scorer", "shards"]
     assert list(json.loads(text)["scorer"]) == sorted(json.loads(text)["scorer"])
-    assert replace(fit, key="other").to_json() != text
+    assert fit.model_copy(update={"key": "other"}).to_json() != text
 
 
-def test_with_threads_and_with_values_change_only_what_they_name(planned):
+def test_with_threads_changes_only_the_threads(planned):
     (fit,) = planned.fits.values()
     four = fit.with_threads(4)
     assert four.scorer.threads == 4 and fit.scorer.threads == 1  # frozen: the original is kept
-    assert replace(four, scorer=replace(four.scorer, threads=1)) == fit
+    assert four.with_threads(1) == fit
+
+
+def test_the_settings_cross_typed_and_the_method_validates_its_parameters(tmp_path):
+    spec, params = parse_grid({**GRID, "methods": {"mc_dropout": {"T": 3}}}, "test grid")
+    planned = plan(spec, params, RunLayout(tmp_path / "run"))
     (member,) = planned.members.values()
-    changed = member.with_values({"backbone": "tiny"}, {"lr": 3e-3}, {"T": 2})
-    assert (changed.model, changed.train, changed.params) == ({"backbone": "tiny"}, {"lr": 3e-3}, {"T": 2})
-    assert replace(changed, model=member.model, train=member.train, params=member.params) == member
+    assert isinstance(member.model, ModelConfig) and isinstance(member.train, TrainConfig)
+    assert member.train.epochs == 1 and member.model.max_length == 32
+    cell = planned.cells[0]
+    scorer = planned.scorer(cell, planned.tested[cell.condition], None, 1)
+    restored = ScorerSpec.from_dict(json.loads(scorer.to_json()))
+    assert isinstance(restored.params, MCDropout.Params) and restored.params.T == 3
+    with pytest.raises(RankuqError, match=r"methods\.mc_dropout\.T: Input should be greater than 0"):
+        ScorerSpec.from_dict({**scorer.to_dict(), "params": {"T": 0}})
 
 
 def test_a_scorer_spec_restores_its_checkpoints_as_a_tuple():
-    spec = ScorerSpec("bert", {}, {"backbone": "tiny"}, ("/run/models/a", "/run/models/b"), "/run/cache/x", 2)
+    spec = ScorerSpec(
+        method="bert",
+        params={},
+        model=ModelConfig(backbone="tiny"),
+        checkpoints=("/run/models/a", "/run/models/b"),
+        shards="/run/cache/x",
+        threads=2,
+    )
     plain = json.loads(spec.to_json())
     assert plain["checkpoints"] == ["/run/models/a", "/run/models/b"]
     assert ScorerSpec.from_dict(plain).checkpoints == ("/run/models/a", "/run/models/b")
     assert ScorerSpec.from_dict(plain) == spec
+
+
+def _key_digest(planned: Plan) -> str:
+    """Every content key a plan holds, in one digest: members, fits, searches, cells (tested and dev)."""
+    keys = [*sorted(planned.members), *sorted(planned.fits), *(search.key for search in planned.searches)]
+    keys += [f"{cell.key} {cell.dev_key}" for cell in planned.cells]
+    return hashlib.sha256("\n".join(keys).encode()).hexdigest()
+
+
+# Measured at main 69e4e52, before the jobs carried typed settings (dict sections hashed then), by
+# planning these grids on /work/shared/data and taking _key_digest: a change means cached members,
+# fits and predictions (and the committed results/) no longer resolve.
+GOLDEN_KEYS = "a031b1e6fe2e5144ac626ee78eba58077d87f4beb98337733e38745da5ddb5a0"
+CHOSEN_KEYS = "cc9c61c89d158672e4caf2a5d1de5e9a88ee950431f64f347e8322e098a14f84"
+
+
+def test_the_golden_grid_plans_the_keys_it_planned_before_the_settings_were_typed(tiny_grid, tmp_path):
+    spec, params = parse_grid(tiny_grid, "test grid")
+    assert _key_digest(plan(spec, params, RunLayout(tmp_path / "run"))) == GOLDEN_KEYS
+
+
+def test_chosen_values_are_hashed_as_the_search_recorded_them(tiny_grid, tmp_path):
+    """A search's JSON choice: ints for float fields (validation makes them floats) and a default the
+    serializer leaves out (precision fp32) keep the keys they had."""
+    searched = {"methods": {"bert": {}, "temperature": {}}, "seeds": [0], "search": GRID["search"]}
+    spec, params = parse_grid({**tiny_grid, **searched}, "test grid")
+    layout = RunLayout(tmp_path / "run")
+    (search,) = plan(spec, params, layout).searches
+    chosen = {"train.lr": 1, "train.warmup": 0, "train.precision": "fp32", "model.dropout": 0}
+    tuned = plan(spec, params, layout, {search.choice: chosen})
+    assert {job.train.lr for job in tuned.members.values()} == {1.0}  # typed: a float
+    assert _key_digest(tuned) == CHOSEN_KEYS

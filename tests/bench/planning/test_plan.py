@@ -6,7 +6,9 @@ import sys
 import pytest
 import ray
 
+from rankuq import methods
 from rankuq.bench.config.grid import parse_grid
+from rankuq.bench.config.training import EarlyStopping
 from rankuq.bench.planning.jobs import FitJob, SearchTrial
 from rankuq.bench.planning.plan import member_seed, plan, scoring_precision
 from rankuq.bench.rundir.layout import RunLayout
@@ -54,7 +56,8 @@ def test_the_plan_shares_bert_s_members_and_writes_nothing(tmp_path, no_ray):
     # bert × 2 seeds + one more ensemble member per seed
     assert len(grid.members) == 4
     assert sorted(job.seed for job in grid.members.values()) == [0, 1, member_seed(0, 1), member_seed(1, 1)]
-    assert all(job.method == "bert" and job.params == {} for job in grid.members.values())
+    defaults = methods.get("bert").Params()  # bert's shared model, whichever method scores it
+    assert all(job.method == "bert" and job.params == defaults for job in grid.members.values())
 
 
 def test_keys_are_stable_and_follow_what_they_hash(tmp_path, no_ray):
@@ -102,7 +105,7 @@ def test_a_training_search_is_planned_and_its_choice_changes_the_members(tmp_pat
     assert job.trial.job.workers == 1 and "wikiqa-dev-" in job.trial.dev_shards
     assert SearchTrial.from_dict(job.trial.to_dict()) == job.trial
     tuned = planned(tmp_path, {**GRID, "search": search}, {job.choice: {"train.lr": 3e-3}})
-    assert {j.train["lr"] for j in tuned.members.values()} == {3e-3}
+    assert {j.train.lr for j in tuned.members.values()} == {3e-3}
     assert set(tuned.members).isdisjoint(grid.members)
 
 
@@ -136,13 +139,13 @@ def test_training_follows_paper_000_by_default_and_bagging_is_opt_in(tmp_path):
 
 def test_early_stopping_selects_on_the_train_side_s_dev_lists_and_is_out_of_the_key_when_unset(tmp_path):
     plain = planned(tmp_path)
-    assert all("early_stopping" not in job.train and not job.dev_shards for job in plain.members.values())
+    assert all(job.train.early_stopping is None and not job.dev_shards for job in plain.members.values())
     shift = {"train": {"task": "clariq"}, "test": {"task": "wikiqa"}}
     grid = {**GRID, "tasks": [], "shifts": [shift], "methods": {"bert": {}}, "seeds": [0]}
     stopping = {**grid, "train": {**GRID["train"], "epochs": 3, "early_stopping": {"patience": 1}}}
     (job,) = planned(tmp_path, stopping).members.values()
     (plain_job,) = planned(tmp_path, grid).members.values()
-    assert job.key != plain_job.key and job.train["early_stopping"] == {"patience": 1, "metric": "AP"}
+    assert job.key != plain_job.key and job.train.early_stopping == EarlyStopping(patience=1, metric="AP")
     assert "clariq" in job.dev_shards and "dev" in job.dev_shards  # the source's dev, never the target's
 
 
