@@ -4,7 +4,7 @@ import re
 from collections.abc import Hashable
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, get_args
 
 import yaml
 from pydantic import (
@@ -19,9 +19,10 @@ from pydantic import (
 
 from rankuq import methods, tasks
 from rankuq.backbone import TINY, ModelConfig
+from rankuq.bench.config.evaluation import EvalConfig
+from rankuq.bench.config.resources import ResourcesConfig
 from rankuq.bench.config.search_space import SearchConfig, check_space, sections_of
 from rankuq.bench.config.training import TrainConfig
-from rankuq.bench.probes import DEFAULT_PROBES, PROBES
 from rankuq.errors import RankuqError
 from rankuq.methods.base import Method, MethodParams, NeuralMethod
 from rankuq.tasks import lists, negatives
@@ -52,78 +53,6 @@ def condition_name(task: str) -> str:
     name cannot hold turned into '-' ("beir/scifact" → "beir-scifact", "parquet:/x" → "parquet-x")."""
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", task).strip("-.")
     return (name or "task")[:100]
-
-
-class EvalConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    split: str = "test"
-    # Rows per scorer call; neural scorers sort them by length into forward passes of 64.
-    batch_size: Annotated[int, Field(ge=1, le=1 << 20)] = 512
-    # Standard practice scores ranking metrics only on queries with a relevant candidate.
-    include_nota: bool = False
-    probes: list[str] = list(DEFAULT_PROBES)
-    dev_split: str | None = Field(
-        "dev", description="split whose predictions choose RA's b and fit the abstention learners"
-    )
-    precision: Literal["auto", "fp32", "bf16"] = Field(
-        "auto", description="neural scoring in bfloat16 autocast (bf16) or not; auto: bf16 on a GPU only"
-    )
-
-    @field_validator("probes")
-    @classmethod
-    def _known_probes(cls, value: list[str]) -> list[str]:
-        for name in value:
-            PROBES.get(name)
-        return value
-
-    @model_validator(mode="after")
-    def _dev_is_not_the_tested_split(self) -> "EvalConfig":
-        if self.dev_split == self.split:
-            raise ValueError(
-                f"dev_split '{self.dev_split}' is the tested split; name another split, or null to let "
-                "the probes fit on a held-out part of the tested split"
-            )
-        return self
-
-
-class ResourcesConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    cpus_per_trial: Annotated[float, Field(gt=0, le=1024)] = 1.0
-    gpus_per_trial: Annotated[float, Field(ge=0, le=64)] = 0.0
-    max_concurrent_trials: Annotated[int, Field(ge=1, le=10_000)] | None = None
-    workers_per_trial: Annotated[
-        int, Field(ge=1, le=1024, description="data-parallel Train workers per member")
-    ] = 1
-    # Where a member trains. "train": a Ray Train TorchTrainer (its controller, worker group and
-    # helper actors: DDP and Train's worker restarts). "trial": a one-worker member in its Tune trial's
-    # own process, one process instead of about six (each importing torch), which is what members of
-    # seconds or minutes want; a retried trial resumes from its last epoch either way.
-    trainer: Annotated[
-        Literal["train", "trial"], Field(description="train: a Ray Train TorchTrainer; trial: the Tune trial")
-    ] = "train"
-
-    @model_validator(mode="after")
-    def _one_worker_in_a_trial(self) -> "ResourcesConfig":
-        if self.trainer == "trial" and self.workers_per_trial > 1:
-            raise ValueError(
-                f"trainer 'trial' trains a member in one process, but workers_per_trial is "
-                f"{self.workers_per_trial}; use trainer 'train' for data-parallel members"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _whole_gpus_per_worker(self) -> "ResourcesConfig":
-        # Two ranks on one GPU make NCCL fail ("Duplicate GPU detected"): fractions only for one worker.
-        share = self.gpus_per_trial / self.workers_per_trial
-        if self.workers_per_trial > 1 and share != int(share):
-            raise ValueError(
-                f"gpus_per_trial {self.gpus_per_trial:g} over workers_per_trial {self.workers_per_trial} "
-                f"gives each data-parallel worker {share:g} GPU; give each worker whole GPUs "
-                "(gpus_per_trial a multiple of workers_per_trial), or pack fractions with one worker"
-            )
-        return self
 
 
 class Side(BaseModel):

@@ -35,7 +35,7 @@ def save_checkpoint(
 
 def load_checkpoint(folder: Path, method: NeuralMethod, model: nn.Module) -> TrainState:
     """The training state an epoch checkpoint in ``folder`` holds (``save_checkpoint``'s)."""
-    state = torch.load(folder / STATE_FILE, weights_only=True)
+    state: TrainState = torch.load(folder / STATE_FILE, weights_only=True)
     state["model"] = method.member_state(model, folder)
     if (folder / BEST_FOLDER).is_dir():
         state["best"] = method.member_state(model, folder / BEST_FOLDER)

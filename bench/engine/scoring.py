@@ -153,7 +153,8 @@ def _cut(bundle: list[tuple[str, int]], batch_size: int) -> list[list[Segment]]:
 def _part(path: str) -> pd.DataFrame:
     """A shard part's scored columns, kept for the next batch, which mostly reads the same part (parts
     never change in place: a folder's name is its content key)."""
-    return pq.read_table(path, columns=SCORED_COLUMNS).to_pandas()
+    frame: pd.DataFrame = pq.read_table(path, columns=SCORED_COLUMNS).to_pandas()
+    return frame
 
 
 def read_segments(batch: pd.DataFrame) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter, SearchAlg
 from ray.tune.search.optuna import OptunaSearch
 
 from rankuq.bench.config.search_space import SearchConfig, tuned_config
-from rankuq.bench.engine.members import search_trial
+from rankuq.bench.engine.member_training import search_trial
 from rankuq.bench.engine.session import leave_ctrl_c_to_driver
 from rankuq.bench.planning.jobs import SearchTrial, TrainJob
 from rankuq.bench.planning.plan import SearchJob

@@ -103,4 +103,5 @@ def ensure_token_ids(shards: Path, model: ModelConfig, workers: int) -> Path | N
 def read_token_ids(folder: str, part: str) -> pd.DataFrame:
     """The id columns of the shard part ``part`` (its path) from the token folder ``folder``, kept for
     the next batch, which mostly reads the same part (ids never change in place: keyed folders)."""
-    return pq.read_table(Path(folder) / Path(part).name).to_pandas()
+    frame: pd.DataFrame = pq.read_table(Path(folder) / Path(part).name).to_pandas()
+    return frame

@@ -25,7 +25,8 @@ from rankuq.bench.planning.measured import (
 )
 
 if TYPE_CHECKING:
-    from rankuq.bench.config.grid import GridSpec, ResourcesConfig
+    from rankuq.bench.config.grid import GridSpec
+    from rankuq.bench.config.resources import ResourcesConfig
 
 
 def _resolve(entry: PerMethod, params: dict[str, float]) -> float:

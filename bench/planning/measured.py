@@ -150,7 +150,7 @@ MEASURED_MAX_LENGTH = int(figure(STAGES, "max_length"))
 def _scored_s(run: str) -> float:
     """Seconds of pure scoring in ``run``: its tested rows at the measured bf16 rate of its method."""
     label = "bert" if run == "alone" else "ensemble (M=5)"
-    return MEASURED_TESTED_ROWS / MEASURED_GPU["scoring_pairs_per_s"]["bf16"][label]
+    return MEASURED_TESTED_ROWS / float(MEASURED_GPU["scoring_pairs_per_s"]["bf16"][label])
 
 
 def _runs_mean(cost: Callable[[str], float]) -> float:

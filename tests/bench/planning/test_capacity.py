@@ -2,7 +2,7 @@
 
 import pytest
 
-from rankuq.bench.config.grid import ResourcesConfig
+from rankuq.bench.config.resources import ResourcesConfig
 from rankuq.bench.planning.capacity import (
     Scored,
     _waves_s,
