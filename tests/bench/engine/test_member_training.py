@@ -1,6 +1,7 @@
 """One member trained in this process: a report and a checkpoint every epoch, early stopping, refusals."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,7 @@ from rankuq.bench.rundir.layout import RunLayout
 from rankuq.tasks import data_root
 from rankuq.tasks.shards import build_shards
 
-GRID = {
+GRID: dict[str, Any] = {
     "tasks": ["wikiqa"],
     "methods": {"bert": {}},
     "model": {"backbone": "tiny", "max_length": 32},
@@ -52,5 +53,5 @@ def test_a_member_publishes_its_metrics_and_a_checkpoint_after_every_epoch(ray_s
 
     fine_tune_member(job, publish, lambda method, model: None, refuse)
     assert [m["epoch"] for m in published] == [1, 2]
-    assert published[-1]["start_epoch"] == 0 and len(published[-1]["epoch_losses"]) == 2  # type: ignore[arg-type]
+    assert published[-1]["start_epoch"] == 0 and len(published[-1]["epoch_losses"]) == 2
     assert "best_epoch" not in published[-1]  # no early stopping: no dev scoring

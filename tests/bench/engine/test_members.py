@@ -11,7 +11,6 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from rankuq import methods
-from rankuq.backbone import ModelConfig
 from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.engine.scoring import (
     dev_metric,
@@ -63,9 +62,9 @@ def test_early_stopping_keeps_the_weights_of_the_best_dev_epoch(ray_session, tmp
         assert trained - best == 1  # patience 1: one epoch without a better value
     # The member kept is the best epoch's: scored again on the same dev lists, the same AP.
     method = methods.create("bert")
-    model = method.build_model(ModelConfig(**job.model), job.seed)
+    model = method.build_model(job.model, job.seed)
     model.load_state_dict(method.member_state(model, tmp_path / "models" / job.key))
-    kept = dev_metric(method, ModelConfig(**job.model), model, job.dev_shards, "AP", 512)()
+    kept = dev_metric(method, job.model, model, job.dev_shards, "AP", 512)()
     assert kept == pytest.approx(history[best - 1], abs=1e-9)
     # MLflow's seed run has the dev value of every epoch (step = epoch).
     client = MlflowClient(default_tracking_uri(tmp_path))
