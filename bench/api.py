@@ -16,7 +16,6 @@ from typing import Any, TypeAlias
 import pandas as pd
 import pyarrow as pa
 
-from rankuq.bench.config.grid import load_grid, parse_grid
 from rankuq.bench.evaluation.blackbox import (
     evaluate_file,
     per_query_values,
@@ -24,7 +23,7 @@ from rankuq.bench.evaluation.blackbox import (
 )
 from rankuq.bench.results.boards import read_run_dir, read_tracking
 from rankuq.bench.results.comparison import compare as _compare
-from rankuq.bench.run.runner import run_grid as _run_grid
+from rankuq.bench.run.grid_run import GridRequest, grid_run
 
 
 def run_grid(
@@ -37,15 +36,19 @@ def run_grid(
     experiment: str | None = None,
 ) -> pd.DataFrame:
     """Run (or resume) a grid, given as a dict, a YAML path, or None for the built-in grid; returns
-    the leaderboard (one row per condition and method; as `rankuq run` writes leaderboard.csv)."""
-    if isinstance(grid, dict):
-        spec, params = parse_grid(grid, "grid")
-    else:
-        spec, params = load_grid(Path(grid) if grid is not None else None)
-    if data_dir:
-        spec = spec.model_copy(update={"data_dir": data_dir})
-    folder = Path(run_dir) if run_dir is not None else Path("runs") / spec.name
-    return _run_grid(spec, params, folder, tracking_uri, address, experiment=experiment)
+    the leaderboard (one row per condition and method; as `rankuq run` writes leaderboard.csv). As
+    the command does: the inputs checked first, the run directory (default runs/<grid name>) held
+    for this run alone (a second run on it is refused at once), leftover Ray processes stopped."""
+    source = grid if isinstance(grid, dict) else _path(grid)
+    request = GridRequest(
+        source,
+        _path(run_dir),
+        data_dir=data_dir,
+        tracking_uri=tracking_uri,
+        address=address,
+        experiment=experiment,
+    )
+    return grid_run(request).board
 
 
 # A Parquet file, or a contract-2 table in memory

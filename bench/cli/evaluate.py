@@ -5,7 +5,6 @@ import hashlib
 import json
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 from rankuq.bench.cli.common import EVALUATE_PROBES, _print_table
@@ -73,16 +72,11 @@ def _zero_shot(args: argparse.Namespace) -> None:
     check_saved_head(args.model, f"model.backbone {args.model}")
 
     from rankuq import tasks
-    from rankuq.bench.cli.run import _show
-    from rankuq.bench.config.grid import parse_grid
-    from rankuq.bench.planning.plan import plan
+    from rankuq.bench.cli.boards import show_board
     from rankuq.bench.planning.summary import describe
-    from rankuq.bench.preflight.backbone_folder import check_backbone
     from rankuq.bench.preflight.checkpoint import own_max_length
-    from rankuq.bench.preflight.paths import check_output_folder
     from rankuq.bench.results.boards import read_run_dir
-    from rankuq.bench.run.runner import run_grid
-    from rankuq.bench.rundir.layout import RunLayout
+    from rankuq.bench.run.grid_run import GridRequest, grid_run, plan_grid
 
     if args.max_length is not None:
         length, source = args.max_length, "--max-length"
@@ -90,21 +84,18 @@ def _zero_shot(args: argparse.Namespace) -> None:
         length, source = own_max_length(args.model)
     splits = tasks.get(args.task)().available_splits(tasks.data_root(args.data_dir))
     grid = zero_shot_grid(args, length, "dev" in splits and args.split != "dev")
-    spec, params = parse_grid(grid, f"--model {args.model}")
-    check_backbone(spec.model, given_head=True)
-    run_dir = args.run_dir or Path("runs") / spec.name
+    request = GridRequest(grid, args.run_dir, source=f"--model {args.model}")
     said = sys.stderr if args.json else sys.stdout  # --json: stdout holds the one JSON object
     print(f"max length: {length} tokens ({source})", file=said)
-    print(describe(plan(spec, params, RunLayout(run_dir))), file=sys.stdout if args.plan else said)
+    print(describe(plan_grid(request)), file=sys.stdout if args.plan else said)
     if args.plan:
         return
-    check_output_folder(run_dir, "--run-dir")
-    run_grid(spec, params, run_dir)
+    run_dir = grid_run(request).layout.root
     board = read_run_dir(run_dir)
     if args.json:
         print(board.table.to_json(orient="records"))
         return
-    _show(board)
+    show_board(board)
     print(f"written: leaderboard.md, .csv and report.html in {run_dir}")
 
 

@@ -5,7 +5,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from rankuq.bench.cli.run import _experiment_option, _show
+from rankuq.bench.cli.boards import show_board
 from rankuq.errors import RankuqError
 
 
@@ -17,12 +17,12 @@ def _leaderboard(args: argparse.Namespace) -> None:
     if (args.run_dir is None) == (args.tracking_uri is None) or (args.grid and args.run_dir):
         raise RankuqError("rankuq leaderboard: give either RUN_DIR or --tracking-uri URI [--grid NAME]")
     from rankuq.bench.preflight.paths import check_output_file, check_output_folder
-    from rankuq.bench.preflight.tracking_inputs import check_experiment, check_tracking_uri
+    from rankuq.bench.preflight.tracking_inputs import check_experiment, check_tracking_uri, experiment_option
     from rankuq.bench.results.mlflow_names import experiment_name
 
     if args.tracking_uri:
         check_tracking_uri(args.tracking_uri)
-        check_experiment(experiment_name(args.experiment), _experiment_option(args.experiment))
+        check_experiment(experiment_name(args.experiment), experiment_option(args.experiment))
         from rankuq.bench.results.mlflow_store import check_store
 
         check_store(args.tracking_uri)  # its schema: MLflow would try to make the tables anew
@@ -43,7 +43,7 @@ def _leaderboard(args: argparse.Namespace) -> None:
             raise RankuqError(
                 f"--columns {', '.join(unknown)}: not on this board; its columns: {', '.join(known)}"
             )
-        _show(board, args.columns)
+        show_board(board, args.columns)
         if args.out is None and args.latex is None:  # reading a board writes nothing unless asked
             return
         paths = write_report(board, args.out, args.latex)

@@ -98,6 +98,11 @@ def _file_store_allowed() -> bool:
     return os.environ.get("MLFLOW_ALLOW_FILE_STORE", "false").lower() in ("true", "1")
 
 
+def experiment_option(given: str | None) -> str:
+    """Where the experiment's name came from (``given``: the one passed), for its error line."""
+    return "--experiment" if given else "$MLFLOW_EXPERIMENT_NAME"
+
+
 def check_experiment(name: str, option: str) -> None:
     """An MLflow experiment name MLflow takes (it checks only when the run logs, after the work)."""
     if len(name) > MAX_EXPERIMENT_NAME_LENGTH:

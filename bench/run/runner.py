@@ -5,21 +5,25 @@
 
 Every stage is cached by content keys under the run directory (``bench.rundir.layout``), so a rerun only
 does what is new, and a finished grid starts no Ray. Bad data fails while the lists are built,
-and a run directory made until then is removed.
+and a run directory made until then is removed. The command and the API come in through
+``bench.run.grid_run``, which checks the inputs before this module's slow imports.
 """
 
+from contextlib import ExitStack
 from pathlib import Path
 
 import pandas as pd
 from rich.console import Console
 
 from rankuq.bench.config.grid import GridSpec
+from rankuq.bench.engine.processes import stop_recorded
 from rankuq.bench.planning.plan import Plan, plan
 from rankuq.bench.results.mlflow_store import prepare_store
 from rankuq.bench.results.tracking import track
 from rankuq.bench.run import stages
 from rankuq.bench.rundir.atomic import removed_on_error
 from rankuq.bench.rundir.layout import RunLayout
+from rankuq.bench.rundir.lock import run_dir_lock
 from rankuq.methods.base import MethodParams
 
 
@@ -31,15 +35,24 @@ def run_grid(
     address: str | None = None,
     console: Console | None = None,
     experiment: str | None = None,
+    *,
+    locked: bool = False,
 ) -> pd.DataFrame:
-    """Run (or resume) the grid; return the leaderboard."""
+    """Run (or resume) the validated grid; return the leaderboard. The run directory is locked for
+    this run alone (``locked``: the caller already holds it, as ``bench.run.grid_run`` does for a
+    directory that exists), the Ray processes a killed run of it left are stopped, then the lists are
+    built, the stages run and the results written."""
     layout = RunLayout(run_dir)
-    with removed_on_error(layout.root, layout.cache):  # bad data leaves no run directory behind
-        planned = build_lists(spec, params, layout)
-    return run_built(planned, tracking_uri, address, console, experiment)
+    with ExitStack() as held:
+        with removed_on_error(layout.root, layout.cache):  # bad data leaves no run directory behind
+            if not locked:
+                held.enter_context(run_dir_lock(run_dir))
+            stop_recorded(layout.ray_pids)
+            planned = _lists_built(spec, params, layout)
+        return _stages(planned, tracking_uri, address, console, experiment)
 
 
-def build_lists(spec: GridSpec, params: dict[str, MethodParams], layout: RunLayout) -> Plan:
+def _lists_built(spec: GridSpec, params: dict[str, MethodParams], layout: RunLayout) -> Plan:
     """The grid's plan with its candidate lists built: every data row read and checked (a bad row
     fails here, before the MLflow store, Ray or training)."""
     planned = plan(spec, params, layout)  # fails on missing data before anything is written
@@ -48,14 +61,14 @@ def build_lists(spec: GridSpec, params: dict[str, MethodParams], layout: RunLayo
     return planned
 
 
-def run_built(
+def _stages(
     planned: Plan,
     tracking_uri: str | None = None,
     address: str | None = None,
     console: Console | None = None,
     experiment: str | None = None,
 ) -> pd.DataFrame:
-    """Run (or resume) a grid whose lists ``build_lists`` built; return the leaderboard."""
+    """Run (or resume) the stages of a grid whose lists ``_lists_built`` built; return the leaderboard."""
     console = console or Console(stderr=True)
     spec, params, layout = planned.spec, planned.params, planned.layout
     prepare_store(tracking_uri or layout.default_tracking_uri, owned=tracking_uri is None)

@@ -1,0 +1,23 @@
+"""A grid's leaderboard on the terminal, as ``rankuq run``, ``rankuq evaluate --model`` and
+``rankuq leaderboard`` show it."""
+
+import textwrap
+from typing import TYPE_CHECKING
+
+from rankuq.bench.cli.common import PIPED_WIDTH, PROSE_WIDTH, stdout_console
+
+if TYPE_CHECKING:
+    from rankuq.bench.results.boards import Board
+
+
+def show_board(board: "Board", columns: list[str] | None = None) -> None:
+    """The board's per-condition tables (``columns``: the metrics shown; else those that fit the
+    width) and their footnote, wrapped, on the terminal."""
+    from rankuq.bench.results.leaderboard import footnote
+    from rankuq.bench.results.rendering import rich_tables
+
+    console = stdout_console()
+    fitted = None if console.width == PIPED_WIDTH or columns else console.width
+    for table in rich_tables(board, fitted, columns):
+        console.print(table)
+    console.print(textwrap.fill(footnote(board.table, changes=False), min(console.width, PROSE_WIDTH)))

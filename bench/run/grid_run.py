@@ -1,0 +1,148 @@
+"""One grid run, whoever asks for it (``rankuq run``, ``rankuq.run_grid``, ``rankuq evaluate
+--model``):
+
+    preflight → run-directory lock → the run's leftover Ray processes stopped → plan → stages → results
+
+The preflight needs nothing slow: this module imports Ray, torch and MLflow only once the inputs are
+checked, so a bad input fails in a second. ``plan_grid`` is the same walk stopped at the plan: it
+writes nothing, takes no lock and starts nothing.
+"""
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from rankuq.bench.preflight.addresses import check_ray_address
+from rankuq.bench.preflight.backbone_folder import locate_backbone
+from rankuq.bench.preflight.paths import check_output_folder
+from rankuq.bench.preflight.tracking_inputs import check_experiment, check_tracking_uri, experiment_option
+from rankuq.bench.results.mlflow_names import experiment_name
+from rankuq.bench.rundir.lock import run_dir_lock
+from rankuq.errors import RankuqError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.console import Console
+
+    from rankuq.bench.config.grid import GridSpec
+    from rankuq.bench.planning.plan import Plan
+    from rankuq.bench.rundir.layout import RunLayout
+    from rankuq.methods.base import MethodParams
+
+
+@dataclass(frozen=True)
+class GridRequest:
+    """A grid run as asked for, before any check (the command's options, the API's arguments)."""
+
+    grid: Path | Mapping[str, Any] | None = None  # a YAML file, a grid as a dict, None: the built-in grid
+    run_dir: Path | None = None  # None: runs/<the grid's name>
+    data_dir: str | Path | None = None  # replaces the grid's data_dir
+    backbone: Path | None = None  # a checkpoint folder that replaces the grid's model.backbone
+    tracking_uri: str | None = None  # None: the MLflow store in the run directory
+    address: str | None = None  # a Ray cluster's address; None: a local Ray
+    experiment: str | None = None  # None: $MLFLOW_EXPERIMENT_NAME, else rankuq
+    source: str = "grid"  # how the errors of a dict grid name it
+
+
+@dataclass(frozen=True)
+class FinishedGrid:
+    """A grid run that ended: its leaderboard and where its files lie."""
+
+    board: "pd.DataFrame"
+    layout: "RunLayout"
+
+
+def preflight(request: GridRequest) -> None:
+    """What was given, checked before the slow imports (Ray, torch, MLflow) and before any write;
+    the first problem raises a RankuqError of one line."""
+    if isinstance(request.grid, Path) and not request.grid.is_file():
+        raise RankuqError(f"grid file not found: {request.grid}")
+    if request.data_dir:
+        from rankuq.tasks import data_root  # imports pyarrow (seconds on a loaded machine): only here
+
+        data_root(request.data_dir)
+    if request.backbone is not None and not request.backbone.is_dir():
+        raise RankuqError(
+            f"--backbone {request.backbone}: no such folder; give a checkpoint folder (config.json, "
+            "weights, tokenizer), such as a trained member RUN_DIR/models/<key>"
+        )
+    locate_backbone(str(request.backbone) if request.backbone else _given_backbone(request.grid))
+    if request.run_dir:
+        check_output_folder(request.run_dir, "--run-dir")
+    check_ray_address(request.address)
+    if request.tracking_uri:
+        check_tracking_uri(request.tracking_uri)
+    check_experiment(experiment_name(request.experiment), experiment_option(request.experiment))
+
+
+def plan_grid(request: GridRequest) -> "Plan":
+    """The grid's plan, its inputs checked: nothing written, no lock, no Ray (nor its imports)."""
+    from rankuq.bench.planning.plan import plan
+
+    preflight(request)
+    spec, params, layout = _validated(request)
+    return plan(spec, params, layout)
+
+
+def grid_run(request: GridRequest, console: "Console | None" = None) -> FinishedGrid:
+    """Run (or resume) the grid: preflight, then the run directory locked for this run alone, the Ray
+    processes a killed run of it left stopped, its plan, stages and results. A second run on the same
+    directory is refused at once, naming the holder; bad data leaves no new run directory behind."""
+    preflight(request)
+    # A run directory that exists may be in use: find out at once, not after the imports; a new one
+    # is created (and locked) only once the grid validated.
+    early = request.run_dir is not None and request.run_dir.is_dir()
+    with run_dir_lock(request.run_dir) if early and request.run_dir else contextlib.nullcontext():
+        spec, params, layout = _validated(request)
+        from rankuq.bench.run.runner import run_grid
+
+        check_output_folder(layout.root, "run directory")
+        board = run_grid(
+            spec,
+            params,
+            layout.root,
+            tracking_uri=request.tracking_uri,
+            address=request.address,
+            console=console,
+            experiment=request.experiment,
+            locked=early,
+        )
+    return FinishedGrid(board, layout)
+
+
+def _validated(request: GridRequest) -> "tuple[GridSpec, dict[str, MethodParams], RunLayout]":
+    """The grid validated with the request's replacements, its data folder found and its backbone
+    loaded (a model that does not load fails here, not in a trial once Ray is up)."""
+    from rankuq.bench.config.grid import load_grid, parse_grid
+    from rankuq.bench.preflight.backbone_folder import check_backbone
+    from rankuq.bench.rundir.layout import RunLayout
+    from rankuq.tasks import data_root
+
+    if isinstance(request.grid, Mapping):
+        spec, params = parse_grid(dict(request.grid), request.source)
+    else:
+        spec, params = load_grid(request.grid)
+    if request.data_dir:
+        spec = spec.model_copy(update={"data_dir": str(request.data_dir)})
+    if request.backbone is not None:  # absolute: the members' keys do not depend on the working folder
+        model = spec.model.model_copy(update={"backbone": str(request.backbone.resolve())})
+        spec = spec.model_copy(update={"model": model})
+    data_root(spec.data_dir)
+    check_backbone(spec.model, given_head=spec.train.epochs == 0)  # a scored-as-is checkpoint needs its head
+    return spec, params, RunLayout(request.run_dir or Path("runs") / spec.name)
+
+
+def _given_backbone(grid: Path | Mapping[str, Any] | None) -> str | None:
+    """The grid's model.backbone as written, read ahead of its validation (which imports torch,
+    seconds) so a model that cannot load fails first; None where it names none."""
+    try:
+        raw = yaml.safe_load(grid.read_text()) if isinstance(grid, Path) else grid
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None  # the grid's own loading says what is wrong with it
+    model = raw.get("model") if isinstance(raw, Mapping) else None
+    backbone = model.get("backbone") if isinstance(model, Mapping) else None
+    return backbone if isinstance(backbone, str) else None
