@@ -9,6 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rankuq.bench.rundir.atomic import staged_file
 from rankuq.errors import RankuqError
 
 PREDICTION_SCHEMA = pa.schema(
@@ -147,3 +148,11 @@ def read_cached_predictions(path: Path) -> pa.Table | None:
         )
         path.unlink(missing_ok=True)
         return None
+
+
+def write_cached_predictions(path: Path, table: pa.Table) -> None:
+    """A split's predictions into the run directory's cache, whole or not at all (what
+    ``read_cached_predictions`` reads back)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with staged_file(path) as staging:
+        pq.write_table(table, staging)

@@ -16,6 +16,7 @@ import pandas as pd
 from rich.console import Console
 
 from rankuq.bench.config.grid import GridSpec
+from rankuq.bench.engine.cluster import Cluster
 from rankuq.bench.engine.processes import stop_recorded
 from rankuq.bench.planning.plan import Plan, plan
 from rankuq.bench.results.mlflow_store import prepare_store
@@ -72,7 +73,7 @@ def _stages(
     console = console or Console(stderr=True)
     spec, params, layout = planned.spec, planned.params, planned.layout
     prepare_store(tracking_uri or layout.default_tracking_uri, owned=tracking_uri is None)
-    with stages.Cluster(address, layout) as cluster:
+    with Cluster(address, layout) as cluster:
         searches = stages.search(planned, cluster, console)
         if planned.searches:  # the searches' choices change what the members train
             planned = plan(spec, params, layout, {choice: found.best for choice, found in searches.items()})

@@ -7,44 +7,39 @@
 
 A stage does only what its cache (``bench.rundir.layout.RunLayout``) does not hold yet, so a rerun of a
 finished grid starts no Ray and trains, fits and scores nothing. The Ray parts live in
-``bench.engine`` and ``bench.engine.search``; a stage only decides what to hand them.
+``bench.engine`` (Ray itself and its resource arithmetic: ``bench.engine.cluster``), the files of
+the results in ``bench.results.grid_files``; a stage only decides what to hand them.
 """
 
 import functools
 import json
-import os
-import shutil
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
-import ray
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from rankuq.bench import metrics
+from rankuq.bench.engine.cluster import Cluster
 from rankuq.bench.engine.members import train_members
 from rankuq.bench.engine.posthoc import fit_posthoc
 from rankuq.bench.engine.scoring import score_cells, score_shards
 from rankuq.bench.engine.search import SearchResult, search_risk_b, search_training
-from rankuq.bench.engine.session import ray_session
 from rankuq.bench.evaluation.paired_tests import CALIBRATION_ERRORS, significance
 from rankuq.bench.evaluation.probe_cache import PROBES_VERSION, Study, cached_probes, headline
 from rankuq.bench.planning.jobs import ScorerSpec
 from rankuq.bench.planning.plan import Cell, Plan, content_key
-from rankuq.bench.predictions import is_probabilistic, read_cached_predictions
+from rankuq.bench.predictions import is_probabilistic, read_cached_predictions, write_cached_predictions
 from rankuq.bench.probes import scored_lists
-from rankuq.bench.results.boards import read_run_dir
-from rankuq.bench.results.leaderboard import RANKING_METRICS, leaderboard, write_csv
-from rankuq.bench.results.provenance import recorded_keys
-from rankuq.bench.results.report import write_report
-from rankuq.bench.rundir.atomic import atomic_write, staged_file
-from rankuq.bench.rundir.layout import BEST_FILE, RunLayout
+from rankuq.bench.results.grid_files import write_grid_files
+from rankuq.bench.results.leaderboard import RANKING_METRICS, leaderboard
+from rankuq.bench.rundir.atomic import atomic_write
+from rankuq.bench.rundir.layout import BEST_FILE
 from rankuq.methods.base import Fitted
 from rankuq.tasks.base import data_root
 from rankuq.tasks.shards import build_shards
@@ -57,53 +52,6 @@ CALIBRATION = ("ECE", "ECE.all", "Brier", "NLL")
 def _bars(console: Console) -> Progress:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     return Progress(*columns, console=console, transient=False)
-
-
-class Cluster:
-    """Ray, started at its first need (a finished grid never starts it) and stopped with the run."""
-
-    def __init__(self, address: str | None, layout: RunLayout) -> None:
-        self.address, self.layout = address, layout
-        self._stack = ExitStack()
-
-    def __enter__(self) -> "Cluster":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stack.close()
-
-    def start(self) -> None:
-        if not ray.is_initialized():
-            # A local Ray's processes are recorded, so a rerun stops what a killed driver left.
-            self._stack.enter_context(ray_session(self.address, pid_file=self.layout.ray_pids))
-
-    def trials_at_once(self, plan: Plan) -> int:
-        """Trials at once: as set, else as many as the cluster's CPUs hold."""
-        resources = plan.spec.resources
-        cpus = ray.cluster_resources().get("CPU", 1)
-        return resources.max_concurrent_trials or max(1, int(cpus // resources.cpus_per_trial))
-
-    def scoring_threads(self) -> int:
-        """A CPU scorer's threads: the driver machine's cores, as far as Ray has them free."""
-        return max(1, min(os.cpu_count() or 1, int(ray.available_resources().get("CPU", 1))))
-
-    def cpu_scorers(self) -> int:
-        """One-thread CPU scoring tasks at once: the cluster's CPUs (shards are on every node). Not
-        its free CPUs: between two cells the last cell's worker still holds one for a moment, and a
-        paper grid read 1 of 2 free and scored on one core."""
-        return max(1, int(ray.cluster_resources().get("CPU", 1)))
-
-    def scorers_at_once(self, gpus: float, cpus: int) -> int:
-        """GPU scorers the live nodes hold at once, each with a ``gpus`` share and ``cpus`` CPUs."""
-        fits = [
-            min(
-                int(node["Resources"].get("GPU", 0) / gpus + 1e-9),
-                int(node["Resources"].get("CPU", 0) / cpus),
-            )
-            for node in ray.nodes()
-            if node["Alive"]
-        ]
-        return max(1, sum(fits))
 
 
 @contextmanager
@@ -230,7 +178,7 @@ def _score_in_one_pass(
     specs = [_scorer(plan, cell, on_dev, fitted, threads) for cell, on_dev in pending]
     found = score_cells(specs, plan.spec.eval.batch_size, gpus, cluster.scorers_at_once(gpus, threads))
     for split, table in zip(pending, found, strict=True):
-        _write_predictions(_predictions_file(plan, *split), table)
+        write_cached_predictions(_predictions_file(plan, *split), table)
         on_rows(table.num_rows)
         done(split, table)
 
@@ -258,15 +206,8 @@ def _predictions(
     scorer = _scorer(plan, *split, fitted, 1)
     on_rows = functools.partial(bars.advance, rows)
     table = score_shards(scorer, plan.spec.eval.batch_size, on_rows=on_rows, scorers=cluster.cpu_scorers())
-    _write_predictions(path, table)
+    write_cached_predictions(path, table)
     return table
-
-
-def _write_predictions(path: Path, table: pa.Table) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, staging)
-    os.replace(staging, path)
 
 
 def search_risk(plan: Plan, dev: Tables, cluster: Cluster, console: Console) -> dict[Cell, SearchResult]:
@@ -321,39 +262,7 @@ def aggregate(plan: Plan, tested: Tables, studies: dict[Cell, Study]) -> Evaluat
     HTML reports."""
     results = pd.DataFrame([_seed_row(cell, tested[cell], studies[cell]) for cell in plan.cells])
     board = leaderboard(results, _significance(plan, tested), plan.spec.baseline)
-    layout = plan.layout
-    _write_seeds(plan, results, studies)
-    _write_queries(plan, studies)
-    csv, index = write_csv(board, layout.leaderboard_csv), _plot_index(plan, studies)
-    # leaderboard.md (Penha & Hauff, 2021's layout) and report.html, read back as `rankuq leaderboard` does
-    files = (*write_report(read_run_dir(layout.root), layout.root), csv, index)
-    return Evaluation(results, board, files)
-
-
-def _write_seeds(plan: Plan, results: pd.DataFrame, studies: dict[Cell, Study]) -> None:
-    """seeds.csv: the leaderboard's per-seed values beside every probe metric (sorted columns), and
-    each cell's keys (bench.results.provenance)."""
-    probes = pd.DataFrame([studies[cell].metrics for cell in plan.cells], index=results.index)
-    extra = sorted(set(probes.columns) - set(results.columns))
-    table = pd.concat([results, probes[extra]], axis=1)
-    for position, (column, values) in enumerate(recorded_keys(plan).items(), start=3):
-        table.insert(position, column, values)  # after condition, method, seed: what findings checks
-    atomic_write(plan.layout.seeds_csv, table.to_csv(index=False))
-
-
-def _write_queries(plan: Plan, studies: dict[Cell, Study]) -> None:
-    """queries.parquet: every cell's per-query parts (``bench.probes.parts``) under its condition,
-    method and seed, in the order of seeds.csv."""
-    tables = []
-    for cell in plan.cells:
-        parts = pq.read_table(studies[cell].parts)
-        keys = {"condition": cell.condition, "method": cell.method, "seed": cell.seed}
-        for position, (name, value) in enumerate(keys.items()):
-            column = pa.array([value] * parts.num_rows, pa.int64() if name == "seed" else pa.string())
-            parts = parts.add_column(position, name, column)
-        tables.append(parts)
-    with staged_file(plan.layout.queries_file) as staging:
-        pq.write_table(pa.concat_tables(tables), staging, compression="zstd")
+    return Evaluation(results, board, write_grid_files(plan, results, board, studies))
 
 
 def _seed_row(cell: Cell, table: pa.Table, study: Study) -> dict[str, object]:
@@ -383,22 +292,3 @@ def _significance(plan: Plan, tested: Tables) -> dict[tuple[str, str], dict[str,
         tests = significance(tables, baseline, [*RANKING_METRICS, *CALIBRATION_ERRORS])
         p_values.update({(condition, method): values for method, values in tests.items()})
     return p_values
-
-
-def _plot_index(plan: Plan, studies: dict[Cell, Study]) -> Path:
-    """plots/ holds each (condition, method)'s plots of its first seed, listed in index.json."""
-    layout = plan.layout
-    layout.plots.mkdir(exist_ok=True)
-    index, seen = [], set()
-    for cell, study in studies.items():
-        if (cell.condition, cell.method) in seen:
-            continue
-        seen.add((cell.condition, cell.method))
-        for plot in study.plots:
-            target = layout.plot(plot.stem, cell.condition, cell.method)
-            shutil.copyfile(plot, target)
-            index.append(
-                {"condition": cell.condition, "method": cell.method, "kind": plot.stem, "path": target.name}
-            )
-    atomic_write(layout.plot_index, json.dumps(index, indent=1, ensure_ascii=False))
-    return layout.plot_index
