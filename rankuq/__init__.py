@@ -8,6 +8,7 @@ the offline backbone loader, the candidate-list contract and shard reading); the
 """
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
 from rankuq import gpu_env
 
@@ -21,7 +22,20 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
     __version__ = "0+unknown"
 
 
-# rankuq.run_grid(…) & co., from rankuq.bench.api
+# The notebook API, rankuq.run_grid(…) & co.: the top library layer's functions (rankuq.bench.api)
+# re-exported by the package root, the one upward reference of the base layer. It is declared as an
+# import under TYPE_CHECKING (mypy and editors see the functions' types; tests/test_layers.py sees the
+# import, allows it for this file alone, and nothing else upward) and resolved on first use by
+# __getattr__, so `import rankuq` in a Ray worker or the CLI stays free of Ray, torch and MLflow.
+# Moving it out (users importing rankuq.bench.api) would break every notebook's `rankuq.run_grid`.
+if TYPE_CHECKING:
+    from rankuq.bench.api import compare as compare
+    from rankuq.bench.api import evaluate as evaluate
+    from rankuq.bench.api import evaluate_queries as evaluate_queries
+    from rankuq.bench.api import leaderboard as leaderboard
+    from rankuq.bench.api import run_grid as run_grid
+
+API_MODULE = "rankuq.bench.api"
 API = ("run_grid", "evaluate", "evaluate_queries", "leaderboard", "compare")
 
 
@@ -30,5 +44,5 @@ def __getattr__(name: str) -> object:
     if name in API:
         from importlib import import_module
 
-        return getattr(import_module("rankuq.bench.api"), name)
+        return getattr(import_module(API_MODULE), name)
     raise AttributeError(f"module 'rankuq' has no attribute {name!r}")

@@ -1,6 +1,6 @@
-"""The notebook API: ``rankuq.evaluate``, ``rankuq.leaderboard`` (``rankuq.run_grid`` is the runner's
-function, run by tests/bench/run/test_runner.py) give what the commands print and write (the lazy
-attributes of ``rankuq``: tests/rankuq/test_rankuq.py)."""
+"""The notebook API: ``rankuq.evaluate``, ``rankuq.leaderboard`` give what the commands print and
+write (``rankuq.run_grid`` is ``bench.run.grid_run``'s grid run: tests/bench/run/test_grid_run.py,
+test_runner.py; the lazy attributes of ``rankuq``: tests/rankuq/test_rankuq.py)."""
 
 import pandas as pd
 import pyarrow.parquet as pq
