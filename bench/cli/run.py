@@ -19,9 +19,10 @@ def _run(args: argparse.Namespace) -> None:
         experiment=args.experiment,
     )
     if args.plan:  # before the engine's imports (Ray Train, Tune, Data; MLflow): seconds saved
+        planned = plan_grid(request)  # its inputs checked first: then the imports
         from rankuq.bench.planning.summary import describe
 
-        print(describe(plan_grid(request)))
+        print(describe(planned))
         return
     for noisy in ("ray", "ray.data", "ray.tune", "ray.train", "mlflow", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

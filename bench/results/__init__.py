@@ -1,2 +1,3 @@
-"""What a run leaves for people: the leaderboard (aggregation, reading boards back, rendering), MLflow
-tracking and its store, the HTML report and the provenance of a run directory."""
+"""What a run leaves for people: the leaderboard (aggregation, reading boards back, rendering), the
+run directory's result files, MLflow tracking and its store, the HTML report and the provenance of a
+run directory."""

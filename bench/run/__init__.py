@@ -1,1 +1,2 @@
-"""A grid run: the stages in order (``stages``) and the runner that sequences them (``runner``)."""
+"""A grid run: its one way in for the command and the API (``grid_run``: preflight, lock, leftover
+Ray stopped), the runner that sequences the stages (``runner``) and the stages in order (``stages``)."""

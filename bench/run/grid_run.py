@@ -81,10 +81,10 @@ def preflight(request: GridRequest) -> None:
 
 def plan_grid(request: GridRequest) -> "Plan":
     """The grid's plan, its inputs checked: nothing written, no lock, no Ray (nor its imports)."""
-    from rankuq.bench.planning.plan import plan
-
     preflight(request)
     spec, params, layout = _validated(request)
+    from rankuq.bench.planning.plan import plan
+
     return plan(spec, params, layout)
 
 
