@@ -95,8 +95,8 @@ def grid_run(request: GridRequest, console: "Console | None" = None) -> Finished
     preflight(request)
     # A run directory that exists may be in use: find out at once, not after the imports; a new one
     # is created (and locked) only once the grid validated.
-    early = request.run_dir is not None and request.run_dir.is_dir()
-    with run_dir_lock(request.run_dir) if early and request.run_dir else contextlib.nullcontext():
+    existing = request.run_dir if request.run_dir is not None and request.run_dir.is_dir() else None
+    with run_dir_lock(existing) if existing else contextlib.nullcontext():
         spec, params, layout = _validated(request)
         from rankuq.bench.run.runner import run_grid
 
@@ -109,7 +109,7 @@ def grid_run(request: GridRequest, console: "Console | None" = None) -> Finished
             address=request.address,
             console=console,
             experiment=request.experiment,
-            locked=early,
+            locked=existing is not None,
         )
     return FinishedGrid(board, layout)
 
