@@ -186,6 +186,9 @@ class PaperTables(Mapping[str, PaperTable]):
             {m: Cells(*(part[start:stop] for part in cells)) for m, cells in self.rows.cells.items()},
         )
 
+    def __contains__(self, condition: object) -> bool:  # Mapping's would slice the condition's table
+        return condition in self._index
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._index)
 

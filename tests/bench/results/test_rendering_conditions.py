@@ -27,6 +27,7 @@ from rankuq.bench.results.leaderboard import (
     KEYS,
     LEADERBOARD_METRICS,
     PaperTable,
+    PaperTables,
     board_columns,
     footnote,
     paper_tables,
@@ -161,3 +162,11 @@ def test_a_board_of_100k_conditions_renders_in_seconds():
     assert latex.count(r"\begin{table}") == 100_000 and markdown.count("\n## s") == 100_000
     assert r"\caption{big: s99999}" in latex
     assert "b & 3 & $\\mathbf{0.600 \\pm 0.010}$\\textsuperscript{\\dag} & $0.600 \\pm 0.010$" in latex
+
+
+def test_a_condition_is_looked_up_without_slicing_its_table(monkeypatch):
+    """The report asks each condition whether it has a table: Mapping's ``in`` sliced every
+    metric's cells to answer (5.8 of the report's 5.9 CPU s at 20,000 conditions × 13 metrics)."""
+    tables = paper_tables(_interleaved(200))
+    monkeypatch.setattr(PaperTables, "__getitem__", lambda *_: pytest.fail("sliced to answer `in`"))
+    assert "c0" in tables and "sh#1" in tables and "nope" not in tables and len(tables) == 33
