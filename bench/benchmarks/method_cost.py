@@ -34,6 +34,7 @@ from rankuq.methods.base import NeuralMethod
 
 CPU_DEVICE = torch.device("cpu")
 
+
 @dataclass(frozen=True)
 class Case:
     method: str
