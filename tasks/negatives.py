@@ -57,7 +57,7 @@ def get(name: str) -> type[Strategy]:
     return REGISTRY.get(name)
 
 
-def _contexts(pool: Pool, queries: np.ndarray) -> list[str]:
+def query_texts(pool: Pool, queries: np.ndarray) -> list[str]:
     """The query text retrievers see: the dialogue turns joined."""
     return [" ".join(pool.contexts[q]) for q in queries]
 
@@ -121,7 +121,7 @@ class BM25(Strategy):
 
         retriever = bm25s.BM25()
         retriever.index(bm25s.tokenize(pool.texts, show_progress=False), show_progress=False)
-        tokens = bm25s.tokenize(_contexts(pool, queries), return_ids=False, show_progress=False)
+        tokens = bm25s.tokenize(query_texts(pool, queries), return_ids=False, show_progress=False)
         k = min(len(pool.texts), int(depth.max(initial=1)))
         rows, _ = retriever.retrieve(tokens, k=k, show_progress=False)
         return list(rows.astype(np.int64))
@@ -147,7 +147,7 @@ class Dense(Strategy):
         index.add(corpus)
         k = min(len(pool.texts), int(depth.max(initial=1)))
         # every query of the pool, so that lists of any variant share one cached encoding
-        contexts = embed(_contexts(pool, np.arange(len(pool.qids))), self.cache_dir)
+        contexts = embed(query_texts(pool, np.arange(len(pool.qids))), self.cache_dir)
         _, rows = index.search(contexts[queries], k)
         return list(rows.astype(np.int64))
 

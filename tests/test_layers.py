@@ -153,3 +153,49 @@ def test_the_distribution_finds_its_packages_through_the_links():
     for package in ("tasks", "methods", "bench"):
         link = ROOT / "rankuq" / package
         assert link.is_symlink() and link.resolve() == (ROOT / package).resolve()
+
+
+# A module's underscore names are its own: what another module needs is public, so a rename inside one
+# module never breaks another silently. Nothing is allowed across modules today.
+PRIVATE_IMPORTS_ALLOWED: dict[str, str] = {}  # "file: module.name" → why it must stay private
+
+
+def private_imports(root: Path) -> set[str]:
+    """Each ``from rankuq.… import _name`` (and ``import rankuq._mod``) in the package's folders under
+    ``root``, less the allowed ones."""
+    wrong = set()
+    for top in ("rankuq", "tasks", "methods", "bench"):
+        for path in sorted((root / top).glob("**/*.py")):  # rankuq/'s links to the packages are not followed
+            tree = ast.parse(path.read_text(), str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rankuq"):
+                    names = [f"{node.module}.{alias.name}" for alias in node.names if _private(alias.name)]
+                elif isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names if alias.name.startswith("rankuq")]
+                    names = [name for name in names if any(map(_private, name.split(".")))]
+                else:
+                    continue
+                wrong |= {f"{path.relative_to(root)}: {name}" for name in names}
+    return wrong - PRIVATE_IMPORTS_ALLOWED.keys()
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_module_imports_another_module_s_private_name():
+    assert not private_imports(ROOT)
+
+
+def test_the_private_import_rule_finds_one(tmp_path):
+    for top in ("rankuq", "tasks", "methods", "bench/cli"):
+        (tmp_path / top).mkdir(parents=True)
+    (tmp_path / "bench" / "cli" / "main.py").write_text(
+        "from rankuq.bench.cli.run import _run, run_command\nimport rankuq.bench._hidden\n"
+        "from rankuq import __version__\n"
+    )
+    (tmp_path / "tasks" / "own.py").write_text("def _mine():\n    return 1\nVALUE = _mine()\n")
+    assert private_imports(tmp_path) == {
+        "bench/cli/main.py: rankuq.bench.cli.run._run",
+        "bench/cli/main.py: rankuq.bench._hidden",
+    }

@@ -17,7 +17,7 @@ import numpy as np
 from rankuq import tasks
 from rankuq.backbone import offline_minilm
 from rankuq.tasks.embeddings import encode
-from rankuq.tasks.negatives import _contexts
+from rankuq.tasks.negatives import query_texts
 from rankuq.tasks.pool import Pool
 
 SPLITS = ("wikiqa/dev", "wikiqa/test", "clariq/test")
@@ -29,7 +29,7 @@ def neighbours(embed: Encoder, pool: Pool, k: int) -> np.ndarray:
     corpus = embed(pool.texts)
     index = faiss.IndexFlatIP(corpus.shape[1])
     index.add(corpus)
-    return index.search(embed(_contexts(pool, np.arange(len(pool.qids)))), k)[1]
+    return index.search(embed(query_texts(pool, np.arange(len(pool.qids)))), k)[1]
 
 
 def overlap(ours: np.ndarray, theirs: np.ndarray, at: int) -> float:

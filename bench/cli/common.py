@@ -17,7 +17,7 @@ PROSE_WIDTH = 100  # a footnote's lines at most, piped too
 EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff")  # keys: bench.evaluation.blackbox
 
 
-def _names(text: str) -> list[str]:
+def comma_names(text: str) -> list[str]:
     """A comma-separated option value as its names, blanks dropped."""
     return [name.strip() for name in text.split(",") if name.strip()]
 
@@ -38,7 +38,7 @@ def stdout_console() -> Console:
     return _StdoutConsole() if sys.stdout.isatty() else _StdoutConsole(width=PIPED_WIDTH)
 
 
-def _print_table(title: str, header: list[str], rows: Sequence[Sequence[object]]) -> None:
+def print_table(title: str, header: list[str], rows: Sequence[Sequence[object]]) -> None:
     table = Table(title=title)
     for column in header:
         table.add_column(column)
@@ -51,5 +51,5 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, handled as Ctrl-C is: finished work kept, one line, the shell's exit code."""
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
+def on_sigterm(signum: int, frame: object) -> None:
     raise Terminated

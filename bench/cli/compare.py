@@ -6,13 +6,13 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rankuq.bench.cli.common import _names, _print_table
+from rankuq.bench.cli.common import comma_names, print_table
 
 if TYPE_CHECKING:
     from rankuq.bench.results.comparison import Comparison
 
 
-def _compare(args: argparse.Namespace) -> None:
+def compare_command(args: argparse.Namespace) -> None:
     from rankuq.bench.preflight.paths import check_input_file
     from rankuq.bench.results.comparison import CORRECTION_NAMES, TESTS, compare, footnote
 
@@ -48,8 +48,8 @@ def _compare(args: argparse.Namespace) -> None:
                     for n in comparison.metrics
                 ]
             )
-    _print_table("comparison", ["run", *comparison.metrics], rows)
-    _print_table("p-values", ["run", *comparison.metrics], p_rows)
+    print_table("comparison", ["run", *comparison.metrics], rows)
+    print_table("p-values", ["run", *comparison.metrics], p_rows)
     print(f"p-values: paired {label}, {CORRECTION_NAMES[correction]}-corrected (raw in brackets)")
     print(footnote(comparison))
 
@@ -97,7 +97,7 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     )
     compare.add_argument(
         "--metrics",
-        type=_names,
+        type=comma_names,
         help="comma-separated ir-measures names, e.g. AP,nDCG@10,RR@10 (default: R@1,R@5,P@1,AP,RR,nDCG@10)",
     )
     compare.add_argument(

@@ -7,7 +7,7 @@ import re
 import sys
 from typing import Any
 
-from rankuq.bench.cli.common import EVALUATE_PROBES, _print_table
+from rankuq.bench.cli.common import EVALUATE_PROBES, print_table
 from rankuq.errors import RankuqError
 
 MAX_NAME = 100  # a grid name's longest (bench.config.grid's plain names)
@@ -16,7 +16,7 @@ MODEL_OPTIONS = ("--max-length", "--ns", "--n", "--split", "--data-dir", "--seed
 FILE_OPTIONS = ("--run", "--qrels", "--predictions", "--dev", "--dev-run", "--dev-qrels", "--write-run")
 
 
-def _evaluate(args: argparse.Namespace) -> None:
+def evaluate_command(args: argparse.Namespace) -> None:
     from rankuq.bench.evaluation.blackbox import evaluate_inputs, per_query_values, read_dev, read_inputs
     from rankuq.bench.evaluation.trec import write_trec_run
     from rankuq.bench.preflight.paths import check_input_file
@@ -50,7 +50,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     if queries is not None:  # ir-measures' and trec_eval's -q lines: qid, measure, value
         for qid, row in queries.items():
             print("\n".join(f"{qid}\t{name}\t{value:.4f}" for name, value in row.items()))
-    _print_table("evaluation", ["metric", "value"], [[k, f"{v:.4f}"] for k, v in values.items()])
+    print_table("evaluation", ["metric", "value"], [[k, f"{v:.4f}"] for k, v in values.items()])
 
 
 def _zero_shot(args: argparse.Namespace) -> None:

@@ -3,7 +3,7 @@
 import argparse
 
 
-def _findings(args: argparse.Namespace) -> None:
+def findings_command(args: argparse.Namespace) -> None:
     from rankuq.bench.preflight.paths import check_output_file
 
     check_output_file(args.out, "--out", "findings.md")  # before the claims are measured

@@ -9,7 +9,7 @@ from rankuq.bench.cli.boards import show_board
 from rankuq.errors import RankuqError
 
 
-def _leaderboard(args: argparse.Namespace) -> None:
+def leaderboard_command(args: argparse.Namespace) -> None:
     from rankuq.bench.results.boards import read_run_dir, read_tracking
     from rankuq.bench.results.leaderboard import metrics_of
     from rankuq.bench.results.report import write_report

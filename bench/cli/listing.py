@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 import rankuq
-from rankuq.bench.cli.common import _print_table
+from rankuq.bench.cli.common import print_table
 from rankuq.bench.rundir.atomic import atomic_write
 from rankuq.registry import description_of
 
@@ -30,7 +30,7 @@ class _Listed(Protocol[T]):
     def get(self) -> Callable[[str], T]: ...
 
 
-def _list_tasks(args: argparse.Namespace) -> None:
+def list_tasks(args: argparse.Namespace) -> None:
     from rankuq import tasks
     from rankuq.tasks import lists, negatives
 
@@ -49,15 +49,15 @@ def _list_tasks(args: argparse.Namespace) -> None:
         )
         return
     rows = [[task["name"], task["description"], ", ".join(task["files"])] for task in found]
-    _print_table("tasks", ["name", "description", "files (under the data folder)"], rows)
+    print_table("tasks", ["name", "description", "files (under the data folder)"], rows)
     print(f"your own data as a task: {', '.join(tasks.family_names())} (README, 'A grid file')")
-    _print_table(
+    print_table(
         "negative-sampling strategies", ["name", "description"], [list(s.values()) for s in strategies]
     )
     print(f"list variants: {', '.join(lists.VARIANTS)}")
 
 
-def _list_methods(args: argparse.Namespace) -> None:
+def list_methods(args: argparse.Namespace) -> None:
     found = _cached(_method_records)
     if args.json:
         print(json.dumps(found))
@@ -66,7 +66,7 @@ def _list_methods(args: argparse.Namespace) -> None:
         [m["name"], m["description"], ", ".join(f"{k}={v}" for k, v in m["parameters"].items())]
         for m in found
     ]
-    _print_table("methods", ["name", "description", "parameters (defaults)"], rows)
+    print_table("methods", ["name", "description", "parameters (defaults)"], rows)
 
 
 def _method_records() -> list[dict]:
@@ -82,7 +82,7 @@ def _method_records() -> list[dict]:
     ]
 
 
-def _list_probes(args: argparse.Namespace) -> None:
+def list_probes(args: argparse.Namespace) -> None:
     from rankuq.bench.probes import DEFAULT_PROBES, PROBES
 
     found = [
@@ -93,10 +93,10 @@ def _list_probes(args: argparse.Namespace) -> None:
         print(json.dumps(found))
         return
     rows = [[p["name"], p["description"], "yes" if p["default"] else "add to eval.probes"] for p in found]
-    _print_table("probes", ["name", "description", "by default"], rows)
+    print_table("probes", ["name", "description", "by default"], rows)
 
 
-def _list_metrics(args: argparse.Namespace) -> None:
+def list_metrics(args: argparse.Namespace) -> None:
     from rankuq.bench.metrics import DEFAULT_METRICS, FAMILIES
 
     found = [
@@ -115,7 +115,7 @@ def _list_metrics(args: argparse.Namespace) -> None:
         [m["spelling"], "pooled over candidates" if m["pooled"] else "per query, averaged", m["description"]]
         for m in found
     ]
-    _print_table("metrics", ["name", "value", "definition"], rows)
+    print_table("metrics", ["name", "value", "definition"], rows)
     print(f"by default: {', '.join(DEFAULT_METRICS)}; any other ir-measures name is delegated to it")
 
 

@@ -14,21 +14,21 @@ from rankuq.bench.cli.common import (
     EXIT_TERMINATED,
     EXIT_USAGE,
     Terminated,
-    _on_sigterm,
+    on_sigterm,
 )
-from rankuq.bench.cli.compare import _compare
-from rankuq.bench.cli.evaluate import _evaluate
-from rankuq.bench.cli.findings import _findings
-from rankuq.bench.cli.leaderboard import _leaderboard
-from rankuq.bench.cli.listing import _list_methods, _list_metrics, _list_probes, _list_tasks
-from rankuq.bench.cli.parser import _parser
-from rankuq.bench.cli.run import _run
+from rankuq.bench.cli.compare import compare_command
+from rankuq.bench.cli.evaluate import evaluate_command
+from rankuq.bench.cli.findings import findings_command
+from rankuq.bench.cli.leaderboard import leaderboard_command
+from rankuq.bench.cli.listing import list_methods, list_metrics, list_probes, list_tasks
+from rankuq.bench.cli.parser import build_parser
+from rankuq.bench.cli.run import run_command
 from rankuq.errors import RankuqError
 
 
 def main(argv: list[str] | None = None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
+    previous = signal.signal(signal.SIGTERM, on_sigterm) if in_main_thread else None
     try:
         return _main(argv)
     finally:
@@ -37,17 +37,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     actions: dict[str, Callable[[argparse.Namespace], None]] = {
-        "run": _run,
-        "evaluate": _evaluate,
-        "compare": _compare,
-        "leaderboard": _leaderboard,
-        "findings": _findings,
-        "tasks": _list_tasks,
-        "methods": _list_methods,
-        "probes": _list_probes,
-        "metrics": _list_metrics,
+        "run": run_command,
+        "evaluate": evaluate_command,
+        "compare": compare_command,
+        "leaderboard": leaderboard_command,
+        "findings": findings_command,
+        "tasks": list_tasks,
+        "methods": list_methods,
+        "probes": list_probes,
+        "metrics": list_metrics,
     }
     try:
         actions[args.command](args)

@@ -4,7 +4,7 @@ import argparse
 from pathlib import Path
 
 from rankuq import __version__
-from rankuq.bench.cli.common import EVALUATE_PROBES, _names
+from rankuq.bench.cli.common import EVALUATE_PROBES, comma_names
 from rankuq.bench.cli.compare import add_parser as add_compare
 
 DESCRIPTION = (
@@ -15,12 +15,12 @@ DESCRIPTION = (
 def _seeds(text: str) -> list[int]:
     """``--seeds 0,1,2``: comma-separated integers."""
     try:
-        return [int(name) for name in _names(text)]
+        return [int(name) for name in comma_names(text)]
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of integers") from None
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rankuq", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"rankuq {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -61,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--task", help="with --model: the task it is scored on, e.g. wikiqa")
     evaluate.add_argument(
         "--methods",
-        type=_names,
+        type=comma_names,
         default=["bert"],
         help="with --model: the methods on it, e.g. bert,temperature,mc_dropout (default: bert)",
     )
@@ -95,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate.add_argument(
         "--metrics",
-        type=_names,
+        type=comma_names,
         help="comma-separated ir-measures names, e.g. AP,nDCG@10,P@5,R@100,RR,ECE "
         "(default: R@1,R@5,P@1,AP,RR,nDCG@10, and ECE,ECE.all for probabilities)",
     )
@@ -113,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
         evaluate.add_argument(f"--{probe}", action="store_true", help=f"add the {probe} probe (bench.probes)")
     evaluate.add_argument(
         "--confidences",
-        type=_names,
+        type=comma_names,
         help="the abstention probe's confidence functions, e.g. u_max,u_std,u_1-2 (reference-free ones "
         "alone are scored on the whole table; default: all that apply)",
     )
@@ -143,7 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     board.add_argument(
         "--columns",
-        type=_names,
+        type=comma_names,
         help="the metrics shown, e.g. R@1,AP,ECE (default: those that fit the terminal's width, or COLUMNS)",
     )
     board.add_argument("--latex", type=Path, help="also write the tables as LaTeX (booktabs) to this file")

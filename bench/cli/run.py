@@ -6,7 +6,7 @@ import logging
 from rankuq.bench.cli.boards import show_board
 
 
-def _run(args: argparse.Namespace) -> None:
+def run_command(args: argparse.Namespace) -> None:
     from rankuq.bench.run.grid_run import GridRequest, grid_run, plan_grid
 
     request = GridRequest(

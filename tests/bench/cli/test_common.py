@@ -2,22 +2,22 @@
 
 import pytest
 
-from rankuq.bench.cli.common import Terminated, _names, _on_sigterm, _print_table
+from rankuq.bench.cli.common import Terminated, comma_names, on_sigterm, print_table
 
 
 def test_a_comma_separated_value_is_its_names_blanks_dropped():
-    assert _names(" AP, nDCG@10 ,,R@1, ") == ["AP", "nDCG@10", "R@1"]
-    assert _names("u_max") == ["u_max"] and _names(" , ") == []
+    assert comma_names(" AP, nDCG@10 ,,R@1, ") == ["AP", "nDCG@10", "R@1"]
+    assert comma_names("u_max") == ["u_max"] and comma_names(" , ") == []
 
 
 def test_sigterm_raises_what_ctrl_c_raises():
     with pytest.raises(KeyboardInterrupt) as raised:
-        _on_sigterm(15, None)
+        on_sigterm(15, None)
     assert type(raised.value) is Terminated
 
 
 def test_a_table_prints_its_title_header_and_rows(capsys):
-    _print_table("evaluation", ["metric", "value"], [["R@1", "0.5000"], ["nDCG@10", "0.7500"]])
+    print_table("evaluation", ["metric", "value"], [["R@1", "0.5000"], ["nDCG@10", "0.7500"]])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].strip() == "evaluation"
 

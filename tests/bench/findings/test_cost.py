@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankuq.bench.cli.parser import _parser
+from rankuq.bench.cli.parser import build_parser
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import CLAIMS, CPU
 from rankuq.bench.findings.cost import DESCRIPTIVE, on_gpu
@@ -136,5 +136,5 @@ def test_several_cost_files_are_read_and_a_bad_one_is_named_with_its_line(tmp_pa
     broken.to_csv(bad, index=False)
     with pytest.raises(RankuqError, match=f"^{bad}, line 3: repeat is 'x', expected a whole number"):
         read_costs([gpu, bad])
-    arguments = _parser().parse_args(["findings", "run", "--cost", str(gpu), "--cost", str(cpu)])
+    arguments = build_parser().parse_args(["findings", "run", "--cost", str(gpu), "--cost", str(cpu)])
     assert arguments.cost == [gpu, cpu]
