@@ -47,6 +47,7 @@ def run_grid(
         tracking_uri=tracking_uri,
         address=address,
         experiment=experiment,
+        holder="rankuq.run_grid, the Python API",  # sys.argv is the notebook kernel's or a script's
     )
     return grid_run(request).board
 

@@ -1,6 +1,7 @@
 """What every ``rankuq`` verb shares: exit codes, option parsing helpers, tables."""
 
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 
@@ -20,6 +21,11 @@ EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff")  # key
 def comma_names(text: str) -> list[str]:
     """A comma-separated option value as its names, blanks dropped."""
     return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def command_line(argv: list[str] | None) -> str:
+    """The command as typed (``argv``: its arguments; None: this process's), as a shell reads it."""
+    return shlex.join(["rankuq", *(sys.argv[1:] if argv is None else argv)])
 
 
 class _StdoutConsole(Console):

@@ -84,13 +84,14 @@ def _zero_shot(args: argparse.Namespace) -> None:
         length, source = own_max_length(args.model)
     splits = tasks.get(args.task)().available_splits(tasks.data_root(args.data_dir))
     grid = zero_shot_grid(args, length, "dev" in splits and args.split != "dev")
-    request = GridRequest(grid, args.run_dir, source=f"--model {args.model}")
+    request = GridRequest(grid, args.run_dir, source=f"--model {args.model}", holder=args.command_line)
     said = sys.stderr if args.json else sys.stdout  # --json: stdout holds the one JSON object
     print(f"max length: {length} tokens ({source})", file=said)
-    print(describe(plan_grid(request)), file=sys.stdout if args.plan else said)
+    planned = plan_grid(request)  # shown before the long work, then run as it is
+    print(describe(planned), file=sys.stdout if args.plan else said)
     if args.plan:
         return
-    run_dir = grid_run(request).layout.root
+    run_dir = grid_run(request, planned=planned).layout.root
     board = read_run_dir(run_dir)
     if args.json:
         print(board.table.to_json(orient="records"))

@@ -2,7 +2,6 @@
 
 import argparse
 import os
-import shlex
 import signal
 import sys
 import threading
@@ -14,6 +13,7 @@ from rankuq.bench.cli.common import (
     EXIT_TERMINATED,
     EXIT_USAGE,
     Terminated,
+    command_line,
     on_sigterm,
 )
 from rankuq.bench.cli.compare import compare_command
@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    args.command_line = command_line(argv)  # what the run-directory lock names as holding it
     actions: dict[str, Callable[[argparse.Namespace], None]] = {
         "run": run_command,
         "evaluate": evaluate_command,
@@ -76,8 +77,7 @@ def interruption(error: BaseException) -> KeyboardInterrupt | None:
 
 def interrupted(stop: KeyboardInterrupt, argv: list[str] | None) -> int:
     """Say how to resume, in one line; the shell's code for the signal."""
-    command = shlex.join(["rankuq", *(sys.argv[1:] if argv is None else argv)])
-    print(f"rankuq: interrupted; finished work is kept, resume with: {command}", file=sys.stderr)
+    print(f"rankuq: interrupted; finished work is kept, resume with: {command_line(argv)}", file=sys.stderr)
     return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
 
 

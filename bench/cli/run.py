@@ -17,6 +17,7 @@ def run_command(args: argparse.Namespace) -> None:
         tracking_uri=args.tracking_uri,
         address=args.address,
         experiment=args.experiment,
+        holder=args.command_line,
     )
     if args.plan:  # before the engine's imports (Ray Train, Tune, Data; MLflow): seconds saved
         planned = plan_grid(request)  # its inputs checked first: then the imports

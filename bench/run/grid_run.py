@@ -46,6 +46,7 @@ class GridRequest:
     address: str | None = None  # a Ray cluster's address; None: a local Ray
     experiment: str | None = None  # None: $MLFLOW_EXPERIMENT_NAME, else rankuq
     source: str = "grid"  # how the errors of a dict grid name it
+    holder: str | None = None  # who runs it, as the run-directory lock names it; None: the command line
 
 
 @dataclass(frozen=True)
@@ -88,16 +89,24 @@ def plan_grid(request: GridRequest) -> "Plan":
     return plan(spec, params, layout)
 
 
-def grid_run(request: GridRequest, console: "Console | None" = None) -> FinishedGrid:
+def grid_run(
+    request: GridRequest, console: "Console | None" = None, planned: "Plan | None" = None
+) -> FinishedGrid:
     """Run (or resume) the grid: preflight, then the run directory locked for this run alone, the Ray
     processes a killed run of it left stopped, its plan, stages and results. A second run on the same
-    directory is refused at once, naming the holder; bad data leaves no new run directory behind."""
-    preflight(request)
+    directory is refused at once, naming the holder; bad data leaves no new run directory behind.
+    ``planned``: the request's ``plan_grid``, where the caller made it (to show it): reused, its
+    inputs not checked nor its backbone loaded again."""
+    if planned is None:
+        preflight(request)
     # A run directory that exists may be in use: find out at once, not after the imports; a new one
     # is created (and locked) only once the grid validated.
     existing = request.run_dir if request.run_dir is not None and request.run_dir.is_dir() else None
-    with run_dir_lock(existing) if existing else contextlib.nullcontext():
-        spec, params, layout = _validated(request)
+    with run_dir_lock(existing, request.holder) if existing else contextlib.nullcontext():
+        if planned is None:
+            spec, params, layout = _validated(request)
+        else:
+            spec, params, layout = planned.spec, planned.params, planned.layout
         from rankuq.bench.run.runner import run_grid
 
         check_output_folder(layout.root, "run directory")
@@ -110,6 +119,8 @@ def grid_run(request: GridRequest, console: "Console | None" = None) -> Finished
             console=console,
             experiment=request.experiment,
             locked=existing is not None,
+            planned=planned,
+            holder=request.holder,
         )
     return FinishedGrid(board, layout)
 

@@ -38,26 +38,28 @@ def run_grid(
     experiment: str | None = None,
     *,
     locked: bool = False,
+    planned: Plan | None = None,
+    holder: str | None = None,
 ) -> pd.DataFrame:
     """Run (or resume) the validated grid; return the leaderboard. The run directory is locked for
     this run alone (``locked``: the caller already holds it, as ``bench.run.grid_run`` does for a
-    directory that exists), the Ray processes a killed run of it left are stopped, then the lists are
-    built, the stages run and the results written."""
+    directory that exists; ``holder``: who runs it, as the lock names it), the Ray processes a killed
+    run of it left are stopped, then the lists are built (over ``planned``, the grid's plan where the
+    caller made it), the stages run and the results written."""
     layout = RunLayout(run_dir)
     with ExitStack() as held:
         with removed_on_error(layout.root, layout.cache):  # bad data leaves no run directory behind
             if not locked:
-                held.enter_context(run_dir_lock(run_dir))
+                held.enter_context(run_dir_lock(run_dir, holder))
             stop_recorded(layout.ray_pids)
-            planned = _lists_built(spec, params, layout)
+            planned = _lists_built(planned or plan(spec, params, layout))  # missing data fails here
         return _stages(planned, tracking_uri, address, console, experiment)
 
 
-def _lists_built(spec: GridSpec, params: dict[str, MethodParams], layout: RunLayout) -> Plan:
+def _lists_built(planned: Plan) -> Plan:
     """The grid's plan with its candidate lists built: every data row read and checked (a bad row
     fails here, before the MLflow store, Ray or training)."""
-    planned = plan(spec, params, layout)  # fails on missing data before anything is written
-    layout.root.mkdir(parents=True, exist_ok=True)
+    planned.layout.root.mkdir(parents=True, exist_ok=True)
     stages.build(planned)
     return planned
 

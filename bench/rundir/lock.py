@@ -20,10 +20,11 @@ HOLDER_FILE = ".rankuq.lock.json"  # who holds it: the lock file itself is trunc
 
 
 @contextmanager
-def run_dir_lock(run_dir: Path) -> Iterator[None]:
+def run_dir_lock(run_dir: Path, holder: str | None = None) -> Iterator[None]:
     """Hold the run directory for one `rankuq run`: a second run on it fails at once, naming the
-    holder, and leaves everything of the first untouched. The OS drops the lock when its holder
-    dies, so a killed run never blocks the next."""
+    holder (``holder``: who runs it, such as the command line or the API call; None: this process's
+    command line), and leaves everything of the first untouched. The OS drops the lock when its
+    holder dies, so a killed run never blocks the next."""
     run_dir.mkdir(parents=True, exist_ok=True)
     lock = FileLock(run_dir / LOCK_FILE)
     try:
@@ -34,13 +35,13 @@ def run_dir_lock(run_dir: Path) -> Iterator[None]:
             "to end, or give another --run-dir"
         ) from None
     try:
-        holder = {
+        held = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "since": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "command": shlex.join(["rankuq", *sys.argv[1:]]),
+            "command": holder or shlex.join(sys.argv),  # a notebook: python -m ipykernel_launcher …
         }
-        atomic_write(run_dir / HOLDER_FILE, json.dumps(holder))
+        atomic_write(run_dir / HOLDER_FILE, json.dumps(held))
         yield
     finally:
         (run_dir / HOLDER_FILE).unlink(missing_ok=True)

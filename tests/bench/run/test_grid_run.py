@@ -3,14 +3,17 @@ hold the run directory as ``rankuq run`` does (the command's own lock tests: tes
 ``--plan`` takes no lock. Each stops before Ray: the lock is what is checked, not the stages (the
 whole grid: test_runner.py)."""
 
+import json
 import os
+import shlex
 import threading
 
 import pytest
 
 import rankuq
 from rankuq.bench.cli.main import main
-from rankuq.bench.run import runner
+from rankuq.bench.preflight import backbone_folder
+from rankuq.bench.run import runner, stages
 from rankuq.bench.run.grid_run import GridRequest, plan_grid
 from rankuq.bench.rundir.lock import HOLDER_FILE, run_dir_lock
 from rankuq.errors import RankuqError
@@ -46,7 +49,8 @@ def test_a_second_run_grid_on_the_run_directory_is_refused_while_the_first_holds
     thread.start()
     try:
         assert holding.wait(WAIT_S), f"the first run never took the lock: {first}"
-        with pytest.raises(RankuqError, match=f"run directory {run_dir} is in use by pid {os.getpid()} on "):
+        in_use = rf"{run_dir} is in use by pid {os.getpid()} on .*\(rankuq.run_grid, the Python API\)"
+        with pytest.raises(RankuqError, match=in_use):
             rankuq.run_grid(tiny_grid, run_dir)
     finally:
         release.set()
@@ -74,6 +78,33 @@ def test_evaluate_model_is_refused_on_a_held_run_directory(tmp_path, cross_encod
         command = ["evaluate", "--model", str(cross_encoder), "--task", "wikiqa", "--run-dir", str(run_dir)]
         assert main(command) == 2
     assert f"run directory {run_dir} is in use by pid {os.getpid()}" in capsys.readouterr().err
+
+
+def test_evaluate_model_plans_once_and_names_its_command_line_as_the_holder(
+    tmp_path, cross_encoder, capsys, monkeypatch
+):
+    """The plan printed is the plan run: the backbone is loaded once (not again by the run), and the
+    lists are built over that very plan; the lock names the command as typed. Stopped at the lists."""
+    loads = []
+    check_backbone = backbone_folder.check_backbone
+
+    def counted(*args, **kwargs):
+        loads.append(args)
+        return check_backbone(*args, **kwargs)
+
+    def built(planned):
+        built.holder = json.loads((run_dir / HOLDER_FILE).read_text())["command"]
+        raise RankuqError("the test ends the run here")
+
+    monkeypatch.setattr(backbone_folder, "check_backbone", counted)
+    monkeypatch.setattr(stages, "build", built)
+    run_dir = tmp_path / "run"
+    command = ["evaluate", "--model", str(cross_encoder), "--task", "wikiqa", "--run-dir", str(run_dir)]
+    assert main(command) == 2
+    out, err = capsys.readouterr()
+    assert "the test ends the run here" in err and "max length:" in out
+    assert len(loads) == 1
+    assert built.holder == shlex.join(["rankuq", *command])
 
 
 def test_a_plan_takes_no_lock_and_writes_nothing(tmp_path, tiny_grid):

@@ -31,14 +31,26 @@ def test_the_lock_of_a_killed_run_is_free_again(tmp_path):
 
 
 def test_the_holder_is_recorded_while_held_and_removed_after(tmp_path, monkeypatch):
-    monkeypatch.setattr(sys, "argv", ["rankuq", "run", "grid.yaml", "--run-dir", "my run"])
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/rankuq", "run", "grid.yaml", "--run-dir", "my run"])
     run_dir = tmp_path / "new" / "run"  # made by the lock
     with run_dir_lock(run_dir):
         holder = json.loads((run_dir / HOLDER_FILE).read_text())
         assert holder["pid"] == os.getpid() and holder["host"] == socket.gethostname()
-        assert holder["command"] == "rankuq run grid.yaml --run-dir 'my run'"  # as a shell reads it
+        # none given: the process's command line, as a shell reads it
+        assert holder["command"] == "/venv/bin/rankuq run grid.yaml --run-dir 'my run'"
         assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", holder["since"])
     assert sorted(path.name for path in run_dir.iterdir()) == [LOCK_FILE]
+
+
+def test_the_holder_given_is_what_a_refusal_names(tmp_path, monkeypatch):
+    """A notebook's process is the kernel (``python -m ipykernel_launcher -f kernel.json``): the API
+    says what it is, and that is what a second run is told."""
+    monkeypatch.setattr(sys, "argv", ["ipykernel_launcher.py", "-f", "kernel.json"])
+    api = "rankuq.run_grid, the Python API"
+    with run_dir_lock(tmp_path, api):
+        assert json.loads((tmp_path / HOLDER_FILE).read_text())["command"] == api
+        with pytest.raises(RankuqError, match=rf"\({api}\); wait for"), run_dir_lock(tmp_path):
+            pass
 
 
 def test_a_holder_not_recorded_yet_is_named_as_starting_up(tmp_path):
