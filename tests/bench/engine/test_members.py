@@ -32,6 +32,7 @@ DATA_PARALLEL = {
 }
 
 
+@pytest.mark.slow  # a grid run on two Train workers (30 s); the quick suite trains on one
 def test_a_member_trains_on_two_data_parallel_workers(ray_session, tmp_path):
     spec, params = parse_grid(DATA_PARALLEL, "test grid")
     board = run_grid(spec, params, tmp_path)
@@ -74,6 +75,7 @@ def test_early_stopping_keeps_the_weights_of_the_best_dev_epoch(ray_session, tmp
     assert sorted((m.step, m.value) for m in logged) == list(enumerate(history, start=1))
 
 
+@pytest.mark.slow  # two grid runs, one per trainer (83 s); the quick suite trains through the tiny grid
 def test_members_trained_in_their_tune_trials_have_the_train_workers_weights(ray_session, tmp_path):
     # Two members one after the other: with trainer "trial" the second reuses the first's process.
     grid = {**DATA_PARALLEL, "methods": {"ensemble": {"M": 2}}, "train": {"max_queries": 30, "epochs": 2}}

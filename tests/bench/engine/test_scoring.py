@@ -161,6 +161,7 @@ def test_batches_are_ray_data_s_cut_of_one_block_per_part(dev_shards, tmp_path):
     np.testing.assert_array_equal(read_segments(batch)["cid"], rows.slice(390, 15)["cid"].to_numpy())
 
 
+@pytest.mark.slow  # a second Ray cluster (26 s); score_cells against the CPU passes stays quick
 def test_gpu_scorers_share_a_cell_s_batches_with_the_same_draws(ray_session, dev_shards, tmp_path):
     """Two GPU scoring actors (logical GPUs, CPU torch) take the batches in turn: the same table, in
     shard order, as one CPU task, dropout draws included."""

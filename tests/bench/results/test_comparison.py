@@ -44,6 +44,7 @@ def wikiqa_runs(wikiqa: pa.Table, tmp_path_factory: pytest.TempPathFactory) -> t
     return folder / "mean.run", folder / "draw.run", qrels
 
 
+@pytest.mark.slow  # ranx's numba compile (31 s); the t-test equals scipy's in test_paired_tests
 def test_t_test_p_values_equal_ranx_compare(wikiqa_runs: tuple[Path, Path, Path]) -> None:
     mean_run, draw_run, qrels = wikiqa_runs
     runs = [Run.from_file(str(path), kind="trec") for path in (mean_run, draw_run)]

@@ -227,6 +227,7 @@ def test_a_rerun_is_a_cache_hit_with_no_new_mlflow_runs(finished, tiny_grid):
     pd.testing.assert_frame_equal(again, board)
 
 
+@pytest.mark.slow  # reruns the tiny grid with two maps (36 s); maps unit-tested in tests/methods
 def test_post_hoc_maps_are_fitted_once_on_dev_and_keep_bert_s_ranking(finished, tiny_grid, tmp_path):
     """The fit stage: temperature and platt fit one map per seed on the dev lists (cached in fits/),
     score the tested lists with bert's members (no training), and rank as bert does."""
@@ -264,6 +265,7 @@ def test_same_seed_same_numbers_in_a_fresh_run(finished, tiny_grid, tmp_path):
     assert pq.read_table(first).equals(pq.read_table(second))
 
 
+@pytest.mark.slow  # a second real grid (61 s); the quick suite keeps the tiny one (shifts: test_grid)
 def test_a_cross_domain_and_a_cross_ns_pair_run_end_to_end(ray_session, tiny_grid, tmp_path):
     grid = {
         **tiny_grid,
@@ -287,7 +289,7 @@ def test_a_cross_domain_and_a_cross_ns_pair_run_end_to_end(ray_session, tiny_gri
     assert len(list((tmp_path / "models").iterdir())) == 2
 
 
-@pytest.mark.slow  # six more heads trained (~5 min): pytest -m slow
+@pytest.mark.slow  # six more heads trained (~5 min)
 def test_every_method_of_papers_001_003_004_trains_and_predicts_inside_a_grid(
     ray_session, tiny_grid, tmp_path
 ):
