@@ -59,7 +59,10 @@ def rankuq(argv: list[str]) -> str:
     return f"import sys; from rankuq.bench.cli.main import cli; sys.argv = ['rankuq', *{argv!r}]; cli()"
 
 
-@SIGNALS
+# Ctrl-C here is slow (11 s, a store of its own): the quick suite's Ctrl-C case is the interpreter's exit
+@pytest.mark.parametrize(
+    "signum", [pytest.param(signal.SIGINT, marks=pytest.mark.slow), signal.SIGTERM], ids=["ctrl-c", "sigterm"]
+)
 def test_a_signal_while_mlflow_creates_its_tables(signum, tmp_path):
     """Was: rc 1 with KeyboardInterrupt and SQLAlchemy's PendingRollbackError tracebacks."""
     grid = tmp_path / "grid.yaml"

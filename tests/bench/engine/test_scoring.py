@@ -123,6 +123,7 @@ def scored_on_another_cluster(scorer: ScorerSpec, out: Path, cpus: int, gpus: in
     return pq.read_table(out), int(done.stdout.split()[-1])
 
 
+@pytest.mark.slow  # a second Ray cluster (16 s); the same draws across tasks stay quick (next test)
 def test_draws_do_not_depend_on_the_cluster_s_free_cpus(ray_session, dev_shards, tmp_path):
     """Scored on another Ray cluster with more CPUs (Ray Data would cut each part into as many read
     blocks), the batches, their padding and the dropout seeds are the same: so are the draws."""
