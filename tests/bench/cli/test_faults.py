@@ -22,16 +22,10 @@ from rankuq.bench.evaluation import blackbox as evaluate
 from rankuq.bench.predictions import predictions_table
 from rankuq.bench.rundir.lock import LOCK_FILE
 
+from ...files import write_file
+
 RUN = "q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.4 t\nq2 Q0 d3 1 0.8 t\nq2 Q0 d4 2 0.7 t\n"
 QRELS = "q1 0 d2 1\nq2 0 d3 1\n"
-
-
-def _write(path: Path, text: str | bytes) -> Path:
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-    return path
 
 
 def _predictions(path: Path, qid: list[str], cid: list[str]) -> Path:
@@ -41,7 +35,13 @@ def _predictions(path: Path, qid: list[str], cid: list[str]) -> Path:
 
 
 def _trec(tmp: Path, run: str | bytes, qrels: str = QRELS, name: str = "run.txt") -> list[str]:
-    return ["evaluate", "--run", str(_write(tmp / name, run)), "--qrels", str(_write(tmp / "q.txt", qrels))]
+    return [
+        "evaluate",
+        "--run",
+        str(write_file(tmp / name, run)),
+        "--qrels",
+        str(write_file(tmp / "q.txt", qrels)),
+    ]
 
 
 def _truncated_gz(tmp: Path) -> list[str]:
@@ -71,7 +71,7 @@ def _dev_without_probe(tmp: Path) -> list[str]:
 
 def _board(run_dir: Path, change: Callable[[str], str | bytes]) -> list[str]:
     csv = run_dir / "leaderboard.csv"
-    _write(csv, change(csv.read_text()))
+    write_file(csv, change(csv.read_text()))
     return ["leaderboard", str(run_dir), "--out", str(run_dir / "out")]
 
 
@@ -121,17 +121,19 @@ def test_bad_input_exits_2_with_one_line_naming_it(tmp_path, run_dir, capsys, bu
 
 def test_a_bom_is_not_part_of_the_first_qid(tmp_path, capsys):
     bom = codecs.BOM_UTF8.decode()
-    plain = evaluate.evaluate_file(run=_write(tmp_path / "a", RUN), qrels=_write(tmp_path / "b", QRELS))
+    plain = evaluate.evaluate_file(
+        run=write_file(tmp_path / "a", RUN), qrels=write_file(tmp_path / "b", QRELS)
+    )
     with_bom = evaluate.evaluate_file(
-        run=_write(tmp_path / "c", bom + RUN), qrels=_write(tmp_path / "d", bom + QRELS)
+        run=write_file(tmp_path / "c", bom + RUN), qrels=write_file(tmp_path / "d", bom + QRELS)
     )
     assert with_bom == plain and plain["R@1"] == 0.5
 
 
 def test_a_repeated_docno_keeps_the_last_line_as_ir_measures_does(tmp_path, caplog):
     ir_measures = pytest.importorskip("ir_measures")
-    run = _write(tmp_path / "run", RUN + "q1 Q0 d2 3 0.95 t\nq2 Q0 d3 3 0.1 t\nq1 Q0 d2 4 0.99 t\n")
-    qrels = _write(tmp_path / "qrels", QRELS)
+    run = write_file(tmp_path / "run", RUN + "q1 Q0 d2 3 0.95 t\nq2 Q0 d3 3 0.1 t\nq1 Q0 d2 4 0.99 t\n")
+    qrels = write_file(tmp_path / "qrels", QRELS)
     values = evaluate.evaluate_file(run=run, qrels=qrels)
     expected = ir_measures.calc_aggregate(
         [ir_measures.parse_measure(m) for m in ("R@1", "RR", "AP")],
@@ -213,7 +215,7 @@ BAD_GRIDS = [
 
 @pytest.mark.parametrize(("text", "named"), [c[1:] for c in BAD_GRIDS], ids=[c[0] for c in BAD_GRIDS])
 def test_a_grid_the_code_cannot_run_exits_2_before_anything_is_written(tmp_path, capsys, text, named):
-    grid = _write(tmp_path / "grid.yaml", text)
+    grid = write_file(tmp_path / "grid.yaml", text)
     assert main(["run", str(grid), "--run-dir", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "Traceback" not in err
@@ -265,10 +267,10 @@ def test_a_bad_data_row_exits_2_and_writes_nothing(tmp_path, capsys, split, chan
     run made is removed, a user's is left as it was."""
     data, run_dir = tmp_path / "data", tmp_path / "runs" / "mine"
     _wikiqa_with(data, split, change)
-    grid = _write(tmp_path / "grid.yaml", "tasks: [wikiqa]\nmethods: {bm25: {}, bert: {}}\n")
+    grid = write_file(tmp_path / "grid.yaml", "tasks: [wikiqa]\nmethods: {bm25: {}, bert: {}}\n")
     if existing:
         run_dir.mkdir(parents=True)
-        _write(run_dir / "notes.txt", "mine")
+        write_file(run_dir / "notes.txt", "mine")
     argv = ["run", str(grid), "--data-dir", str(data), "--run-dir", str(run_dir)]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
