@@ -4,6 +4,7 @@ library module has an API page, and the README's hand-written tables name every 
 method and probe."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -75,6 +76,25 @@ def test_the_measurements_page_is_generated_from_every_record(site):
     benchmarks = (site / "benchmarks" / "index.html").read_text()
     assert 'href="../measurements/#2026-11-21-method-cost-cpu"' in benchmarks
     assert not (site / "notebook").exists() and "notebook.md" not in (ROOT / "mkdocs.yml").read_text()
+
+
+# A date in a page's prose (not in a link's anchor or a file's name): a measurement belongs in records/
+DATED_PROSE = re.compile(r"(?<![#/\-\w])20\d\d-\d\d-\d\d")
+
+
+def test_no_page_of_the_site_or_the_readme_holds_dated_prose():
+    """Dated figures are records (records/, rendered into the Measurements page); a page links them by
+    anchor (``measurements.md#2026-11-27-h100-stages``) or names a dated file, and dates nothing itself."""
+    pages = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
+    dated = [
+        f"{page.relative_to(ROOT)}:{number}: {line.strip()}"
+        for page in pages
+        for number, line in enumerate(page.read_text().splitlines(), 1)
+        if DATED_PROSE.search(line)
+    ]
+    assert not dated, "dated prose (make it a record in records/ and link it):\n" + "\n".join(dated)
+    assert DATED_PROSE.search("(measured 2026-11-26: bundle 47.6 MiB)")  # the pattern sees prose dates
+    assert not DATED_PROSE.search("[x](measurements.md#2026-11-27-h100-stages), docs/gpu/h100-2026-11-27.json")
 
 
 def test_the_readme_names_every_registered_task_method_and_probe():
