@@ -7,10 +7,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, ParamSpec
 
+from rankuq.bench.findings.statistics import Expect
+
 Kind = Literal["in-domain", "cross-domain", "cross-NS"]
 ALL_KINDS: tuple[Kind, ...] = ("in-domain", "cross-domain", "cross-NS")
 SHIFTS: tuple[Kind, ...] = ("cross-domain", "cross-NS")
-Expect = Literal["higher", "lower", "within", "at least", "no worse"]
+# What a claim expects of d: what the statistics judge, and "no worse" (non-inferiority), the papers'
+# wording of a floor under d that the verdicts judge as "at least" −margin (bench.findings.verdicts).
+ClaimExpect = Literal[Expect, "no worse"]
 Scale = Literal["absolute", "relative"]
 # What a condition must show before a claim is judged in it (bench.findings.verdicts):
 # works_in_domain: bert's AP (and the method's) significantly above BM25's where it was trained;
@@ -70,7 +74,7 @@ class Claim:
     floor: float | None = None
     baseline_condition: Literal["no-shift"] | None = None
     scale: Scale = "absolute"
-    expect: Expect = "higher"
+    expect: ClaimExpect = "higher"
     margin: float = 0.0
     kinds: tuple[Kind, ...] = ALL_KINDS
     variant: str | None = "standard"
