@@ -1,10 +1,11 @@
 """The costs the capacity plan is made of, each read from a dated record (records/, rankuq.measurements)
-or from the committed GPU record, with its source: per-pair FLOPs and CPU times, encoder passes per
+with its source: per-pair FLOPs and CPU times, encoder passes per
 method, and what rankuq measured on one H100 (throughputs and the fixed costs of a run).
 """
 
+import re
 from collections.abc import Callable
-from typing import Any
+from typing import TypedDict
 
 from rankuq.measurements import figure, source
 
@@ -102,41 +103,50 @@ CPU_FORWARD_PASSES: dict[str, PerMethod] = {
 
 # --- `rankuq run --plan` on a GPU: what rankuq measured on one, not FLOPs ---
 
-GPU_RECORD = "docs/gpu/h100-2026-11-27.json"
-# The figures of GPU_RECORD the GPU plan is made of, as the record has them (a test checks them
-# against the committed file): rankuq at c99ffb5 on one H100 80GB, MiniLM-L6 at max length 128,
-# members trained in bf16 autocast at batch 32, scoring at batch 64. The run timed there is the
-# packing benchmark's WikiQA grid, once with one `bert` member ("alone") and once with a 5-member
-# ensemble at gpus_per_trial 0.2 ("packed"), one seed, no dev split, no probes.
-MEASURED_GPU: dict[str, Any] = {
-    "alone_train_s": 29.7,  # packing.alone_train_s: the member's model on the GPU → its last report
-    "packed_over_alone": 1.024,  # packing.packed_over_alone: five members at once, each this much slower
-    "members_packed": 5,  # packing.members
-    "run_wall_s": {"alone": 73.41, "packed": 71.33},  # packing.run_wall_s: the whole `run_grid`
-    # throughput.by_precision.<precision>.<label>.pairs_per_s: scoring 2,048 WikiQA test pairs
-    "scoring_pairs_per_s": {
-        "bf16": {
-            "bert": 14958.3,
-            "mc_dropout (T=10)": 1023.3,
-            "ensemble (M=5)": 2760.2,
-            "last_layer_mc (T=100)": 13664.3,
-            "sngp": 5581.7,
-            "gpf": 5250.0,
-            "pg_gp": 11415.6,
-        },
-        "fp32": {
-            "bert": 13922.6,
-            "mc_dropout (T=10)": 994.0,
-            "ensemble (M=5)": 2708.1,
-            "last_layer_mc (T=100)": 13238.6,
-            "sngp": 6378.2,
-            "gpf": 5733.2,
-            "pg_gp": 10640.0,
-        },
+GPU_RECORD = f"records/{STAGES}.json"
+# The first H100 run (rankuq at c99ffb5 on one H100 80GB, MiniLM-L6 at max length 128, members
+# trained in bf16 autocast at batch 32, scoring at batch 64), as its record has it: the packing
+# benchmark's WikiQA grid, once with one `bert` member ("alone") and once with a 5-member ensemble at
+# gpus_per_trial 0.2 ("packed"), one seed, no dev split, no probes; and the scoring throughputs of
+# the methods, labelled as the benchmark labels them (a test checks both against its JSON,
+# docs/gpu/h100-2026-11-27.json).
+SCORED_LABELS = (
+    "bert",
+    "mc_dropout (T=10)",
+    "ensemble (M=5)",
+    "last_layer_mc (T=100)",
+    "sngp",
+    "gpf",
+    "pg_gp",
+)
+
+
+def figure_key(label: str) -> str:
+    """A benchmark label's name in a record: "mc_dropout (T=10)" → "mc_dropout_t_10"."""
+    return re.sub(r"\W+", "_", label.lower()).strip("_")
+
+
+class MeasuredGpu(TypedDict):
+    alone_train_s: float  # the member's model on the GPU → its last report
+    packed_over_alone: float  # five members at once, each this much slower
+    members_packed: int
+    run_wall_s: dict[str, float]  # "alone"/"packed" → the whole `run_grid`
+    scoring_pairs_per_s: dict[str, dict[str, float]]  # precision → label → pairs/s
+
+
+MEASURED_GPU = MeasuredGpu(
+    alone_train_s=figure(STAGES, "alone_train_s"),
+    packed_over_alone=figure(STAGES, "packed_over_alone"),
+    members_packed=int(figure(STAGES, "members_packed")),
+    run_wall_s={run: figure(STAGES, f"{run}_run_wall_s") for run in ("alone", "packed")},
+    scoring_pairs_per_s={
+        precision: {
+            label: figure(STAGES, f"{precision}_{figure_key(label)}_pairs_per_s") for label in SCORED_LABELS
+        }
+        for precision in ("bf16", "fp32")
     },
-}
-# Not in the JSON (records/2026-11-27-h100-stages.json): the two runs' stages as their progress bars
-# timed them, and what the plan counts of the measured grid.
+)
+# The two runs' stages as their progress bars timed them, and what the plan counts of the measured grid.
 MEASURED_STAGES_S = {
     run: {stage: figure(STAGES, f"{run}_{stage}_s") for stage in ("training", "scoring")}
     for run in ("alone", "packed")

@@ -15,17 +15,21 @@ from rankuq.bench.planning.measured import (
     SCORING_PER_SPLIT,
 )
 
-RECORD = json.loads((Path(__file__).resolve().parents[3] / GPU_RECORD).read_text())
+ROOT = Path(__file__).resolve().parents[3]
+# What the GPU benchmark wrote on the first H100 run; its record (GPU_RECORD) holds the figures the plan reads
+BENCHMARK = json.loads((ROOT / "docs/gpu/h100-2026-11-27.json").read_text())
 
 
-def test_the_gpu_plans_figures_are_the_committed_records():
-    packing = RECORD["packing"]
+def test_the_gpu_plans_figures_are_the_gpu_benchmarks_own():
+    """The record the plan reads (records/) holds the benchmark's JSON's figures, every label of it."""
+    assert (ROOT / GPU_RECORD).is_file()
+    packing = BENCHMARK["packing"]
     for name in ("alone_train_s", "packed_over_alone", "run_wall_s"):
         assert MEASURED_GPU[name] == packing[name]
     assert MEASURED_GPU["members_packed"] == packing["members"] == packing["most_at_once"]
     measured = {
         precision: {label: figures["pairs_per_s"] for label, figures in methods.items()}
-        for precision, methods in RECORD["throughput"]["by_precision"].items()
+        for precision, methods in BENCHMARK["throughput"]["by_precision"].items()
     }
     assert MEASURED_GPU["scoring_pairs_per_s"] == measured
     assert re.search(rf"ensemble +test +{MEASURED_TESTED_ROWS:,}\n", packing["plan"]["text"])
