@@ -6,6 +6,9 @@ rankuq.evaluate(predictions="runs/mine/predictions/wikiqa/bert/seed-0-….parque
 rankuq.evaluate_queries(predictions=frame)         # a DataFrame (qid, cid, label, prob_mean, samples)
 rankuq.leaderboard("runs/mine")                      # or tracking_uri="http://…", grid="mine"
 rankuq.compare(["bm25.run", "mine.run"], qrels="test.qrels", metrics=["AP", "RR@10"])
+
+The keywords ``run``, ``dev_run`` and ``runs`` are TREC run files (``trec_run`` inside rankuq): they
+keep the spelling of the commands' ``--run``, ``--dev-run`` and ``runs``, which callers already use.
 """
 
 import tempfile
@@ -77,11 +80,11 @@ def evaluate(
     keywords); a Series keyed as `rankuq evaluate --json` keys them."""
     values = evaluate_file(
         predictions=_table(predictions),
-        run=_path(run),
+        trec_run=_path(run),
         qrels=_path(qrels),
         probes=probes,
         dev=_table(dev),
-        dev_run=_path(dev_run),
+        dev_trec_run=_path(dev_run),
         dev_qrels=_path(dev_qrels),
         seed=seed,
         names=metrics,
@@ -102,9 +105,9 @@ def evaluate_queries(
     strict: bool = False,
 ) -> pd.DataFrame:
     """Each query's value of every per-query metric, as `rankuq evaluate --by-query`: a row per
-    qid (queries of the qrels that the run missed score 0), a column per metric."""
+    qid (queries of the qrels that the TREC run missed score 0), a column per metric."""
     evaluated = read_inputs(
-        run=_path(run),
+        trec_run=_path(run),
         qrels=_path(qrels),
         predictions=_table(predictions),
         strict=strict,
@@ -152,9 +155,9 @@ def compare(
     test: str = "t",
     strict: bool = False,
 ) -> pd.DataFrame:
-    """TREC runs against a baseline run (the first unless given), as ``rankuq compare``: a row per
-    run with each metric's mean, the p-values of ``test`` alone (``t``: the paired t-test, or
+    """TREC runs against a baseline TREC run (the first unless given), as ``rankuq compare``: a row
+    per TREC run with each metric's mean, the p-values of ``test`` alone (``t``: the paired t-test, or
     ``randomisation``), raw and corrected (``correction``: ``bh`` or ``holm``), and the mark (†, ‡)."""
     return _compare(
-        [Path(run) for run in runs], Path(qrels), _path(baseline), metrics, correction, test, strict
+        [Path(trec_run) for trec_run in runs], Path(qrels), _path(baseline), metrics, correction, test, strict
     ).table

@@ -114,8 +114,8 @@ def build_lists(
     if n is None:
         return _whole_judged_lists(pool, name)
     strategy_class = negatives.get(name)
-    if strategy_class.from_run:
-        return _run_lists(pool, strategy_class(cache_dir), n, seed, variant)
+    if strategy_class.from_trec_run:
+        return _trec_run_lists(pool, strategy_class(cache_dir), n, seed, variant)
     if len(pool.cids) < n:
         raise RankuqError(
             f"{pool.source}: the candidate pool of {pool.task}/{pool.split} holds {len(pool.cids)} "
@@ -137,8 +137,8 @@ def build_lists(
     return _lists_table(pool, lists, name, seed)
 
 
-def _run_lists(pool: Pool, strategy: negatives.Strategy, n: int, seed: int, variant: str) -> pa.Table:
-    """Each query's top ``n`` of a run, labelled by the pool's judgments (unjudged: 0)."""
+def _trec_run_lists(pool: Pool, strategy: negatives.Strategy, n: int, seed: int, variant: str) -> pa.Table:
+    """Each query's top ``n`` of a first-stage TREC run, labelled by the pool's judgments (unjudged: 0)."""
     if variant != "standard":
         raise RankuqError(
             f"variant '{variant}' adds or removes relevant candidates; a run's lists are kept as the run "

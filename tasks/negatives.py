@@ -4,8 +4,8 @@
 rows in order of preference. The caller (``tasks.lists``) skips the query's relevant candidates,
 so no strategy has to: a list's negatives can never hold a relevant candidate.
 
-``run:<path>`` is the exception: a first-stage run to rerank. Its lists are the run's top n
-documents of each query as they are, relevant or not (``from_run``); see ``Run``.
+``run:<path>`` is the exception: a first-stage TREC run to rerank. Its lists are the TREC run's top
+n documents of each query as they are, relevant or not (``from_trec_run``); see ``TrecRun``.
 """
 
 import zlib
@@ -18,7 +18,7 @@ from rankuq.errors import RankuqError
 from rankuq.registry import Registry
 from rankuq.tasks.files import line_error
 from rankuq.tasks.pool import Pool
-from rankuq.tasks.trec_format import RUN_LAYOUT, read_trec_run
+from rankuq.tasks.trec_format import TREC_RUN_LAYOUT, read_trec_run
 
 
 def query_rng(seed: int, key: str, purpose: str) -> np.random.Generator:
@@ -33,7 +33,7 @@ class Strategy(ABC):
     description: str
     needs_native: bool = False  # only pools whose files hold whole lists support it
     judged_lists: bool = False  # lists of judged candidates only: kept whole when no n is given
-    from_run: bool = False  # lists are the strategy's top n as they are (no relevant ones added)
+    from_trec_run: bool = False  # lists are the strategy's top n as they are (no relevant ones added)
     files: tuple[Path, ...] = ()  # files besides the task's that its lists depend on (cache keys hash them)
 
     def __init__(self, cache_dir: Path | None = None) -> None:
@@ -50,10 +50,10 @@ names = REGISTRY.names
 
 
 def get(name: str) -> type[Strategy]:
-    """The strategy ``name``; ``run:<path>`` binds the ``run`` strategy to a run file."""
+    """The strategy ``name``; ``run:<path>`` binds the ``run`` strategy to a TREC run file."""
     kind, colon, argument = name.partition(":")
-    if colon and kind == Run.name:
-        return Run.bound(argument)
+    if colon and kind == TrecRun.name:
+        return TrecRun.bound(argument)
     return REGISTRY.get(name)
 
 
@@ -153,32 +153,32 @@ class Dense(Strategy):
 
 
 @REGISTRY.register
-class Run(Strategy):
+class TrecRun(Strategy):
     """The top n documents of a TREC run per query, named ``run:<path>`` (ns in a grid, strategy in
     ``build_shards``); a relative path is taken from the current directory.
 
-    Lists are the run's documents as they are, labelled by the task's judgments (unjudged: 0), so
-    a query's relevant documents the run missed are missing from its list too, as when reranking
-    any first stage. ``n`` is k (10 by default); a query with fewer documents in the run keeps
-    them all, one absent from the run has no list. Order follows trec_eval: score descending,
+    Lists are the TREC run's documents as they are, labelled by the task's judgments (unjudged: 0),
+    so a query's relevant documents it missed are missing from its list too, as when reranking any
+    first stage. ``n`` is k (10 by default); a query with fewer documents in the TREC run keeps
+    them all, one absent from it has no list. Order follows trec_eval: score descending,
     ties by docno descending; the rank column is ignored. Only the ``standard`` variant applies.
     """
 
     name = "run"
     description = "rerank a first-stage TREC run: run:<path>, the top n documents of each query"
-    from_run = True
+    from_trec_run = True
     path: Path | None = None
 
     @classmethod
-    def bound(cls, path: str) -> type["Run"]:
+    def bound(cls, path: str) -> type["TrecRun"]:
         """The strategy reading ``path``, checked to be a file now (when a grid loads)."""
         where = f"negative-sampling strategy 'run:{path}'"
         if not path.strip():
             raise RankuqError(f"{where}: name the run file, e.g. run:runs/bm25.trec")
         file = Path(path).expanduser().resolve()
         if not file.is_file():
-            raise RankuqError(f"{where}: run file not found: {file}; give a TREC run ({RUN_LAYOUT})")
-        return type("Run", (cls,), {"name": f"run:{path}", "path": file, "files": (file,)})
+            raise RankuqError(f"{where}: run file not found: {file}; give a TREC run ({TREC_RUN_LAYOUT})")
+        return type("TrecRun", (cls,), {"name": f"run:{path}", "path": file, "files": (file,)})
 
     def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
         if self.path is None:
@@ -206,7 +206,7 @@ class Run(Strategy):
 
 
 def ranked_documents(path: Path) -> dict[str, list[tuple[int, str]]]:
-    """qid → (line, docno) of the run ``path`` (``read_trec_run``), best first in trec_eval's order:
+    """qid → (line, docno) of the TREC run ``path`` (``read_trec_run``), best first in trec_eval's order:
     score descending, ties by docno descending."""
     frame = read_trec_run(path, lines=True).to_pandas()
     frame = frame.sort_values(["qid", "score", "cid"], ascending=[True, False, False], kind="stable")

@@ -1,6 +1,6 @@
 """Candidate lists cached as Parquet shards, one folder per content hash of what produced them.
 
-A folder ``<cache_dir>/<task>-<split>-<hash12>/`` holds ``part-00000.parquet …``, each a run of
+A folder ``<cache_dir>/<task>-<split>-<hash12>/`` holds ``part-00000.parquet …``, each a block of
 whole queries (contract 1). It appears only complete: shards are written into a hidden temporary
 sibling that is then renamed, so an interrupted build leaves no entry (at most a ``.…tmp-…``
 folder, which lookups ignore and which is safe to delete).
@@ -126,7 +126,7 @@ def _cache_key(settings: dict[str, object], sources: list[Path], root: Path) -> 
     """First 12 hex digits of a sha256 over the settings and the bytes of the source files.
 
     Files are named relative to ``root``, so moving the data folder keeps the cache valid (files
-    outside it, a run file, by their absolute path).
+    outside it, a TREC run file, by their absolute path).
     """
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     for path in sources:

@@ -1,6 +1,6 @@
 """TREC run and qrels files, the one reader of each: fast, strict parsing with one clear error per bad
 line (file, line, how to fix it). Read by ``rankuq evaluate`` (bench.evaluation.blackbox), by the TREC
-collections' judgments (tasks.trec) and by the first-stage runs a grid reranks (tasks.negatives)."""
+collections' judgments (tasks.trec) and by the first-stage TREC runs a grid reranks (tasks.negatives)."""
 
 import codecs
 import gzip
@@ -13,11 +13,11 @@ import pyarrow as pa
 
 from rankuq.errors import RankuqError
 
-RUN_LAYOUT = "qid Q0 docno rank score tag"
+TREC_RUN_LAYOUT = "qid Q0 docno rank score tag"
 QRELS_LAYOUT = "qid 0 docno relevance"
 
 
-# Bounds of what is read into memory: the largest run trec_eval users share (an MS MARCO top-1000 run
+# Bounds of what is read into memory: the largest TREC run trec_eval users share (an MS MARCO top-1000 one
 # of 7k queries) is about 0.4 GiB; a TREC line holds six short fields.
 MAX_TREC_BYTES = 2 << 30
 MAX_LINE_BYTES = 1 << 16
@@ -35,7 +35,7 @@ def read_trec_run(path: Path, strict: bool = False, lines: bool = False) -> pa.T
     query keeps its last line, as ir-measures and ranx do, with one warning (``strict``: an error).
     ``lines``: a column ``line`` besides, each row's line number in the file (the first is 1).
     """
-    numbers, fields = _read_fields(path, RUN_LAYOUT)
+    numbers, fields = _read_fields(path, TREC_RUN_LAYOUT)
     scores = _numbers(path, numbers, fields[4], "score", np.float64)
     bad = np.flatnonzero(~np.isfinite(scores))
     if bad.size:

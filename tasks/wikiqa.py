@@ -53,7 +53,7 @@ class WikiQA(Task):
 
 
 def _parse(rows: Iterator[tuple[int, list[str]]], path: Path, builder: PoolBuilder) -> None:
-    """Add each question's run of rows; a question whose rows are split raises (naming the line)."""
+    """Add each question's block of rows; a question whose rows are split raises (naming the line)."""
     first_line: dict[str, int] = {}
     qid: str | None = None
     question = ""

@@ -1,4 +1,4 @@
-"""``rankuq compare``: runs against a baseline run, with paired tests and corrected p-values."""
+"""``rankuq compare``: TREC runs against a baseline TREC run, with paired tests and corrected p-values."""
 
 import argparse
 import json
@@ -16,11 +16,15 @@ def compare_command(args: argparse.Namespace) -> None:
     from rankuq.bench.preflight.paths import check_input_file
     from rankuq.bench.results.comparison import CORRECTION_NAMES, TESTS, compare, footnote
 
-    for option, paths in (("run", args.runs), ("--qrels", [args.qrels]), ("--baseline", [args.baseline])):
+    for option, paths in (
+        ("run", args.trec_runs),
+        ("--qrels", [args.qrels]),
+        ("--baseline", [args.baseline]),
+    ):
         for path in filter(None, paths):  # before any is opened, as evaluate's: a named pipe blocks
             check_input_file(path, option)
     comparison = compare(
-        args.runs, args.qrels, args.baseline, args.metrics, args.correction, args.test, args.strict
+        args.trec_runs, args.qrels, args.baseline, args.metrics, args.correction, args.test, args.strict
     )
     table = comparison.table
     label, correction = TESTS[comparison.test], comparison.correction
@@ -55,12 +59,12 @@ def compare_command(args: argparse.Namespace) -> None:
 
 
 def _records(comparison: "Comparison") -> dict[str, object]:
-    """The comparison as JSON: the settings, then per run and metric its mean, the raw and corrected
+    """The comparison as JSON: the settings, then per TREC run and metric its mean, the raw and corrected
     p-value (null for the baseline) and the mark."""
     from rankuq.bench.results.comparison import TESTS
 
     label, correction = TESTS[comparison.test], comparison.correction
-    runs = []
+    trec_runs = []
     for _, row in comparison.table.iterrows():
         values = {
             name: {
@@ -71,13 +75,13 @@ def _records(comparison: "Comparison") -> dict[str, object]:
             }
             for name in comparison.metrics
         }
-        runs.append({"run": row.run, "baseline": bool(row.baseline), "metrics": values})
+        trec_runs.append({"run": row.run, "baseline": bool(row.baseline), "metrics": values})
     return {
         "baseline": comparison.baseline,
         "queries": comparison.queries,
         "test": comparison.test,
         "correction": correction,
-        "runs": runs,
+        "runs": trec_runs,
     }
 
 
@@ -90,7 +94,9 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     compare = commands.add_parser(
         "compare", help="compare TREC runs against a baseline run: paired tests, corrected p-values"
     )
-    compare.add_argument("runs", nargs="+", type=Path, help="TREC run files (qid Q0 docno rank score tag)")
+    compare.add_argument(
+        "trec_runs", metavar="runs", nargs="+", type=Path, help="TREC run files (qid Q0 docno rank score tag)"
+    )
     compare.add_argument("--qrels", type=Path, required=True, help="TREC qrels file (qid 0 docno relevance)")
     compare.add_argument(
         "--baseline", type=Path, help="the run the others are tested against (default: the first)"

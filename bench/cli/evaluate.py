@@ -1,4 +1,4 @@
-"""``rankuq evaluate``: black-box evaluation of a run file or predictions table."""
+"""``rankuq evaluate``: black-box evaluation of a TREC run file or predictions table."""
 
 import argparse
 import hashlib
@@ -13,7 +13,16 @@ from rankuq.errors import RankuqError
 MAX_NAME = 100  # a grid name's longest (bench.config.grid's plain names)
 # The options of zero-shot evaluation (--model, --task) alone.
 MODEL_OPTIONS = ("--max-length", "--ns", "--n", "--split", "--data-dir", "--seeds", "--plan", "--run-dir")
-FILE_OPTIONS = ("--run", "--qrels", "--predictions", "--dev", "--dev-run", "--dev-qrels", "--write-run")
+# The file options of black-box evaluation → their dest (bench.cli.parser): TREC runs are trec_run.
+FILE_OPTIONS = {
+    "--run": "trec_run",
+    "--qrels": "qrels",
+    "--predictions": "predictions",
+    "--dev": "dev",
+    "--dev-run": "dev_trec_run",
+    "--dev-qrels": "dev_qrels",
+    "--write-run": "write_trec_run",
+}
 
 
 def evaluate_command(args: argparse.Namespace) -> None:
@@ -27,23 +36,24 @@ def evaluate_command(args: argparse.Namespace) -> None:
     given = [name for name in MODEL_OPTIONS if getattr(args, name.removeprefix("--").replace("-", "_"))]
     if given:
         raise RankuqError(f"{given[0]} applies to a model scored on a task: give --model DIR --task NAME")
-    for option in FILE_OPTIONS:  # before any is opened: a FIFO with no writer would block for ever
-        path = getattr(args, option.removeprefix("--").replace("-", "_"))
+    # Each checked before any is opened: a FIFO with no writer would block for ever.
+    for option, dest in FILE_OPTIONS.items():
+        path = getattr(args, dest)
         if path is not None:
             check_input_file(path, option)
     probes = [probe for probe in EVALUATE_PROBES if getattr(args, probe)]
     evaluated = read_inputs(
-        run=args.run,
+        trec_run=args.trec_run,
         qrels=args.qrels,
         predictions=args.predictions,
         strict=args.strict,
         probabilities=args.probabilities,
     )
-    dev = read_dev(args.dev, args.dev_run, args.dev_qrels, args.strict, args.probabilities, probes)
+    dev = read_dev(args.dev, args.dev_trec_run, args.dev_qrels, args.strict, args.probabilities, probes)
     values = evaluate_inputs(evaluated, args.metrics, probes, dev, args.seed, args.confidences)
     queries = per_query_values(evaluated, args.metrics) if args.by_query else None
-    if args.write_run:
-        write_trec_run(evaluated.table, args.write_run)
+    if args.write_trec_run:
+        write_trec_run(evaluated.table, args.write_trec_run)
     if args.json:
         print(json.dumps(values if queries is None else {"per_query": queries, "all": values}))
         return
@@ -59,7 +69,7 @@ def _zero_shot(args: argparse.Namespace) -> None:
     from rankuq.bench.preflight.backbone_folder import locate_backbone
     from rankuq.bench.preflight.checkpoint import LONGEST, SHORTEST, check_saved_head
 
-    if args.model is None or args.task is None or args.run or args.predictions:
+    if args.model is None or args.task is None or args.trec_run or args.predictions:
         raise RankuqError(
             "zero-shot evaluation takes --model DIR and --task NAME (and no --run or --predictions)"
         )

@@ -49,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         listing.add_argument("--json", action="store_true", help=f"print the {registry} as JSON")
 
     evaluate = commands.add_parser("evaluate", help="score a TREC run or a predictions Parquet file")
-    evaluate.add_argument("--run", type=Path, help="TREC run file (qid Q0 docno rank score tag)")
+    evaluate.add_argument(
+        "--run", dest="trec_run", type=Path, help="TREC run file (qid Q0 docno rank score tag)"
+    )
     evaluate.add_argument("--qrels", type=Path, help="TREC qrels file (qid 0 docno relevance)")
     evaluate.add_argument("--predictions", type=Path, help="predictions Parquet file (contract 2)")
     evaluate.add_argument(
@@ -102,7 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "-q", "--by-query", action="store_true", help="each query's values too (ir-measures' iter_calc)"
     )
-    evaluate.add_argument("--write-run", type=Path, help="write the scored candidates as a TREC run file")
+    evaluate.add_argument(
+        "--write-run", dest="write_trec_run", type=Path, help="write the scored candidates as a TREC run file"
+    )
     evaluate.add_argument(
         "--probabilities",
         action=argparse.BooleanOptionalAction,
@@ -119,7 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--dev", type=Path, help="dev-split predictions Parquet: RA's b, abstention fits")
     evaluate.add_argument(
-        "--dev-run", type=Path, help="dev-split TREC run (with --dev-qrels), instead of --dev"
+        "--dev-run",
+        dest="dev_trec_run",
+        type=Path,
+        help="dev-split TREC run (with --dev-qrels), instead of --dev",
     )
     evaluate.add_argument("--dev-qrels", type=Path, help="dev-split TREC qrels (with --dev-run)")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the probes' splits and learners")

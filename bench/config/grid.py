@@ -86,7 +86,7 @@ class Side(BaseModel):
     @classmethod
     def _known_strategy(cls, value: str | None) -> str | None:
         if value is not None:
-            negatives.get(value)  # an unknown name, or a run file that is not there, fails on load
+            negatives.get(value)  # an unknown name, or a TREC run file that is not there, fails on load
         return value
 
     def label(self) -> str:

@@ -1,9 +1,9 @@
 """Black-box evaluation: a TREC run and qrels, or a predictions Parquet file → metric values.
 
 Values equal ir-measures' defaults (``ir_measures.calc_aggregate`` with pytrec_eval) on the same
-files: the mean is over every query of the qrels (one missing from the run scores 0 on every
-metric, as ir-measures fills it in), run queries without judgments are ignored, unjudged
-documents count as non-relevant, relevant documents the run missed still count in R@k, AP and
+files: the mean is over every query of the qrels (one missing from the TREC run scores 0 on every
+metric, as ir-measures fills it in), its queries without judgments are ignored, unjudged
+documents count as non-relevant, relevant documents it missed still count in R@k, AP and
 the nDCG ideal, and ties are broken as trec_eval does (``bench.metrics.matrix``).
 """
 
@@ -30,10 +30,10 @@ from rankuq.tasks.trec_format import read_trec_qrels, read_trec_run
 DEV_PROBES = ("risk", "abstention")  # the probes that fit on a dev split (bench.probes)
 
 
-def run_to_predictions(
-    run: pa.Table, qrels: pa.Table, probabilities: bool = False, source: str = "run"
+def trec_run_to_predictions(
+    trec_run: pa.Table, qrels: pa.Table, probabilities: bool = False, source: str = "the TREC run"
 ) -> pa.Table:
-    """A contract-2 table of the run's documents for the queries the qrels judge.
+    """A contract-2 table of the TREC run's documents for the queries the qrels judge.
 
     label is the qrels relevance, 0 for unjudged documents; samples = [score] (float32, the
     contract's type) while prob_mean keeps the exact float64 score so rankings match trec_eval.
@@ -41,7 +41,7 @@ def run_to_predictions(
     every score in [0, 1] must then be. Queries only in the qrels cannot appear here (they have no
     candidates): pass the qrels to ``metrics.compute`` to count them.
     """
-    judged = run.filter(pc.is_in(run["qid"], value_set=pc.unique(qrels["qid"])))
+    judged = trec_run.filter(pc.is_in(trec_run["qid"], value_set=pc.unique(qrels["qid"])))
     if judged.num_rows == 0:
         raise RankuqError("the run and the qrels share no query id; check that they are for the same topics")
     scores = judged["score"].to_numpy()
@@ -71,18 +71,20 @@ def check_probabilities(table: pa.Table, source: str) -> None:
         )
 
 
-def _judgements(run: pa.Table, qrels: pa.Table) -> np.ndarray:
-    """Each run row's qrels label, 0 when unjudged: (qid, cid) pairs of both tables coded
-    together, which keeps the run's row order (a join would not) and is several times faster."""
+def _judgements(trec_run: pa.Table, qrels: pa.Table) -> np.ndarray:
+    """Each TREC run row's qrels label, 0 when unjudged: (qid, cid) pairs of both tables coded
+    together, which keeps the TREC run's row order (a join would not) and is several times faster."""
     codes = [
-        pc.dictionary_encode(pa.concat_arrays([run[name].combine_chunks(), qrels[name].combine_chunks()]))
+        pc.dictionary_encode(
+            pa.concat_arrays([trec_run[name].combine_chunks(), qrels[name].combine_chunks()])
+        )
         for name in ("qid", "cid")
     ]
     pairs = codes[0].indices.to_numpy().astype(np.int64) * len(codes[1].dictionary)
     _, pair = np.unique(pairs + codes[1].indices.to_numpy(), return_inverse=True)
     label_of = np.zeros(pair.max() + 1, dtype=np.int8)
-    label_of[pair[run.num_rows :]] = qrels["label"].to_numpy()
-    return label_of[pair[: run.num_rows]]
+    label_of[pair[trec_run.num_rows :]] = qrels["label"].to_numpy()
+    return label_of[pair[: trec_run.num_rows]]
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ class Evaluated:
 
 def read_inputs(
     *,
-    run: Path | None = None,
+    trec_run: Path | None = None,
     qrels: Path | pa.Table | None = None,
     predictions: Path | pa.Table | None = None,
     strict: bool = False,
@@ -110,7 +112,7 @@ def read_inputs(
     ``probabilities`` says whether the scores are P(relevant): a TREC run's are not unless it
     is True; a predictions file's follow its own flag unless it is given (an unflagged table's:
     every prob_mean in [0, 1]). ``flags`` name the options in messages (the dev split has its own)."""
-    if predictions is not None and run is None and qrels is None:
+    if predictions is not None and trec_run is None and qrels is None:
         if isinstance(predictions, pa.Table):
             found, source = predictions, f"the {flags[2].removeprefix('--')} table"
         else:
@@ -122,15 +124,15 @@ def read_inputs(
             if probabilities:
                 check_probabilities(table, source)
         return Evaluated(table, None, source)
-    if predictions is None and run is not None and qrels is not None:
+    if predictions is None and trec_run is not None and qrels is not None:
         judged = qrels if isinstance(qrels, pa.Table) else read_trec_qrels(qrels, strict)
-        trec_run = read_trec_run(run, strict)
-        return Evaluated(
-            run_to_predictions(trec_run, judged, bool(probabilities), str(run)), judged, str(run)
+        table = trec_run_to_predictions(
+            read_trec_run(trec_run, strict), judged, bool(probabilities), str(trec_run)
         )
-    run_flag, qrels_flag, predictions_flag = flags
+        return Evaluated(table, judged, str(trec_run))
+    trec_run_flag, qrels_flag, predictions_flag = flags
     raise RankuqError(
-        f"evaluate either a TREC run with its qrels ({run_flag} RUN {qrels_flag} QRELS) or a "
+        f"evaluate either a TREC run with its qrels ({trec_run_flag} RUN {qrels_flag} QRELS) or a "
         f"predictions file ({predictions_flag} FILE.parquet), not both or neither"
     )
 
@@ -179,7 +181,7 @@ def evaluate_inputs(
 
 def per_query_values(evaluated: Evaluated, names: Sequence[str] | None = None) -> dict[str, dict[str, float]]:
     """Each query's value of every per-query metric (``ir_measures.iter_calc``'s), by qid; queries
-    of the qrels that the run missed score 0, as in the means. Pooled metrics (ECE) have none."""
+    of the qrels that the TREC run missed score 0, as in the means. Pooled metrics (ECE) have none."""
     ranking = [name for name in metric_names(evaluated, names) if not metrics.get(name).family.pooled]
     qids, values = metrics.per_query(evaluated.table, ranking, qrels=evaluated.qrels, source=evaluated.source)
     return {str(qid): {name: float(values[name][i]) for name in ranking} for i, qid in enumerate(qids)}
@@ -187,20 +189,20 @@ def per_query_values(evaluated: Evaluated, names: Sequence[str] | None = None) -
 
 def evaluate_file(
     *,
-    run: Path | None = None,
+    trec_run: Path | None = None,
     qrels: Path | None = None,
     predictions: Path | pa.Table | None = None,
     names: Sequence[str] | None = None,
     probes: Sequence[str] = (),
     dev: Path | pa.Table | None = None,
-    dev_run: Path | None = None,
+    dev_trec_run: Path | None = None,
     dev_qrels: Path | None = None,
     seed: int = 0,
     strict: bool = False,
     probabilities: bool | None = None,
     confidences: Sequence[str] | None = None,
 ) -> dict[str, float]:
-    """Metric means for a run + qrels pair, or for a predictions Parquet file, plus ``probes``.
+    """Metric means for a TREC run + qrels pair, or for a predictions Parquet file, plus ``probes``.
 
     ``names`` are ir-measures names (default ``R@1 R@5 P@1 AP RR nDCG@10``, and ``ECE``, Penha &
     Hauff, 2021's balanced one, and ``ECE.all``, every candidate pooled, for probabilities). A TREC
@@ -210,7 +212,7 @@ def evaluate_file(
     ir-measures).
 
     ``probes`` (``bench.probes``) score the same queries; the dev split (``dev``, a predictions
-    file, or ``dev_run`` with ``dev_qrels``) is the same ranker on a development split: RA's b is
+    file, or ``dev_trec_run`` with ``dev_qrels``) is the same ranker on a development split: RA's b is
     chosen there and the abstention learners are fitted there (without it: no RA choice, and 80/20
     splits of the file for the learners). ``confidences`` are the abstention probe's functions;
     reference-free ones alone (u_max, u_std, u_1-2) are scored on the whole table. Notes on what a
@@ -238,15 +240,15 @@ def evaluate_file(
     ==============  ============================================================================
     """
     evaluated = read_inputs(
-        run=run, qrels=qrels, predictions=predictions, strict=strict, probabilities=probabilities
+        trec_run=trec_run, qrels=qrels, predictions=predictions, strict=strict, probabilities=probabilities
     )
-    reference = read_dev(dev, dev_run, dev_qrels, strict, probabilities, probes)
+    reference = read_dev(dev, dev_trec_run, dev_qrels, strict, probabilities, probes)
     return evaluate_inputs(evaluated, names, probes, reference, seed, confidences)
 
 
 def read_dev(
     dev: Path | pa.Table | None,
-    dev_run: Path | None,
+    dev_trec_run: Path | None,
     dev_qrels: Path | None,
     strict: bool,
     probabilities: bool | None,
@@ -256,7 +258,7 @@ def read_dev(
     where none of ``probes`` reads it."""
     given = [
         "the dev table" if isinstance(path, pa.Table) else str(path)
-        for path in (dev, dev_run, dev_qrels)
+        for path in (dev, dev_trec_run, dev_qrels)
         if path is not None
     ]
     if not given:
@@ -267,7 +269,7 @@ def read_dev(
             f"add --{' or --'.join(DEV_PROBES)}, or drop the dev files"
         )
     return read_inputs(
-        run=dev_run,
+        trec_run=dev_trec_run,
         qrels=dev_qrels,
         predictions=dev,
         strict=strict,

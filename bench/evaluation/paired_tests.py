@@ -1,7 +1,7 @@
 """The paired significance of each method against the grid's baseline: a paired t-test per query for
 ranking metrics (papers 000 and 001), a paired bootstrap over queries for the calibration errors ECE,
 ECE.all and ERCE and the scoring rules Brier and NLL, which pool candidates and have no per-query
-value. For black-box runs (``rankuq compare``) also Fisher's paired randomisation test (their
+value. For black-box TREC runs (``rankuq compare``) also Fisher's paired randomisation test (their
 corrections are ``bench.evaluation.corrections``)."""
 
 from collections.abc import Callable, Mapping, Sequence

@@ -1,4 +1,4 @@
-"""Writing TREC runs (``rankuq evaluate --write-run``); reading runs and qrels is tasks.trec_format."""
+"""Writing TREC runs (``rankuq evaluate --write-run``); reading TREC runs and qrels is tasks.trec_format."""
 
 from pathlib import Path
 

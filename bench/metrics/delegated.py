@@ -3,7 +3,7 @@
 ``ERR@k`` (gdeval), ``Rprec`` and any other measure an installed ir-measures provider computes.
 
 Values are ir-measures' own (``ir_measures.iter_calc``, its default provider order), on the same
-query set as the core's: a query of the set that the run misses scores the measure's default (0).
+query set as the core's: a query of the set that the ranked table misses scores the measure's default (0).
 Ties follow the provider (MS MARCO's RR and the judged rate sort tied documents by docno ascending,
 trec_eval's providers descending).
 """
@@ -36,11 +36,11 @@ def per_query(
     table: pa.Table, qrels: pa.Table | None, qids: np.ndarray, measures: Sequence[Measure]
 ) -> dict[Measure, np.ndarray]:
     """Each measure's value of every query of ``qids``, in their order. ``qrels`` (qid, cid, label)
-    judge the run; without them the table's labels are its qrels (a predictions file)."""
+    judge the table (ir-measures' TREC run); without them its labels are its qrels (a predictions file)."""
     index = pd.Index(qids)
     judged = (table if qrels is None else qrels).select(["qid", "cid", "label"])
     judged = judged.filter(pc.is_in(judged["qid"], value_set=pa.array(qids)))
-    run = table.filter(pc.is_in(table["qid"], value_set=pa.array(qids)))
+    trec_run = table.filter(pc.is_in(table["qid"], value_set=pa.array(qids)))
     found = ir_measures.iter_calc(
         list(measures),
         pd.DataFrame(
@@ -52,9 +52,9 @@ def per_query(
         ),
         pd.DataFrame(
             {
-                "query_id": _numbered(index, run),
-                "doc_id": run["cid"].to_pylist(),
-                "score": run["prob_mean"].to_numpy().astype(np.float64),
+                "query_id": _numbered(index, trec_run),
+                "doc_id": trec_run["cid"].to_pylist(),
+                "score": trec_run["prob_mean"].to_numpy().astype(np.float64),
             }
         ),
     )

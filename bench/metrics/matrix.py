@@ -103,18 +103,18 @@ def ranked_lists(
 def _query_codes(table: pa.Table, qrels: pa.Table | None) -> tuple[pa.Array, np.ndarray]:
     """The sorted query ids and each table row's index into them (-1: not a qrels query).
 
-    Rows of a query are usually contiguous, so ids are compared once per run of equal ids, not
+    Rows of a query are usually contiguous, so ids are compared once per block of equal ids, not
     once per row.
     """
     qid = table["qid"].combine_chunks()
     starts = np.flatnonzero(np.concatenate([[True], _changes(qid)]))
-    run_qids = qid.take(starts)
+    block_qids = qid.take(starts)
     if qrels is None:
-        qids, run_codes = _sorted_codes(run_qids)
+        qids, block_codes = _sorted_codes(block_qids)
     else:
         qids = _sorted_codes(qrels["qid"].combine_chunks())[0]
-        run_codes = pc.fill_null(pc.index_in(run_qids, value_set=qids), -1).to_numpy()
-    return qids, np.repeat(run_codes, np.diff(np.append(starts, len(qid))))
+        block_codes = pc.fill_null(pc.index_in(block_qids, value_set=qids), -1).to_numpy()
+    return qids, np.repeat(block_codes, np.diff(np.append(starts, len(qid))))
 
 
 def _sorted_codes(values: pa.Array) -> tuple[pa.Array, np.ndarray]:

@@ -1,11 +1,11 @@
-"""``rankuq compare``: black-box TREC runs against a baseline run, with paired tests per query.
+"""``rankuq compare``: black-box TREC runs against a baseline TREC run, with paired tests per query.
 
-Each run is evaluated as ``rankuq evaluate`` evaluates it (``bench.evaluation.blackbox``: the queries
-of the qrels, ir-measures' values); every other run is tested against the baseline on each metric's
+Each TREC run is evaluated as ``rankuq evaluate`` evaluates it (``bench.evaluation.blackbox``: the
+queries of the qrels, ir-measures' values); every other one is tested against the baseline on each metric's
 per-query values by the test asked: a two-sided paired Student's t-test (``scipy.stats.ttest_rel``,
 as ranx's ``compare``; the default) or Fisher's paired randomisation test (its assignments drawn a
-block at a time: two 300k-query runs stay within 2 GB). The p-values are corrected over the table
-(every run × metric) by Benjamini–Hochberg or Holm; the marks are the leaderboard's.
+block at a time: two 300k-query TREC runs stay within 2 GB). The p-values are corrected over the
+table (every TREC run × metric) by Benjamini–Hochberg or Holm; the marks are the leaderboard's.
 """
 
 from collections.abc import Sequence
@@ -30,9 +30,9 @@ CORRECTION_NAMES = {"bh": "Benjamini–Hochberg", "holm": "Holm"}  # option valu
 
 @dataclass(frozen=True)
 class Comparison:
-    """The table (a row per run: ``run``, ``baseline``, then per metric its mean, the test's raw and
-    corrected p-value, ``{metric} {label} p`` and ``… p {correction}`` with ``label`` the test's
-    ``TESTS`` label, and the mark), with what it was made of."""
+    """The table (a row per TREC run: ``run``, its file name, ``baseline``, then per metric its mean,
+    the test's raw and corrected p-value, ``{metric} {label} p`` and ``… p {correction}`` with
+    ``label`` the test's ``TESTS`` label, and the mark), with what it was made of."""
 
     table: pd.DataFrame
     metrics: list[str]
@@ -43,7 +43,7 @@ class Comparison:
 
 
 def compare(
-    runs: Sequence[Path],
+    trec_runs: Sequence[Path],
     qrels: Path,
     baseline: Path | None = None,
     names: Sequence[str] | None = None,
@@ -51,12 +51,13 @@ def compare(
     test: str = "t",
     strict: bool = False,
 ) -> Comparison:
-    """Compare ``runs`` (and ``baseline``, the first run unless given) on ``names`` (default
-    ``metrics.DEFAULT_METRICS``) by ``test`` (a key of ``TESTS``), whose corrected p-values mark a run."""
+    """Compare ``trec_runs`` (and ``baseline``, the first unless given) on ``names`` (default
+    ``metrics.DEFAULT_METRICS``) by ``test`` (a key of ``TESTS``), whose corrected p-values mark
+    a TREC run."""
     if test not in TESTS:
         raise RankuqError(f"unknown test '{test}'; valid: {', '.join(TESTS)}")
     corrected(np.zeros(0), correction)  # refuses an unknown correction before any file is read
-    paths = list(dict.fromkeys([*([baseline] if baseline is not None else []), *runs]))
+    paths = list(dict.fromkeys([*([baseline] if baseline is not None else []), *trec_runs]))
     if len(paths) < 2:
         raise RankuqError("rankuq compare needs at least two runs (a baseline and one to test against it)")
     chosen = _checked_names(names)
@@ -65,11 +66,11 @@ def compare(
     qids: np.ndarray | None = None
     judged = read_trec_qrels(qrels, strict)  # once: it may be a pipe
     for path, label in zip(paths, labels, strict=True):
-        evaluated = read_inputs(run=path, qrels=judged, strict=strict)
+        evaluated = read_inputs(trec_run=path, qrels=judged, strict=strict)
         found, values[label] = metrics.per_query(
             evaluated.table, chosen, qrels=evaluated.qrels, source=str(path)
         )
-        qids = found  # every run is scored on the qrels' queries
+        qids = found  # every TREC run is scored on the qrels' queries
     assert qids is not None
     if len(qids) < 2:
         raise RankuqError(
@@ -92,7 +93,7 @@ def _checked_names(names: Sequence[str] | None) -> list[str]:
 
 
 def _labels(paths: list[Path]) -> list[str]:
-    """Each run's file name, or its path where two runs share a name."""
+    """Each TREC run's file name, or its path where two share a name."""
     names = [path.name for path in paths]
     return names if len(set(names)) == len(names) else [str(path) for path in paths]
 
@@ -100,16 +101,16 @@ def _labels(paths: list[Path]) -> list[str]:
 def _table(
     values: dict[str, dict[str, np.ndarray]], baseline: str, names: list[str], correction: str, test: str
 ) -> pd.DataFrame:
-    rows = pd.DataFrame({"run": list(values), "baseline": [run == baseline for run in values]})
+    rows = pd.DataFrame({"run": list(values), "baseline": [label == baseline for label in values]})
     others = rows.index[~rows.baseline]
     raw = np.full((len(rows), len(names)), np.nan)
     for index in others:
-        run = values[rows.run[index]]
-        differences = np.stack([run[name] - values[baseline][name] for name in names])
+        trec_run = values[rows.run[index]]
+        differences = np.stack([trec_run[name] - values[baseline][name] for name in names])
         if test == "randomisation":  # one draw of assignments serves every metric
             raw[index] = randomisation_ps(differences)
         else:
-            raw[index] = [paired_t(run[name], values[baseline][name]).p for name in names]
+            raw[index] = [paired_t(trec_run[name], values[baseline][name]).p for name in names]
     adjusted = corrected(raw.ravel(), correction).reshape(raw.shape)
     label = TESTS[test]
     for column, name in enumerate(names):

@@ -198,7 +198,7 @@ def test_strategies_registered() -> None:
     assert negatives.names() == ["bm25", "dense", "judged", "native", "random", "run"]
 
 
-def test_run_lists_are_the_runs_top_n_as_they_are(
+def test_trec_run_lists_are_its_top_n_as_they_are(
     make_pool: Callable[..., Pool], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Relevant documents the run missed stay missing, unjudged ones are 0; q0 has no run lines."""

@@ -102,7 +102,7 @@ def test_a_run_is_ranked_by_score_then_docno_descending(tmp_path: Path) -> None:
 
 def test_run_gives_the_top_depth_rows_of_each_query_in_the_run(tmp_path: Path) -> None:
     strategy = negatives.get(f"run:{write_run(tmp_path, RUN)}")
-    assert strategy.from_run and strategy.files == (tmp_path / "first-stage.trec",)
+    assert strategy.from_trec_run and strategy.files == (tmp_path / "first-stage.trec",)
     assert ranked(strategy.name, tiny_pool(), depth=3) == [[2, 4, 0], []]  # q1 is not in the run
 
 

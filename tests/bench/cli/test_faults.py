@@ -122,10 +122,10 @@ def test_bad_input_exits_2_with_one_line_naming_it(tmp_path, run_dir, capsys, bu
 def test_a_bom_is_not_part_of_the_first_qid(tmp_path, capsys):
     bom = codecs.BOM_UTF8.decode()
     plain = evaluate.evaluate_file(
-        run=write_file(tmp_path / "a", RUN), qrels=write_file(tmp_path / "b", QRELS)
+        trec_run=write_file(tmp_path / "a", RUN), qrels=write_file(tmp_path / "b", QRELS)
     )
     with_bom = evaluate.evaluate_file(
-        run=write_file(tmp_path / "c", bom + RUN), qrels=write_file(tmp_path / "d", bom + QRELS)
+        trec_run=write_file(tmp_path / "c", bom + RUN), qrels=write_file(tmp_path / "d", bom + QRELS)
     )
     assert with_bom == plain and plain["R@1"] == 0.5
 
@@ -134,7 +134,7 @@ def test_a_repeated_docno_keeps_the_last_line_as_ir_measures_does(tmp_path, capl
     ir_measures = pytest.importorskip("ir_measures")
     run = write_file(tmp_path / "run", RUN + "q1 Q0 d2 3 0.95 t\nq2 Q0 d3 3 0.1 t\nq1 Q0 d2 4 0.99 t\n")
     qrels = write_file(tmp_path / "qrels", QRELS)
-    values = evaluate.evaluate_file(run=run, qrels=qrels)
+    values = evaluate.evaluate_file(trec_run=run, qrels=qrels)
     expected = ir_measures.calc_aggregate(
         [ir_measures.parse_measure(m) for m in ("R@1", "RR", "AP")],
         ir_measures.read_trec_qrels(str(qrels)),

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rankuq.bench import metrics
-from rankuq.bench.evaluation.blackbox import evaluate_file, run_to_predictions
+from rankuq.bench.evaluation.blackbox import evaluate_file, trec_run_to_predictions
 from rankuq.bench.metrics.ece import balanced_weights, expected_calibration_error
 from rankuq.bench.predictions import PROBABILISTIC_KEY, predictions_table
 from rankuq.errors import RankuqError
@@ -58,7 +58,7 @@ def ir_measures_means(run: Path, qrels: Path, names: list[str]) -> dict[str, flo
 @pytest.mark.parametrize("seed", range(3))
 def test_trec_run_matches_ir_measures(tmp_path: Path, seed: int) -> None:
     run, qrels = trec_files(tmp_path, seed, probabilities=False)
-    ours = evaluate_file(run=run, qrels=qrels)
+    ours = evaluate_file(trec_run=run, qrels=qrels)
     assert list(ours) == DEFAULT  # scores are not probabilities: no ECE
     expected = ir_measures_means(run, qrels, DEFAULT)
     for name in DEFAULT:
@@ -68,7 +68,7 @@ def test_trec_run_matches_ir_measures(tmp_path: Path, seed: int) -> None:
 def test_probability_run_adds_ece_over_judged_queries(tmp_path: Path) -> None:
     run, qrels = trec_files(tmp_path, 3, probabilities=True)
     ours = evaluate_file(
-        run=run, qrels=qrels, names=["AP", "nDCG", "P@10", "ECE", "ECE.all"], probabilities=True
+        trec_run=run, qrels=qrels, names=["AP", "nDCG", "P@10", "ECE", "ECE.all"], probabilities=True
     )
     expected = ir_measures_means(run, qrels, ["AP", "nDCG", "P@10"])
     for name, value in expected.items():
@@ -86,7 +86,7 @@ def test_probability_run_adds_ece_over_judged_queries(tmp_path: Path) -> None:
     )
 
 
-def test_run_to_predictions_follows_the_contract(tmp_path: Path) -> None:
+def test_trec_run_to_predictions_follows_the_contract(tmp_path: Path) -> None:
     run = read_trec_run(
         write(
             tmp_path / "run",
@@ -94,7 +94,7 @@ def test_run_to_predictions_follows_the_contract(tmp_path: Path) -> None:
         )
     )
     qrels = read_trec_qrels(write(tmp_path / "qrels", ["q1 0 b 2", "q1 0 c 1", "q2 0 a 1"]))
-    table = run_to_predictions(run, qrels, probabilities=True)
+    table = trec_run_to_predictions(run, qrels, probabilities=True)
     assert table.to_pydict() | {"samples": None} == {
         "qid": ["q1", "q1"],  # q9 is not judged
         "cid": ["a", "b"],
@@ -104,12 +104,12 @@ def test_run_to_predictions_follows_the_contract(tmp_path: Path) -> None:
     }
     assert table["samples"].type == pa.list_(pa.float32())
     assert table.schema.metadata[PROBABILISTIC_KEY] == b"true"
-    assert run_to_predictions(run, qrels).schema.metadata[PROBABILISTIC_KEY] == b"false"  # no guessing
+    assert trec_run_to_predictions(run, qrels).schema.metadata[PROBABILISTIC_KEY] == b"false"  # no guessing
     loud = run.set_column(2, "score", pa.array([3.0, 0.1, 0.5]))
     with pytest.raises(
         RankuqError, match=r"--probabilities, but qid q1 docno a scores 3.0, outside \[0, 1\]"
     ):
-        run_to_predictions(loud, qrels, probabilities=True)
+        trec_run_to_predictions(loud, qrels, probabilities=True)
 
 
 def test_predictions_file_keeps_queries_without_relevant(tmp_path: Path) -> None:
@@ -136,7 +136,7 @@ def test_gzip_crlf_blank_lines_and_no_final_newline_are_read(tmp_path: Path) -> 
     with gzip.open(run, "wb") as f:
         f.write(b"q1 Q0 a 1 2.0 t\r\n\r\n  q1\tQ0  b 2 1.0 t")
     qrels = write(tmp_path / "qrels", ["", "q1 0 b 1"])
-    assert evaluate_file(run=run, qrels=qrels, names=["RR"]) == {"RR": 0.5}
+    assert evaluate_file(trec_run=run, qrels=qrels, names=["RR"]) == {"RR": 0.5}
 
 
 @pytest.mark.parametrize(
@@ -162,21 +162,21 @@ def test_malformed_files_are_refused_by_line(
 ) -> None:
     run, qrels = write(tmp_path / "run", run_lines), write(tmp_path / "qrels", qrels_lines)
     with pytest.raises(RankuqError, match=re.escape(message)):
-        evaluate_file(run=run, qrels=qrels, strict=True)  # strict: a repeated docno is refused too
+        evaluate_file(trec_run=run, qrels=qrels, strict=True)  # strict: a repeated docno is refused too
 
 
 def test_wrong_inputs_are_refused(tmp_path: Path) -> None:
     run = write(tmp_path / "run", ["q1 Q0 a 1 1.0 t"])
-    given: list[dict[str, Any]] = [{"run": run}, {}, {"run": run, "qrels": run, "predictions": run}]
+    given: list[dict[str, Any]] = [{"trec_run": run}, {}, {"trec_run": run, "qrels": run, "predictions": run}]
     for kwargs in given:
         with pytest.raises(RankuqError, match="either a TREC run with its qrels"):
             evaluate_file(**kwargs)
     (tmp_path / "latin1").write_bytes(b"q1 Q0 a 1 1.0 t\nq1 Q0 caf\xe9 2 0.5 t\n")
     qrels = write(tmp_path / "qrels", ["q1 0 a 1"])  # the qrels are read first: valid ones
     with pytest.raises(RankuqError, match="latin1, line 2: not UTF-8 text"):
-        evaluate_file(run=tmp_path / "latin1", qrels=qrels)
+        evaluate_file(trec_run=tmp_path / "latin1", qrels=qrels)
     with pytest.raises(RankuqError, match=r"missing\.txt: cannot read"):
-        evaluate_file(run=tmp_path / "missing.txt", qrels=qrels)
+        evaluate_file(trec_run=tmp_path / "missing.txt", qrels=qrels)
     with pytest.raises(RankuqError, match="run: cannot read as Parquet"):
         evaluate_file(predictions=run)
     pq.write_table(pa.table({"qid": ["q"], "cid": ["a"]}), tmp_path / "p.parquet")
@@ -388,7 +388,7 @@ def test_reference_free_confidences_give_whole_table_naucs_under_one_spelling(
 def read_inputs_table(run: Path, qrels: Path) -> pa.Table:
     from rankuq.bench.evaluation.blackbox import read_inputs
 
-    return read_inputs(run=run, qrels=qrels).table
+    return read_inputs(trec_run=run, qrels=qrels).table
 
 
 def test_a_dev_split_as_trec_files_equals_the_same_dev_as_predictions(
