@@ -6,7 +6,6 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import ray
@@ -83,7 +82,7 @@ def epoch_means(losses: list[float], epochs: int) -> list[float]:
 
 
 # Hands an epoch's metrics on and stores its checkpoint, written by the callable it is given into a folder.
-Publish = Callable[[dict[str, Any], Callable[[Path], None]], None]
+Publish = Callable[[dict[str, object], Callable[[Path], None]], None]
 # The training state to resume a member from (its method and fresh model given), if any.
 Resume = Callable[[NeuralMethod, nn.Module], TrainState | None]
 
@@ -157,7 +156,7 @@ def fine_tune_member(
     _fine_tune(job, method, model, net, pairs, configs, report, resume, (rank, job.workers))
 
 
-def _placement(started: float) -> dict[str, Any]:
+def _placement(started: float) -> dict[str, object]:
     """Where and when this worker trains, from Ray's own records: its node, the GPU ids Ray granted
     it, its device and the wall-clock span so far (what shows members packed on one GPU)."""
     return {

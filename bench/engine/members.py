@@ -7,7 +7,6 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import ray
 import ray.train.torch
@@ -27,7 +26,7 @@ from rankuq.bench.engine.member_training import fine_tune_member
 from rankuq.bench.engine.placement_groups import OrphanSweeper
 from rankuq.bench.engine.session import leave_ctrl_c_to_driver
 from rankuq.bench.engine.training_loop import TrainState
-from rankuq.bench.planning.jobs import TrainJob
+from rankuq.bench.planning.jobs import Spec, TrainJob
 from rankuq.bench.rundir.atomic import staged_folder
 from rankuq.bench.rundir.layout import TRAINING_FILE
 from rankuq.errors import RankuqError
@@ -38,6 +37,26 @@ from rankuq.methods.base import NeuralMethod
 # every raised error (Ray 2.60 has no per-exception policy), and the card's holders do not leave
 # between retries. The driver raises it once all trials end.
 REFUSED = "refused"
+
+
+class MemberTrial(Spec):
+    """A member trial's Tune config (its entry of the param space): the job it trains."""
+
+    job: TrainJob
+
+
+class MemberReport(Spec):
+    """What a member's trial reports to Tune, by the wire's keys: its training record and the folder of
+    its checkpoint, or its refusal (``REFUSED``). Read from a trial's result where Tune hands it over;
+    Tune's own keys beside these are ignored."""
+
+    refused: str | None = None
+    training: dict[str, object] | None = None
+    checkpoint_dir: str | None = None
+
+    def report(self) -> None:
+        """Report this to Tune, from inside the trial."""
+        tune.report(self.model_dump(exclude_none=True))
 
 
 def rankuq_cause(error: BaseException | None) -> RankuqError | None:
@@ -57,7 +76,7 @@ def rankuq_cause(error: BaseException | None) -> RankuqError | None:
     return None
 
 
-def train_member(config: dict[str, Any]) -> None:
+def train_member(config: dict[str, object]) -> None:
     """Ray Train worker loop, the entry point of a ``TrainJob`` with trainer "train": fine-tune one
     member, reporting a checkpoint after every epoch. A restarted worker (FailureConfig), a retried
     trial or a rerun of the grid (same run name, so Ray Train restores its checkpoints) resumes from
@@ -72,7 +91,7 @@ def train_member(config: dict[str, Any]) -> None:
         with checkpoint.as_directory() as folder:  # a remote one is downloaded for the block only
             return load_checkpoint(Path(folder), method, model)
 
-    def publish(metrics: dict[str, Any], save: Callable[[Path], None]) -> None:
+    def publish(metrics: dict[str, object], save: Callable[[Path], None]) -> None:
         with tempfile.TemporaryDirectory() as folder:
             save(Path(folder))
             # Every rank reports; the ranks' weights agree, so rank 0's checkpoint is kept.
@@ -87,38 +106,36 @@ def train_member(config: dict[str, Any]) -> None:
     fine_tune_member(job, publish, resume, refuse, rank)
 
 
-def train_in_trial(config: dict[str, Any]) -> None:
+def train_in_trial(job: TrainJob) -> None:
     """The Tune trial of a ``TrainJob`` with trainer "trial": the member trains in this process. Its
     epoch checkpoints go to RUN_DIR/ray/<key>/epoch-N (the storage every node sees); a retried trial
     or a rerun of the grid resumes from the latest, as from Ray Train's run folder of the same name."""
-    job = TrainJob.from_dict(config["job"])
     folder = Path(job.storage) / job.key
     latest = next(reversed(epoch_checkpoints(folder)), None)
     if latest is not None:  # killed after its last epoch, before Tune saw the trial end: report it again
         metrics = json.loads((latest / TRAINING_FILE).read_text())
         if metrics.get("stopped_early") or metrics["epoch"] >= job.train.epochs:
-            tune.report({"training": metrics, "checkpoint_dir": str(latest)})
+            MemberReport(training=metrics, checkpoint_dir=str(latest)).report()
             return
 
-    def publish(metrics: dict[str, Any], save: Callable[[Path], None]) -> None:
+    def publish(metrics: dict[str, object], save: Callable[[Path], None]) -> None:
         target = folder / f"{EPOCH_PREFIX}{metrics['epoch']}"
         with staged_folder(target) as staging:  # a trial killed mid-save keeps the epochs before
             save(staging)
             (staging / TRAINING_FILE).write_text(json.dumps(metrics))
         for older in epoch_checkpoints(folder)[:-1]:
             shutil.rmtree(older)
-        tune.report({"training": metrics, "checkpoint_dir": str(target)})
+        MemberReport(training=metrics, checkpoint_dir=str(target)).report()
 
     def resume(method: NeuralMethod, model: nn.Module) -> TrainState | None:
         return load_checkpoint(latest, method, model) if latest else None
 
-    fine_tune_member(job, publish, resume, lambda message: tune.report({REFUSED: message}))
+    fine_tune_member(job, publish, resume, lambda message: MemberReport(refused=message).report())
 
 
-def train_trial(config: dict[str, Any]) -> None:
+def train_trial(job: TrainJob) -> None:
     """One Tune trial = one member: a TorchTrainer of ``job.workers`` data-parallel workers sharing
     the trial's CPUs and GPUs (a fraction of a GPU only with one worker, as the grid checks)."""
-    job = TrainJob.from_dict(config["job"])
     trainer = TorchTrainer(
         train_member,
         train_loop_config=job.to_dict(),
@@ -139,10 +156,10 @@ def train_trial(config: dict[str, Any]) -> None:
     )
     result = trainer.fit()
     if (refusal := (result.metrics or {}).get(REFUSED)) is not None:
-        tune.report({REFUSED: refusal})
+        MemberReport(refused=str(refusal)).report()
         return
     assert result.checkpoint is not None  # every epoch reports one (a failed fit raises)
-    tune.report({"training": result.metrics, "checkpoint_dir": result.checkpoint.path})
+    MemberReport(training=result.metrics, checkpoint_dir=result.checkpoint.path).report()
 
 
 class _MemberSaver(tune.Callback):
@@ -152,12 +169,14 @@ class _MemberSaver(tune.Callback):
     def __init__(self, models_dir: Path, storage: Path, advance: Callable[[str], None]) -> None:
         self.models_dir, self.storage, self.advance = models_dir, storage, advance
 
-    def on_trial_complete(self, iteration: int, trials: list[Trial], trial: Trial, **info: Any) -> None:
-        if REFUSED in trial.last_result:  # trained nothing; the driver raises its refusal
+    def on_trial_complete(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
+        report = MemberReport.from_dict(trial.last_result)
+        if report.refused is not None:  # trained nothing; the driver raises its refusal
             return
-        key = trial.config["job"]["key"]
+        assert report.checkpoint_dir is not None and report.training is not None  # a trial that completed
+        key = MemberTrial.from_dict(trial.config).job.key
         shutil.rmtree(self.models_dir / key, ignore_errors=True)  # an earlier version's folder
-        checkpoint = Path(trial.last_result["checkpoint_dir"])
+        checkpoint = Path(report.checkpoint_dir)
         best = checkpoint / BEST_FOLDER  # early stopping keeps the best dev epoch's member
         with staged_folder(self.models_dir / key) as staging:  # a killed copy is no model
             shutil.copytree(
@@ -166,29 +185,30 @@ class _MemberSaver(tune.Callback):
                 ignore=shutil.ignore_patterns(STATE_FILE, BEST_FOLDER, ".*"),
                 dirs_exist_ok=True,
             )
-            (staging / TRAINING_FILE).write_text(json.dumps(trial.last_result["training"]))
+            (staging / TRAINING_FILE).write_text(json.dumps(report.training))
         shutil.rmtree(self.storage / key)  # its epoch checkpoints, optimizer state included
         self.advance(key)
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         return {}  # Tune pickles its callbacks with the experiment state, which a rerun never restores
 
 
 def _trial_name(trial: Trial) -> str:
-    return f"member-{trial.config['job']['key']}"
+    return f"member-{MemberTrial.from_dict(trial.config).job.key}"
 
 
-def member_trial(config: dict[str, Any]) -> None:
+def member_trial(config: dict[str, object]) -> None:
     """One Tune trial = one member, trained where its job says (``ResourcesConfig.trainer``)."""
-    (train_in_trial if config["job"]["trainer"] == "trial" else train_trial)(config)
+    job = MemberTrial.from_dict(config).job
+    (train_in_trial if job.trainer == "trial" else train_trial)(job)
 
 
-def _trial_resources(config: dict[str, Any]) -> tune.PlacementGroupFactory:
+def _trial_resources(config: dict[str, object]) -> tune.PlacementGroupFactory:
     """What a member's trial holds: its CPUs and GPU share where it trains itself; where a Train
     worker trains, nothing (the worker holds them; a bundle cannot be empty)."""
-    job = config["job"]
-    if job["trainer"] == "trial":
-        return tune.PlacementGroupFactory([{"CPU": job["cpus"], "GPU": job["gpus"]}])
+    job = MemberTrial.from_dict(config).job
+    if job.trainer == "trial":
+        return tune.PlacementGroupFactory([{"CPU": job.cpus, "GPU": job.gpus}])
     return tune.PlacementGroupFactory([{"CPU": 0, "memory": 1 << 20}])
 
 
@@ -206,11 +226,7 @@ def train_members(
     leave_ctrl_c_to_driver()
     tuner = tune.Tuner(
         tune.with_resources(member_trial, _trial_resources),
-        param_space={
-            "job": tune.grid_search(
-                [job.model_copy(update={"storage": str(storage)}).to_dict() for job in jobs]
-            )
-        },
+        param_space={"job": tune.grid_search([_stored(job, storage).to_dict() for job in jobs])},
         tune_config=tune.TuneConfig(
             max_concurrent_trials=max_concurrent,
             # A member that trains in its trial hands the process (torch imported) to the next one.
@@ -231,11 +247,13 @@ def train_members(
         raise_failure(result)
 
 
-def raise_failure(result: Any) -> None:
+def raise_failure(result: tune.Result) -> None:
     """Raise a RankuqError if the Tune ``result`` of a member is a failure or a refusal: the member's
     own RankuqError (the preflight's) by its message alone, not buried in Ray's traceback."""
-    key = result.config["job"]["key"]
-    if (refusal := (result.metrics or {}).get(REFUSED)) is not None:
+    if result.config is None:  # Tune has no result of the trial at all, not even its config
+        raise RankuqError(f"a member's trial failed before it reported: {result.error}")
+    key = MemberTrial.from_dict(result.config).job.key
+    if (refusal := MemberReport.from_dict(result.metrics or {}).refused) is not None:
         raise RankuqError(f"training member {key}: {refusal}")
     if result.error is not None:
         if (cause := rankuq_cause(result.error)) is not None:

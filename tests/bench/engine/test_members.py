@@ -181,14 +181,29 @@ def test_a_member_refused_by_the_gpu_preflight_is_tried_once_and_named_plainly(t
 def test_a_members_own_error_is_unwrapped_from_rays():
     """A RankuqError a member raised (one of several data-parallel workers refused, say) comes out
     of Ray's wrappers by its message; another failure keeps Ray's whole error."""
-    from types import SimpleNamespace
-
+    from ray import tune
     from ray.exceptions import RayTaskError
 
+    from rankuq.backbone import ModelConfig
+    from rankuq.bench.config.training import TrainConfig
     from rankuq.bench.engine.members import REFUSED, raise_failure
+    from rankuq.bench.planning.jobs import TrainJob
 
-    def result(error: BaseException | None, metrics: dict | None = None) -> SimpleNamespace:
-        return SimpleNamespace(config={"job": {"key": "k1"}}, error=error, metrics=metrics or {})
+    job = TrainJob(
+        key="k1",
+        method="bert",
+        params={},
+        shards="",
+        seed=0,
+        model=ModelConfig(),
+        train=TrainConfig(),
+        cpus=1,
+        gpus=0,
+        workers=1,
+    )
+
+    def result(error: Exception | None, metrics: dict[str, object] | None = None) -> tune.Result:
+        return tune.Result({"config": {"job": job.to_dict()}, **(metrics or {})}, None, error, path="")
 
     try:  # Ray Train's wrapper, chained as `raise … from` the worker's error
         raise RuntimeError("Training failed") from RankuqError("member k1 needs about 999 MiB")
