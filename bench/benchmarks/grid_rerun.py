@@ -36,7 +36,7 @@ def timed_run(grid: Path, run_dir: Path) -> Timing:
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
-    return Timing(seconds, len(Tracker(default_tracking_uri(run_dir)).run_keys()), os.getloadavg())
+    return Timing(seconds, len(Tracker(default_tracking_uri(run_dir)).mlflow_run_keys()), os.getloadavg())
 
 
 def measure(grid: Path, run_dir: Path) -> tuple[Timing, Timing]:

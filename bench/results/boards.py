@@ -26,10 +26,10 @@ from rankuq.bench.rundir.layout import PLOT_INDEX, RunLayout
 from rankuq.errors import RankuqError
 
 if TYPE_CHECKING:  # MLflow takes over a second to import; a run directory's board needs none of it
-    from mlflow.entities import Run
+    from mlflow.entities import Run as MlflowRun
     from mlflow.tracking import MlflowClient
 
-SEARCH_LIMIT = 50_000  # the most runs one MLflow search returns; a grid has far fewer cells
+SEARCH_LIMIT = 50_000  # the most MLflow runs one search returns; a grid has far fewer cells
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ def _plot_path(index: Path, name: object) -> Path:
 
 
 def read_tracking(uri: str, grid: str | None, folder: Path, experiment: str | None = None) -> Board:
-    """The newest grid run in MLflow at ``uri`` (or the one named ``grid``) as a board, its plot
+    """The newest grid's MLflow run at ``uri`` (or the one named ``grid``) as a board, its plot
     artifacts downloaded into ``folder``. What is read is described in ``bench.results.tracking``."""
     from mlflow.exceptions import MlflowException
 
@@ -215,18 +215,18 @@ def read_tracking(uri: str, grid: str | None, folder: Path, experiment: str | No
         raise RankuqError(
             f"no MLflow experiment '{name}' at {uri}: run `rankuq run` first or name --experiment"
         )
-    parent = _grid_run(client, found.experiment_id, uri, grid)
-    grid_id = parent.info.run_id
+    parent = _parent_mlflow_run(client, found.experiment_id, uri, grid)
+    parent_id = parent.info.run_id
     cells = client.search_runs(
         [found.experiment_id],
-        f"tags.`mlflow.parentRunId` = '{grid_id}' and tags.`{LEVEL_TAG}` = 'cell'",
+        f"tags.`mlflow.parentRunId` = '{parent_id}' and tags.`{LEVEL_TAG}` = 'cell'",
         max_results=SEARCH_LIMIT,
     )
-    source = f"grid run {parent.info.run_name!r} ({grid_id}) at {uri}"
+    source = f"grid run {parent.info.run_name!r} ({parent_id}) at {uri}"
     try:
         table = _cell_table(parent.data.tags[METRICS_TAG], parent.data.tags[BASELINE_TAG], cells)
-        ids = {(run.data.tags["shift"], run.data.tags["method"]): run.info.run_id for run in cells}
-        plots = _read_index(Path(client.download_artifacts(grid_id, PLOT_INDEX, str(folder))))
+        ids = {(cell.data.tags["shift"], cell.data.tags["method"]): cell.info.run_id for cell in cells}
+        plots = _read_index(Path(client.download_artifacts(parent_id, PLOT_INDEX, str(folder))))
         for plot in plots:
             client.download_artifacts(ids[plot.condition, plot.method], plot.path.name, str(folder))
     except (KeyError, ValueError, MlflowException) as error:
@@ -238,34 +238,36 @@ def read_tracking(uri: str, grid: str | None, folder: Path, experiment: str | No
     return Board(parent.info.run_name, table, plots)
 
 
-def _grid_run(client: "MlflowClient", experiment_id: str, uri: str, grid: str | None) -> "Run":
+def _parent_mlflow_run(client: "MlflowClient", experiment_id: str, uri: str, grid: str | None) -> "MlflowRun":
+    """The newest grid's MLflow run (the parent of its cells'), or the newest named ``grid``."""
     # The name is matched here, not in the filter string: MLflow's filter syntax has no escape for
     # a quote, so a name like "it's" would break (or change) the query.
     is_grid = f"tags.`{LEVEL_TAG}` = 'grid'"
     grids = client.search_runs(
         [experiment_id], is_grid, order_by=["attributes.start_time DESC"], max_results=SEARCH_LIMIT
     )
-    runs = [run for run in grids if grid is None or run.info.run_name == grid]
-    if not runs:
-        names = sorted({run.info.run_name for run in grids})
+    named = [parent for parent in grids if grid is None or parent.info.run_name == grid]
+    if not named:
+        names = sorted({parent.info.run_name for parent in grids})
         raise RankuqError(
             f"no grid run{f' named {grid!r}' if grid else ''} at {uri} (grids there: "
             f"{', '.join(names) or 'none'}); run `rankuq run --tracking-uri {uri}` first"
         )
-    return runs[0]
+    return named[0]
 
 
-def _cell_table(metrics_tag: str, baseline: str, cells: "list[Run]") -> pd.DataFrame:
+def _cell_table(metrics_tag: str, baseline: str, cells: "list[MlflowRun]") -> pd.DataFrame:
+    """The board's rows from the cells' MLflow runs, in leaderboard.csv's order (``ROW_TAG``)."""
     columns = board_columns(json.loads(metrics_tag))
     rows = [
         {
-            "condition": run.data.tags["shift"],
-            "method": run.data.tags["method"],
-            "seeds": int(run.data.params["seeds"]),
-            "baseline": run.data.tags["method"] == baseline,
-            **{column: run.data.metrics.get(mlflow_name(column), np.nan) for column in columns},
+            "condition": cell.data.tags["shift"],
+            "method": cell.data.tags["method"],
+            "seeds": int(cell.data.params["seeds"]),
+            "baseline": cell.data.tags["method"] == baseline,
+            **{column: cell.data.metrics.get(mlflow_name(column), np.nan) for column in columns},
         }
-        for run in sorted(cells, key=lambda run: int(run.data.tags[ROW_TAG]))
+        for cell in sorted(cells, key=lambda cell: int(cell.data.tags[ROW_TAG]))
     ]
     table = pd.DataFrame(rows, columns=[*KEYS, *columns])
     # One seed's std is not logged (it would read as a spread of 0); the board writes 0 beside a value.

@@ -1,4 +1,4 @@
-"""The names rankuq gives things in MLflow: run tags, the experiment, metric keys, the page to open."""
+"""The names rankuq gives things in MLflow: MLflow run tags, the experiment, metric keys, the page to open."""
 
 import json
 import os
@@ -15,17 +15,19 @@ EXPERIMENT = "rankuq"  # unless --experiment or $MLFLOW_EXPERIMENT_NAME names an
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 # What the runs table's Source and Version columns show (mlflow.source.git.commit is the version).
 SOURCE_TAGS = {"mlflow.source.name": "rankuq", "mlflow.source.type": "LOCAL"}
-# A view of the runs table saved in the experiment, as the UI's own "Share" does: which runs, in which
-# order, with which columns (the UI hides every metric column until one is picked, and nests the cells
-# under their collapsed grid run). The URL names it by ``viewStateShareKey``.
+# A view of the MLflow runs table saved in the experiment, as the UI's own "Share" does: which MLflow
+# runs, in which order, with which columns (the UI hides every metric column until one is picked, and
+# nests the cells under their collapsed grid's MLflow run). The URL names it by ``viewStateShareKey``.
 VIEW_KEY = "rankuq"
 VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
 HEADLINE_METRICS = 6  # metric columns shown: VIEW_METRICS first, then the board's own order
 # A ranking metric, calibration, and the uncertainty's use: what a board compares.
 VIEW_METRICS = ("R@1", "nDCG@10", "ECE", "ERCE", "Brier", "nAUC AP u_max")
 VIEW_PARAMS = ("method", "shift")  # the run name says both too, but a column can be sorted
-NOTE_TAG = "mlflow.note.content"  # a run's description: Markdown, shown on its page in the MLflow UI
-OVERVIEW_KEY = "leaderboard"  # the grid run's overview image (``log_image`` key): the chart view shows it
+NOTE_TAG = "mlflow.note.content"  # an MLflow run's description: Markdown, shown on its page in the MLflow UI
+OVERVIEW_KEY = (
+    "leaderboard"  # the grid's MLflow run's overview image (``log_image`` key): the chart view shows it
+)
 
 
 def experiment_name(name: str | None = None) -> str:
@@ -39,12 +41,13 @@ def mlflow_name(column: str) -> str:
     return column.replace("@", "_at_").replace(" ", "_")
 
 
-def runs_view(metrics: list[str]) -> str:
-    """The shared view (``VIEW_TAG``'s value): the cell runs as top-level rows, by condition (sorted
-    by anything but creation time, MLflow does not fold them under their collapsed grid run, even
-    when filtered), with ``VIEW_PARAMS`` and ``HEADLINE_METRICS`` of the board's ``metrics`` (names
-    as on the board: R@1, ERCE, …) as columns, calibration among them. MLflow orders the metric
-    columns by name: Brier, ECE, ERCE come first, visible at 1400 px beside its side panels."""
+def mlflow_runs_table_view(metrics: list[str]) -> str:
+    """The saved view of the experiment's MLflow runs table (``VIEW_TAG``'s value): the cells' MLflow
+    runs as top-level rows, by condition (sorted by anything but creation time, MLflow does not fold
+    them under their collapsed grid's MLflow run, even when filtered), with ``VIEW_PARAMS`` and
+    ``HEADLINE_METRICS`` of the board's ``metrics`` (names as on the board: R@1, ERCE, …) as columns,
+    calibration among them. MLflow orders the metric columns by name: Brier, ECE, ERCE come first,
+    visible at 1400 px beside its side panels."""
     shown = [m for m in VIEW_METRICS if m in metrics]
     shown += [m for m in metrics if m not in shown][: max(HEADLINE_METRICS - len(shown), 0)]
     columns = [f"params.`{name}`" for name in VIEW_PARAMS]
@@ -60,7 +63,7 @@ def runs_view(metrics: list[str]) -> str:
 
 
 def experiment_url(server: str, experiment_id: str) -> str:
-    """The experiment's runs table with the headline metric columns in MLflow's UI at ``server``
+    """The experiment's MLflow runs table with the headline metric columns in MLflow's UI at ``server``
     (the UI would otherwise open on its GenAI overview)."""
     query = f"workflowType=machine_learning&viewStateShareKey={VIEW_KEY}"
     return f"{server.rstrip('/')}/#/experiments/{experiment_id}/runs?{query}"

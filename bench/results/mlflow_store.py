@@ -1,11 +1,12 @@
-"""The MLflow store of a run: the default SQLite file, a store prepared (created, or its schema
+"""The MLflow store of a run directory: the default SQLite file, a store prepared (created, or its schema
 checked and migrated) before any work starts, and the client that reaches its artifacts.
 
-A run directory's store records no path of its own: its runs' artifact roots are ``mlflow-artifacts:``
-URIs (``mlflow-artifacts:/<run id>/artifacts``), which ``mlflow server --artifacts-destination
-RUN_DIR/mlartifacts`` serves from that folder, so a copied or moved run directory keeps its plots
-and predictions in the UI. MLflow's own client reaches such URIs only through a server; ``StoreClient``
-reads and writes them in the ``mlartifacts/`` folder beside a SQLite store instead."""
+A run directory's store records no path of its own: its MLflow runs' artifact roots are
+``mlflow-artifacts:`` URIs (``mlflow-artifacts:/<MLflow run id>/artifacts``), which
+``mlflow server --artifacts-destination RUN_DIR/mlartifacts`` serves from that folder, so a copied or
+moved run directory keeps its plots and predictions in the UI. MLflow's own client reaches such URIs
+only through a server; ``StoreClient`` reads and writes them in the ``mlartifacts/`` folder beside a
+SQLite store instead."""
 
 import contextlib
 import logging
@@ -51,15 +52,19 @@ class StoreClient(MlflowClient):
         super().__init__(tracking_uri)
         self.destination = artifacts_destination(tracking_uri)
 
-    def _served(self, run_id: str) -> LocalArtifactRepository | None:
-        root = self.get_run(run_id).info.artifact_uri
+    def _served(self, mlflow_run_id: str) -> LocalArtifactRepository | None:
+        """The folder of ``mlflow_run_id``'s artifacts when they are served ones; None for MLflow to reach."""
+        root = self.get_run(mlflow_run_id).info.artifact_uri
         if self.destination is None or urlsplit(root).scheme != "mlflow-artifacts":
             return None
         folder = Path(os.path.normpath(self.destination / urlsplit(root).path.lstrip("/")))
         if not folder.is_relative_to(self.destination):  # a root with '..' in a store from elsewhere
-            raise RankuqError(f"run {run_id}: artifact root {root} lies outside {self.destination}")
+            raise RankuqError(
+                f"MLflow run {mlflow_run_id}: artifact root {root} lies outside {self.destination}"
+            )
         return LocalArtifactRepository(folder.as_uri())
 
+    # The overrides keep MLflow's own signatures (``run_id``: an MLflow run's id).
     def log_artifact(self, run_id: str, local_path: str, artifact_path: str | None = None) -> None:
         served = self._served(run_id)
         if served is None:
@@ -79,14 +84,14 @@ class StoreClient(MlflowClient):
             return super().download_artifacts(run_id, path, dst_path)
         if not Path(served.artifact_dir).is_dir():
             raise RankuqError(
-                f"run {run_id}'s artifacts are not in {served.artifact_dir}: a run directory's store keeps "
-                f"them in {ARTIFACTS_FOLDER}/ beside it; copy or move that folder with the store"
+                f"MLflow run {run_id}'s artifacts are not in {served.artifact_dir}: a run directory's "
+                f"store keeps them in {ARTIFACTS_FOLDER}/ beside it; copy or move that folder with the store"
             )
         return served.download_artifacts(path, dst_path)
 
 
 def prepare_store(uri: str, owned: bool) -> None:
-    """Make a SQLite store usable before the run logs to it.
+    """Make a SQLite store usable before the grid run logs to it.
 
     An absent store is created and migrated under a temporary name, then renamed: a driver killed
     while MLflow builds its tables (a few hundred ms) leaves no half-migrated store. A broken store

@@ -1,29 +1,31 @@
-"""MLflow leaderboard store: one parent run per grid, a child per cell, a grandchild per seed.
+"""MLflow leaderboard store: one parent MLflow run per grid, a child per cell, a grandchild per seed.
 
-Runs carry a ``rankuq.key`` content-hash tag, so a rerun finds them instead of adding new ones.
-Only the driver writes (a single SQLite writer avoids "database is locked").
+Each MLflow run carries a ``rankuq.key`` content-hash tag, so a rerun finds it instead of adding a new
+one. Only the driver writes (a single SQLite writer avoids "database is locked").
 
 What `rankuq leaderboard --tracking-uri` reads back (``bench.results.boards.read_tracking``):
 
-- grid run: tags ``rankuq.level=grid``, ``rankuq.baseline`` (the baseline method) and
+- the grid's MLflow run: tags ``rankuq.level=grid``, ``rankuq.baseline`` (the baseline method) and
   ``rankuq.metrics`` (JSON list of the board's metric names, in column order: MLflow keys cannot
-  be turned back into names such as ``nAUC AP u_max``); run name = grid name; artifact
+  be turned back into names such as ``nAUC AP u_max``); MLflow run name = grid name; artifact
   ``index.json`` (the plot index of ``RUN_DIR/plots``); for the MLflow UI (not read back), the
   description ``mlflow.note.content`` (the Markdown leaderboard) and the image ``leaderboard``
-  (``log_image``: the method × metric overview plot, in the run's and experiment's chart views);
-- cell runs (``mlflow.parentRunId`` = the grid run): tags ``rankuq.level=cell``, ``method``,
+  (``log_image``: the method × metric overview plot, in its own and the experiment's chart views);
+- the cells' MLflow runs (``mlflow.parentRunId`` = the grid's): tags ``rankuq.level=cell``, ``method``,
   ``task``, ``shift`` (the condition) and ``rankuq.row`` (the row in leaderboard.csv, so the board
   keeps its order); param ``seeds``; metrics ``mlflow_name(column)`` of the board's columns
   ``M``, ``M std`` and ``M p`` (``R_at_1``, ``R_at_1_std``, ``R_at_1_p``; NaN values are not
   logged, nor a std of one seed); the plot files of index.json as artifacts under their index names.
 
-For the UI, every run carries the provenance tags (``mlflow.source.git.commit``…), and cell and seed
-runs the params ``method``, ``task``, ``shift``, ``seed`` (a cell's: its seeds, comma-separated) and
-``backbone``; the experiment's saved view (``mlflow_names.runs_view``) lists the cells as rows.
+For the UI, every MLflow run carries the checkout's tags (``checkout_tags``: the commit…), a cell's
+and a seed's also the params ``method``, ``task``, ``shift``, ``seed`` (a cell's: its seeds,
+comma-separated) and ``backbone``; the saved view of the experiment's MLflow runs table
+(``mlflow_names.mlflow_runs_table_view``) lists the cells as rows.
 
-Search runs (``bench.engine.search``, under the grid run) carry ``rankuq.level=search``, the chosen values
-as params (``train.lr``, ``risk.b``), metrics ``dev_<metric>``, ``trials`` and ``stopped_early``,
-and the trial table ``trials.csv``; seed runs log the searched values they used as params.
+A search's MLflow run (``bench.engine.search``, under the grid's) carries ``rankuq.level=search``, the
+chosen values as params (``train.lr``, ``risk.b``), metrics ``dev_<metric>``, ``trials`` and
+``stopped_early``, and the trial table ``trials.csv``; a seed's MLflow run logs the searched values it
+used as params.
 """
 
 import io
@@ -69,19 +71,21 @@ from rankuq.bench.results.mlflow_names import (
     experiment_name,
     experiment_url,
     mlflow_name,
-    runs_view,
+    mlflow_runs_table_view,
 )
 from rankuq.bench.results.mlflow_store import PROXIED_ROOT, StoreClient, artifacts_destination
 
 
 class Tracker:
+    """An experiment's MLflow runs, each found by its content key (``KEY_TAG``) before one is made."""
+
     def __init__(self, tracking_uri: str, served: bool = False, experiment: str = EXPERIMENT) -> None:
         """``served``: a new experiment keeps its artifacts under ``mlflow-artifacts:`` URIs, in the
         folder beside the SQLite store (``bench.results.mlflow_store``), so they move with it; else
         where the store puts them (MLflow's default is ./mlruns in the cwd)."""
         mlflow.set_tracking_uri(tracking_uri)
         self.client = StoreClient(tracking_uri)
-        self.source = {**SOURCE_TAGS, **provenance()}  # on every run
+        self.source = {**SOURCE_TAGS, **checkout_tags()}  # on every MLflow run
         found = self.client.get_experiment_by_name(experiment)
         self.experiment_id = (
             found.experiment_id
@@ -92,19 +96,20 @@ class Tracker:
         )
 
     def find(self, key: str, finished: bool = False) -> str | None:
-        """The run tagged ``key``; with ``finished``, only once ``finish`` has closed it (a run an
-        interrupted driver left open is found by ``open`` and logged again, never skipped)."""
+        """The id of the MLflow run tagged ``key``; with ``finished``, only once ``finish`` has closed
+        it (one an interrupted driver left open is found by ``open`` and logged again, never skipped)."""
         where = f"tags.`{KEY_TAG}` = '{key}'" + (" and attributes.status = 'FINISHED'" if finished else "")
-        runs = self.client.search_runs([self.experiment_id], filter_string=where, max_results=1)
-        return runs[0].info.run_id if runs else None
+        mlflow_runs = self.client.search_runs([self.experiment_id], filter_string=where, max_results=1)
+        return mlflow_runs[0].info.run_id if mlflow_runs else None
 
-    def run_keys(self) -> list[str]:
-        """The key of every run of the experiment: one per grid, cell and seed, none twice."""
-        runs = self.client.search_runs([self.experiment_id], max_results=SEARCH_MAX_RESULTS_THRESHOLD)
-        return [run.data.tags[KEY_TAG] for run in runs]
+    def mlflow_run_keys(self) -> list[str]:
+        """The key of every MLflow run of the experiment: one per grid, cell and seed, none twice."""
+        mlflow_runs = self.client.search_runs([self.experiment_id], max_results=SEARCH_MAX_RESULTS_THRESHOLD)
+        return [mlflow_run.data.tags[KEY_TAG] for mlflow_run in mlflow_runs]
 
     def open(self, key: str, name: str, parent: str | None = None, tags: Mapping[str, str] = {}) -> str:
-        """The run tagged ``key``, created (under ``parent``) if it does not exist yet."""
+        """The id of the MLflow run tagged ``key``, created (under the MLflow run ``parent``) if it
+        does not exist yet."""
         found = self.find(key)
         if found:
             return found
@@ -115,7 +120,7 @@ class Tracker:
 
     def log(
         self,
-        run_id: str,
+        mlflow_run_id: str,
         metrics: Mapping[str, float] = {},
         params: Mapping[str, object] = {},
         tags: Mapping[str, str] = {},
@@ -123,26 +128,28 @@ class Tracker:
     ) -> None:
         now = int(time.time() * 1000)
         self.client.log_batch(
-            run_id,
+            mlflow_run_id,
             metrics=[Metric(mlflow_name(k), float(v), now, 0) for k, v in metrics.items()],
             params=[Param(k, str(v)) for k, v in params.items()],
             tags=[RunTag(k, v) for k, v in tags.items()],
         )
         for path in artifacts:
-            self.client.log_artifact(run_id, str(path))
+            self.client.log_artifact(mlflow_run_id, str(path))
 
-    def log_history(self, run_id: str, name: str, values: list[tuple[int, float]]) -> None:
+    def log_history(self, mlflow_run_id: str, name: str, values: list[tuple[int, float]]) -> None:
         """One metric's values by step (e.g. a member's loss per epoch)."""
         now = int(time.time() * 1000)
-        self.client.log_batch(run_id, metrics=[Metric(name, value, now, step) for step, value in values])
+        self.client.log_batch(
+            mlflow_run_id, metrics=[Metric(name, value, now, step) for step, value in values]
+        )
 
-    def finish(self, run_id: str) -> None:
-        self.client.set_terminated(run_id)
+    def finish(self, mlflow_run_id: str) -> None:
+        self.client.set_terminated(mlflow_run_id)
 
     def show_columns(self, metrics: list[str]) -> None:
-        """Save the runs table's view that ``experiment_url`` opens: the board's first ``metrics``
-        as columns (the latest grid's, one view per experiment)."""
-        self.client.set_experiment_tag(self.experiment_id, VIEW_TAG, runs_view(metrics))
+        """Save the view of the experiment's MLflow runs table that ``experiment_url`` opens: the
+        board's first ``metrics`` as columns (the latest grid's, one view per experiment)."""
+        self.client.set_experiment_tag(self.experiment_id, VIEW_TAG, mlflow_runs_table_view(metrics))
 
 
 def track(
@@ -156,7 +163,7 @@ def track(
     experiment: str | None = None,
 ) -> None:
     """Log the grid to MLflow: what the store does not hold yet; a rerun of finished cells logs
-    nothing. A run counts as held once finished, so one an interrupted driver left open is completed,
+    nothing. An MLflow run counts as held once finished, so one an interrupted driver left open is completed,
     never duplicated. ``files``: the grid's report files, the plot index last."""
     # Imported here: leaderboard reads this module's tags, and the plan imports the methods (torch).
     from rankuq.bench.planning.plan import content_key
@@ -220,10 +227,10 @@ def cell_metrics(summary: pd.Series, metrics: list[str], seeds: int) -> dict[str
     return _finite(summary, columns if seeds > 1 else [c for c in columns if not c.endswith(" std")])
 
 
-def log_board(tracker: Tracker, run_id: str, name: str, board: pd.DataFrame) -> None:
-    """The comparison one click away in the MLflow UI, on the grid run: its description (the
+def log_board(tracker: Tracker, mlflow_run_id: str, name: str, board: pd.DataFrame) -> None:
+    """The comparison one click away in the MLflow UI, on the grid's MLflow run: its description (the
     ``NOTE_TAG``) is the Markdown leaderboard, cut at a row where a tag's limit requires it, and the
-    method × metric overview plot is a keyed image, which the run's and the experiment's chart views
+    method × metric overview plot is a keyed image, which its own and the experiment's chart views
     show (MLflow keeps no server-side chart layout a client could save)."""
     from matplotlib.image import imread
 
@@ -236,22 +243,22 @@ def log_board(tracker: Tracker, run_id: str, name: str, board: pd.DataFrame) -> 
     if len(text) > MAX_TAG_VAL_LENGTH:
         tail = "\n\n… cut here: the whole leaderboard is this run's artifact leaderboard.md\n"
         text = text[: MAX_TAG_VAL_LENGTH - len(tail)].rsplit("\n", 1)[0] + tail
-    tracker.client.set_tag(run_id, NOTE_TAG, text)
+    tracker.client.set_tag(mlflow_run_id, NOTE_TAG, text)
     overview = overview_png(board, metrics_of(board))
     if overview is not None:  # None: too many methods for one plot
         image = imread(io.BytesIO(overview), format="png")
         # Synchronous: the async path bypasses log_artifact, where StoreClient reaches served artifacts.
-        tracker.client.log_image(run_id, image, key=OVERVIEW_KEY, step=0, synchronous=True)
+        tracker.client.log_image(mlflow_run_id, image, key=OVERVIEW_KEY, step=0, synchronous=True)
 
 
 def _track_search(tracker: Tracker, parent: str, key: str, search: "SearchResult") -> None:
-    """A search's run: the chosen values as params, the best dev metric, the trial table."""
+    """A search's MLflow run: the chosen values as params, the best dev metric, the trial table."""
     if tracker.find(key):
         return
-    run = tracker.open(key, f"search {search.name}", parent, {LEVEL_TAG: "search"})
+    mlflow_run_id = tracker.open(key, f"search {search.name}", parent, {LEVEL_TAG: "search"})
     values = {f"dev {search.metric}": search.score, "trials": search.trials, "stopped early": search.stopped}
-    tracker.log(run, metrics=values, params=search.best, artifacts=(search.folder / TRIALS_FILE,))
-    tracker.finish(run)
+    tracker.log(mlflow_run_id, metrics=values, params=search.best, artifacts=(search.folder / TRIALS_FILE,))
+    tracker.finish(mlflow_run_id)
 
 
 def _track_seed(
@@ -265,13 +272,15 @@ def _track_seed(
     tags: dict[str, str],
     shown: dict[str, str],
 ) -> None:
-    """A seed's run: its leaderboard metrics, every probe metric, its plots, and the probes' notes."""
+    """A seed's MLflow run: its leaderboard metrics, every probe metric, its plots, and the probes' notes."""
     from rankuq.bench.planning.plan import tuned
     from rankuq.bench.results.leaderboard import LEADERBOARD_METRICS
 
     if tracker.find(key, finished=True):  # logged before the driver was interrupted
         return
-    seed_run = tracker.open(key, cell.label(), parent, {**tags, LEVEL_TAG: "seed", "seed": str(cell.seed)})
+    seed_mlflow_run = tracker.open(
+        key, cell.label(), parent, {**tags, LEVEL_TAG: "seed", "seed": str(cell.seed)}
+    )
     method_params = tuned(plan.spec, plan.params, cell.method, dict(cell.tuned)).params.model_dump()
     params = {**shown, "seed": cell.seed, **method_params, **study.searched}
     # The board's columns come from its row alone: a probe's value of one the row leaves undefined
@@ -280,12 +289,14 @@ def _track_seed(
     values = {**probes, **_finite(row, LEADERBOARD_METRICS)}
     notes = {"rankuq.notes": "\n".join(study.notes)[:5000]} if study.notes else {}
     predictions = plan.layout.predictions(cell.task, cell.method, cell.seed, cell.key)
-    tracker.log(seed_run, metrics=values, params=params, tags=notes, artifacts=(*study.plots, predictions))
+    tracker.log(
+        seed_mlflow_run, metrics=values, params=params, tags=notes, artifacts=(*study.plots, predictions)
+    )
     for member, key in enumerate(cell.members):  # each member's loss (and dev value) per epoch, step = epoch
         suffix = "" if member == 0 else f"_member_{member}"
         for name, history in member_histories(plan.layout.training_file(key)).items():
-            tracker.log_history(seed_run, f"{name}{suffix}", history)
-    tracker.finish(seed_run)
+            tracker.log_history(seed_mlflow_run, f"{name}{suffix}", history)
+    tracker.finish(seed_mlflow_run)
 
 
 def _finite(row: dict | pd.Series, names) -> dict[str, float]:
@@ -317,7 +328,7 @@ def experiment_page(tracking_uri: str, experiment: str | None = None) -> str | N
 
 
 def ui_command(tracking_uri: str) -> list[str]:
-    """The command that serves a store's runs and their artifacts in MLflow's UI: for a SQLite
+    """The command that serves a store's MLflow runs and their artifacts in MLflow's UI: for a SQLite
     store, the ``mlflow-artifacts:`` ones from the folder beside it, wherever it was moved."""
     served = artifacts_destination(tracking_uri)
     folder = ["--artifacts-destination", str(served)] if served else []
@@ -338,8 +349,8 @@ def backbone_params(model: "ModelConfig") -> dict[str, str]:
     return {"model.backbone": model.backbone, **folder}
 
 
-def provenance() -> dict[str, str]:
-    """Tags saying which rankuq logged a run: its version and, from a git checkout, the commit."""
+def checkout_tags() -> dict[str, str]:
+    """Tags saying which rankuq logged an MLflow run: its version and, from a git checkout, the commit."""
     tags = {"rankuq.version": rankuq.__version__}
     source = Path(rankuq.__file__).resolve().parents[1]
     try:

@@ -130,15 +130,16 @@ def same_board(run_dir: Path, out: Path) -> bool:
 
 
 def mlflow_runs(uri: str) -> pd.DataFrame:
+    """The experiment's MLflow runs at ``uri``: a row each, with its key and level tags."""
     from mlflow.tracking import MlflowClient
 
     from rankuq.bench.results.mlflow_names import EXPERIMENT, KEY_TAG, LEVEL_TAG
 
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name(EXPERIMENT)
-    runs = client.search_runs([experiment.experiment_id], max_results=5000) if experiment else []
+    found = client.search_runs([experiment.experiment_id], max_results=5000) if experiment else []
     return pd.DataFrame(
-        [{"key": r.data.tags.get(KEY_TAG), "level": r.data.tags.get(LEVEL_TAG)} for r in runs],
+        [{"key": r.data.tags.get(KEY_TAG), "level": r.data.tags.get(LEVEL_TAG)} for r in found],
         columns=["key", "level"],
     )
 

@@ -111,16 +111,16 @@ def measure(
                 result["driver_killed_mid_scoring"] = False
             log = root / "run-lost-node-resumed.log"
             finish(rankuq(*command, log=log, env=cluster.env), log)
-            runs = mlflow_runs(uri)
-            result["mlflow_runs"] = runs.level.value_counts().to_dict()
-            result["duplicate_mlflow_runs"] = int(runs.key.duplicated().sum())
+            logged = mlflow_runs(uri)
+            result["mlflow_runs"] = logged.level.value_counts().to_dict()
+            result["duplicate_mlflow_runs"] = int(logged.key.duplicated().sum())
             result["predictions_identical"] = same_predictions(reference, lost)
             result["predictions_max_abs_difference"] = largest_difference(reference, lost)
             result["member_weights_identical"] = same_weights(reference, lost)
-            # A third run of the finished grid: all cached, adds no run.
+            # A third run of the finished grid: all cached, adds no MLflow run.
             log = root / "run-lost-node-again.log"
             finish(rankuq(*command, log=log, env=cluster.env), log)
-            result["runs_added_by_rerun"] = len(mlflow_runs(uri)) - len(runs)
+            result["runs_added_by_rerun"] = len(mlflow_runs(uri)) - len(logged)
 
             # 3. The leaderboard over HTTP, from another process.
             out = root / "board-over-http"

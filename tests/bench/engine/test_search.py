@@ -168,8 +168,8 @@ def test_every_seed_trains_with_the_chosen_setting(searched):
     rows = read_shards(dev).to_pandas()
     table = score_frame(score, rows, 128, probabilistic=True)
     assert metrics.compute(table, ["R@1"], drop_queries_without_relevant=True)["R@1"] == record["score"]
-    for run in mlflow_runs(run_dir, "seed"):
-        assert float(run.data.params["train.lr"]) == record["best"]["train.lr"]
+    for seed in mlflow_runs(run_dir, "seed"):
+        assert float(seed.data.params["train.lr"]) == record["best"]["train.lr"]
 
 
 @pytest.mark.slow  # a real Tune search (~10 min on 2 busy cores): pytest -m slow
@@ -186,20 +186,21 @@ def test_b_is_the_best_tried_b_on_each_seeds_dev_predictions(searched):
         np.testing.assert_allclose(values, trials["R@1"], atol=1e-12)
         assert len(values) == 4 and risk_aware_mean(lists, record["best"]["risk.b"], "R@1") == max(values)
         chosen[seed] = record["best"]["risk.b"]
-    for run in mlflow_runs(run_dir, "seed"):
-        assert run.data.metrics["RA.b"] == pytest.approx(chosen[run.data.tags["seed"]])
-        assert float(run.data.params["risk.b"]) == chosen[run.data.tags["seed"]]
+    for seed_mlflow_run in mlflow_runs(run_dir, "seed"):
+        seed = seed_mlflow_run.data.tags["seed"]
+        assert seed_mlflow_run.data.metrics["RA.b"] == pytest.approx(chosen[seed])
+        assert float(seed_mlflow_run.data.params["risk.b"]) == chosen[seed]
     assert output.count("search risk.b of mc_dropout × wikiqa seed") == 2
 
 
 @pytest.mark.slow  # a real Tune search (~10 min on 2 busy cores): pytest -m slow
-def test_mlflow_holds_a_search_run_per_search_under_the_grid_run(searched):
+def test_mlflow_holds_an_mlflow_run_per_search_under_the_grids_mlflow_run(searched):
     run_dir, _, _ = searched
     (grid,) = mlflow_runs(run_dir, "grid")
-    runs = mlflow_runs(run_dir, "search")
-    assert len(runs) == 3 and {run.data.tags["mlflow.parentRunId"] for run in runs} == {grid.info.run_id}
+    found = mlflow_runs(run_dir, "search")
+    assert len(found) == 3 and {s.data.tags["mlflow.parentRunId"] for s in found} == {grid.info.run_id}
     record, _ = searches(run_dir)["bert on wikiqa"]
-    (training,) = [run for run in runs if run.info.run_name == "search bert on wikiqa"]
+    (training,) = [s for s in found if s.info.run_name == "search bert on wikiqa"]
     assert {key: float(value) for key, value in training.data.params.items()} == record["best"]
     assert training.data.metrics["dev_R_at_1"] == record["score"]
     assert training.data.metrics["stopped_early"] == record["stopped"]

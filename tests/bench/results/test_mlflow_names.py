@@ -10,7 +10,7 @@ from rankuq.bench.results.mlflow_names import (
     experiment_name,
     experiment_url,
     mlflow_name,
-    runs_view,
+    mlflow_runs_table_view,
 )
 
 # MLflow: "Names may only contain alphanumerics, underscores, dashes, periods, spaces, colon and slashes".
@@ -43,19 +43,21 @@ def test_the_experiment_is_the_option_else_the_environment_else_rankuq(monkeypat
     assert experiment_name() == "rankuq"
 
 
-def test_the_runs_view_lists_the_cells_with_calibration_among_six_metric_columns():
+def test_the_mlflow_runs_table_view_lists_the_cells_with_calibration_among_six_metric_columns():
     board = ["R@1", "R@5", "P@1", "AP", "RR", "nDCG@10", "ECE", "ECE.all", "ERCE", "Brier", "nAUC AP u_max"]
-    view = json.loads(runs_view(board))
+    view = json.loads(mlflow_runs_table_view(board))
     assert view["selectedColumns"] == [
         *("params.`method`", "params.`shift`"),
         *("metrics.`R_at_1`", "metrics.`nDCG_at_10`", "metrics.`ECE`", "metrics.`ERCE`", "metrics.`Brier`"),
         "metrics.`nAUC_AP_u_max`",
     ]
-    # Sorted by anything but creation time, MLflow does not fold the cells under their grid run.
+    # Sorted by anything but creation time, MLflow does not fold the cells under their grid's MLflow run.
     assert view["searchFilter"] == "tags.`rankuq.level` = 'cell'"
     assert (view["orderByKey"], view["orderByAsc"]) == ("params.`shift`", True)  # by condition, not nested
     # A board without some of them: the others in its own order fill the six.
-    columns = json.loads(runs_view(["R@1", "ECE", "nAUC AP u_max", "a", "b", "c", "d"]))["selectedColumns"]
+    columns = json.loads(mlflow_runs_table_view(["R@1", "ECE", "nAUC AP u_max", "a", "b", "c", "d"]))[
+        "selectedColumns"
+    ]
     assert [c for c in columns if c.startswith("metrics")] == [
         *("metrics.`R_at_1`", "metrics.`ECE`", "metrics.`nAUC_AP_u_max`", "metrics.`a`", "metrics.`b`"),
         "metrics.`c`",

@@ -37,7 +37,7 @@ def test_the_page_rankuq_names_shows_each_cell_with_its_calibration_at_1400_px(f
         page(url, tmp_path / "shot", tmp_path / "runs.png")  # for a person to look at when this fails
         bare = text_of(page(f"{uri}/#/experiments/1", tmp_path / "bare"))
     text = text_of(dom)
-    # Each cell is a row of its own; the grid run (which held them folded, with "-" everywhere) is not.
+    # Each cell is a row of its own; the grid's MLflow run (which held them folded, "-" everywhere) is not.
     assert all(f"{method} × wikiqa" in text for method in board.method) and " tiny " not in f" {text} "
     # Each calibration column holds the board's numbers; Brier and ECE lie within the table's 790 px,
     # ERCE begins there (its numbers cut at 7 digits).

@@ -17,23 +17,23 @@ from rankuq.bench.results.rendering import paper_markdown
 from rankuq.bench.results.tracking import Tracker, backbone_params, cell_metrics, experiment_page, log_board
 
 
-def test_a_run_left_open_is_found_to_complete_but_not_as_logged(tmp_path):
+def test_an_mlflow_run_left_open_is_found_to_complete_but_not_as_logged(tmp_path):
     tracker = Tracker(default_tracking_uri(tmp_path), served=True)
     opened = tracker.open("k1", "seed run")  # a driver interrupted before finish()
     assert tracker.find("k1") == opened and tracker.find("k1", finished=True) is None
-    assert tracker.open("k1", "seed run") == opened  # the rerun completes it: no second run
+    assert tracker.open("k1", "seed run") == opened  # the rerun completes it: no second MLflow run
     tracker.finish(opened)
     assert tracker.find("k1", finished=True) == opened
-    assert tracker.run_keys() == ["k1"]
+    assert tracker.mlflow_run_keys() == ["k1"]
 
 
-def test_the_grid_run_shows_the_board_as_its_description_and_overview_image(finished_run, tmp_path):
+def test_the_grids_mlflow_run_shows_the_board_as_its_description_and_overview_image(finished_run, tmp_path):
     tracker = Tracker(default_tracking_uri(tmp_path), served=True)
     grid = tracker.open("g", "my-grid")
     board = read_run_dir(finished_run).table
     log_board(tracker, grid, "my-grid", board)
-    run = tracker.client.get_run(grid)
-    assert run.data.tags[NOTE_TAG] == paper_markdown(Board("my-grid", board, ()))
+    mlflow_run = tracker.client.get_run(grid)
+    assert mlflow_run.data.tags[NOTE_TAG] == paper_markdown(Board("my-grid", board, ()))
     # log_image's keyed images: a PNG (and its thumbnail) per step under images/, named by the key.
     images = [a.path for a in tracker.client.list_artifacts(grid, "images")]
     pngs = [path for path in images if path.endswith(".png") and "compressed" not in path]
@@ -54,17 +54,20 @@ def test_a_long_board_is_cut_at_a_row_within_the_tag_limit(finished_run, tmp_pat
     assert text.splitlines()[-3].startswith("|")  # the last whole line kept is a table row
 
 
-def test_every_run_names_rankuq_as_its_source_and_the_page_says_how_to_serve_a_local_store(tmp_path):
+def test_every_mlflow_run_names_rankuq_as_its_source_and_the_page_says_how_to_serve_a_local_store(tmp_path):
     uri = default_tracking_uri(tmp_path)
     assert experiment_page(uri) is None  # nothing logged yet
     tracker = Tracker(uri, served=True)
-    run = tracker.client.get_run(tracker.open("k1", "seed run"))
-    assert run.data.tags["mlflow.source.name"] == "rankuq" and run.data.tags["mlflow.source.type"] == "LOCAL"
+    mlflow_run = tracker.client.get_run(tracker.open("k1", "seed run"))
+    assert (
+        mlflow_run.data.tags["mlflow.source.name"] == "rankuq"
+        and mlflow_run.data.tags["mlflow.source.type"] == "LOCAL"
+    )
     runs_page = (
         f"http://127.0.0.1:5000/#/experiments/{tracker.experiment_id}/runs?workflowType=machine_learning"
     )
     # The store names no folder: its artifacts are served from the one beside it, wherever it lies.
-    assert run.info.artifact_uri == f"mlflow-artifacts:/{run.info.run_id}/artifacts"
+    assert mlflow_run.info.artifact_uri == f"mlflow-artifacts:/{mlflow_run.info.run_id}/artifacts"
     served = tmp_path.resolve() / "mlartifacts"
     assert experiment_page(uri) == (
         f"`mlflow ui --backend-store-uri {uri} --artifacts-destination {served}`, "
@@ -93,27 +96,29 @@ def test_a_cell_of_one_seed_logs_no_std_and_none_logs_nan():
     assert cell_metrics(summary, ["R@1", "ECE"], seeds=2) == {"R@1": 0.5, "R@1 std": 0.0, "R@1 p": 0.01}
 
 
-def test_every_run_of_a_real_grid_carries_the_commit_and_the_columns_the_ui_shows(finished):
+def test_every_mlflow_run_of_a_real_grid_carries_the_commit_and_the_columns_the_ui_shows(finished):
     run_dir, board = finished
     tracker = Tracker(default_tracking_uri(run_dir), served=True)
-    runs = tracker.client.search_runs([tracker.experiment_id], max_results=1000)
-    assert len(runs) == 1 + 4 + 8  # the grid, its cells, their seeds
-    commits = {run.data.tags.get("mlflow.source.git.commit") for run in runs}
+    mlflow_runs = tracker.client.search_runs([tracker.experiment_id], max_results=1000)
+    assert len(mlflow_runs) == 1 + 4 + 8  # the grid, its cells, their seeds
+    commits = {mlflow_run.data.tags.get("mlflow.source.git.commit") for mlflow_run in mlflow_runs}
     assert len(commits) == 1 and len(commits.pop() or "") == 40
-    for run in runs:
-        params = run.data.params
-        if run.data.tags[LEVEL_TAG] == "grid":
+    for mlflow_run in mlflow_runs:
+        params = mlflow_run.data.params
+        if mlflow_run.data.tags[LEVEL_TAG] == "grid":
             assert params["model.backbone"] == "tiny"
             continue
         assert params["backbone"] == "tiny" and params["task"] == "wikiqa" == params["shift"]
-        assert params["method"] == run.data.tags["method"]
-        if run.data.tags[LEVEL_TAG] == "seed":
+        assert params["method"] == mlflow_run.data.tags["method"]
+        if mlflow_run.data.tags[LEVEL_TAG] == "seed":
             assert params["seed"] in ("0", "1")
         else:
             assert params["seed"] == "0,1" and params["seeds"] == "2"
             row = board.set_index("method").loc[params["method"]]
             for metric in ("ECE", "ERCE", "Brier"):  # the view's calibration columns, where defined
                 if np.isfinite(row[metric]):
-                    assert run.data.metrics[mlflow_name(metric)] == pytest.approx(row[metric], abs=1e-12)
+                    assert mlflow_run.data.metrics[mlflow_name(metric)] == pytest.approx(
+                        row[metric], abs=1e-12
+                    )
     view = json.loads(tracker.client.get_experiment(tracker.experiment_id).tags[VIEW_TAG])
     assert {"metrics.`ECE`", "metrics.`ERCE`", "metrics.`Brier`"} <= set(view["selectedColumns"])

@@ -283,7 +283,7 @@ def _check(run_dir: Path, undisturbed: Path, legs: list[Leg]) -> None:
     """The last leg's board is the undisturbed one, one MLflow run per grid, cell and seed, and no
     process of any killed leg runs 10 s after the last leg ended."""
     assert (run_dir / "leaderboard.csv").read_text() == (undisturbed / "leaderboard.csv").read_text()
-    keys = Tracker(default_tracking_uri(run_dir)).run_keys()
+    keys = Tracker(default_tracking_uri(run_dir)).mlflow_run_keys()
     assert len(keys) == len(set(keys)) == MLFLOW_RUNS, keys
     time.sleep(10)
     killed = set().union(*(leg.session for leg in legs[:-1]))

@@ -47,7 +47,7 @@ def run(run_dir: Path) -> None:
 
 
 def mlflow_keys(run_dir: Path) -> list[str]:
-    return Tracker(default_tracking_uri(run_dir)).run_keys()
+    return Tracker(default_tracking_uri(run_dir)).mlflow_run_keys()
 
 
 @pytest.fixture(scope="module")

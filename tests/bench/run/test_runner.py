@@ -26,7 +26,7 @@ def run(grid: dict, run_dir) -> pd.DataFrame:
     return run_grid(spec, params, run_dir)
 
 
-def runs(run_dir, level: str | None = None) -> list:
+def mlflow_runs(run_dir, level: str | None = None) -> list:
     client = StoreClient(default_tracking_uri(run_dir))
     found = client.get_experiment_by_name(EXPERIMENT)
     assert found is not None, EXPERIMENT
@@ -56,9 +56,9 @@ def test_the_leaderboard_has_a_row_per_method_with_mean_and_std(finished):
 
 def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finished):
     run_dir, board = finished
-    (parent,) = runs(run_dir, "grid")
-    cells = runs(run_dir, "cell")
-    assert len(cells) == 4 and len(runs(run_dir)) == 1 + 4 + 8
+    (parent,) = mlflow_runs(run_dir, "grid")
+    cells = mlflow_runs(run_dir, "cell")
+    assert len(cells) == 4 and len(mlflow_runs(run_dir)) == 1 + 4 + 8
     assert {cell.data.tags["mlflow.parentRunId"] for cell in cells} == {parent.info.run_id}
     by_method = board.set_index("method")
     for cell in cells:
@@ -78,7 +78,7 @@ def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finish
         "images",  # the overview plot, logged with log_image for the MLflow UI's chart view
     }
     assert parent.data.tags["rankuq.baseline"] == "bert"
-    # The run's description in the MLflow UI: the leaderboard, titled by the grid's name.
+    # The grid's MLflow run's description in the MLflow UI: the leaderboard, titled by the grid's name.
     shown = paper_markdown(Board("tiny", read_run_dir(run_dir).table, ()))
     assert parent.data.tags["mlflow.note.content"] == shown
     index = json.loads((run_dir / "plots" / "index.json").read_text())
@@ -91,17 +91,17 @@ def test_mlflow_holds_grid_cells_and_seeds_and_the_leaderboard_reads_back(finish
     assert all((run_dir / "plots" / entry["path"]).stat().st_size > 0 for entry in index)
 
 
-def test_mlflow_holds_the_grid_settings_provenance_losses_and_predictions(finished):
+def test_mlflow_holds_the_grid_settings_checkout_tags_losses_and_predictions(finished):
     run_dir, _ = finished
     client = StoreClient(default_tracking_uri(run_dir))
     experiment = client.get_experiment_by_name(EXPERIMENT)
     assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI opens on runs
-    (parent,) = runs(run_dir, "grid")
+    (parent,) = mlflow_runs(run_dir, "grid")
     params = parent.data.params
     assert params["model.backbone"] == "tiny" and float(params["train.lr"]) == 5e-5
     assert params["methods.mc_dropout.T"] == "3" and params["train.ns"] == "bm25"
     assert parent.data.tags["rankuq.version"] and len(parent.data.tags["mlflow.source.git.commit"]) == 40
-    seed = next(r for r in runs(run_dir, "seed") if r.data.tags["method"] == "ensemble")
+    seed = next(r for r in mlflow_runs(run_dir, "seed") if r.data.tags["method"] == "ensemble")
     history = client.get_metric_history(seed.info.run_id, "train_loss_member_1")
     assert [m.step for m in history] == [1] and np.isfinite(history[0].value)  # one epoch in the tiny grid
     artifacts = [a.path for a in client.list_artifacts(seed.info.run_id)]
@@ -118,7 +118,7 @@ def test_rankuq_leaderboard_reads_the_same_board_from_mlflow_as_from_the_run_dir
     ]
 
 
-def test_the_probes_reach_the_leaderboard_and_every_seed_run(finished):
+def test_the_probes_reach_the_leaderboard_and_every_seed_mlflow_run(finished):
     run_dir, board = finished
     by_method = board.set_index("method")
     for metric in ("RA R@1", "nAUC AP u_max"):
@@ -128,17 +128,17 @@ def test_the_probes_reach_the_leaderboard_and_every_seed_run(finished):
     assert np.isnan(by_method.loc["bert", "R@1 p"])  # the baseline is not tested against itself
     assert by_method.drop(index="bert")["R@1 p"].between(0, 1).all()
     client = StoreClient(default_tracking_uri(run_dir))
-    for seed_run in runs(run_dir, "seed"):
+    for seed_mlflow_run in mlflow_runs(run_dir, "seed"):
         keys = {"nAUC.AP.u_max", "RA.b", "CVaR.pessimistic.R_at_1"}
-        method = seed_run.data.tags["method"]
+        method = seed_mlflow_run.data.tags["method"]
         if method != "bm25":  # BM25 scores are not probabilities
             keys |= {"ECE", "ECE.adaptive", "ERCE", "Brier", "NLL"}
         else:  # nor is an ERCE of them logged (the board leaves it out)
-            assert not {"ECE", "ERCE", "Brier", "NLL"} & set(seed_run.data.metrics)
+            assert not {"ECE", "ERCE", "Brier", "NLL"} & set(seed_mlflow_run.data.metrics)
         if method in ("mc_dropout", "ensemble"):  # S > 1 draws: the variance-based confidences
             keys |= {"nAUC.AP.u_mean_var", "cutoff.F1_ratio.uncertainty"}
-        assert keys <= set(seed_run.data.metrics)
-        plots = {a.path for a in client.list_artifacts(seed_run.info.run_id)}
+        assert keys <= set(seed_mlflow_run.data.metrics)
+        plots = {a.path for a in client.list_artifacts(seed_mlflow_run.info.run_id)}
         assert "abstention_AP.png" in plots
         assert ("reliability_ERCE.png" in plots) == (method != "bm25")  # raw scores: no diagram
 
@@ -221,9 +221,9 @@ def test_the_grid_gives_the_recorded_predictions_and_leaderboard(finished):
 
 def test_a_rerun_is_a_cache_hit_with_no_new_mlflow_runs(finished, tiny_grid):
     run_dir, board = finished
-    before = len(runs(run_dir))
+    before = len(mlflow_runs(run_dir))
     again = run(tiny_grid, run_dir)
-    assert len(runs(run_dir)) == before
+    assert len(mlflow_runs(run_dir)) == before
     pd.testing.assert_frame_equal(again, board)
 
 
@@ -281,10 +281,10 @@ def test_a_cross_domain_and_a_cross_ns_pair_run_end_to_end(ray_session, tiny_gri
     board = run(grid, tmp_path)
     assert list(board.condition.unique()) == ["wikiqa→wikiqa:bm25", "clariq:random→wikiqa"]
     assert board["R@1"].between(0, 1).all()
-    shifts = {run.data.tags["shift"] for run in runs(tmp_path, "cell")}
+    shifts = {cell.data.tags["shift"] for cell in mlflow_runs(tmp_path, "cell")}
     assert shifts == set(board.condition)
-    for seed_run in runs(tmp_path, "seed"):  # the unanswerable test questions are kept for NOTA
-        assert 0 < seed_run.data.metrics["NOTA.F1.mean"] <= 1
+    for seed_mlflow_run in mlflow_runs(tmp_path, "seed"):  # the unanswerable test questions are kept for NOTA
+        assert 0 < seed_mlflow_run.data.metrics["NOTA.F1.mean"] <= 1
     # Each train side is trained once, whatever the number of conditions or methods using it.
     assert len(list((tmp_path / "models").iterdir())) == 2
 
