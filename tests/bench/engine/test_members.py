@@ -16,11 +16,11 @@ from rankuq.bench.engine.scoring import (
     dev_metric,
 )
 from rankuq.bench.planning.plan import plan
-from rankuq.bench.results.mlflow_names import EXPERIMENT
 from rankuq.bench.results.mlflow_store import default_tracking_uri
 from rankuq.bench.run.runner import run_grid
 from rankuq.bench.rundir.layout import TRAINING_FILE, RunLayout
 from rankuq.errors import RankuqError
+from tests.mlflow_runs import mlflow_runs
 
 DATA_PARALLEL = {
     "tasks": ["wikiqa"],
@@ -67,11 +67,9 @@ def test_early_stopping_keeps_the_weights_of_the_best_dev_epoch(ray_session, tmp
     model.load_state_dict(method.member_state(model, tmp_path / "models" / job.key))
     kept = dev_metric(method, job.model, model, job.dev_shards, "AP", 512)()
     assert kept == pytest.approx(history[best - 1], abs=1e-9)
-    # MLflow's seed run has the dev value of every epoch (step = epoch).
-    client = MlflowClient(default_tracking_uri(tmp_path))
-    experiment = client.get_experiment_by_name(EXPERIMENT).experiment_id
-    (seed_run,) = client.search_runs([experiment], filter_string="tags.`rankuq.level` = 'seed'")
-    logged = client.get_metric_history(seed_run.info.run_id, "dev_AP")
+    # The seed's MLflow run has the dev value of every epoch (step = epoch).
+    (seed,) = mlflow_runs(tmp_path, "seed")
+    logged = MlflowClient(default_tracking_uri(tmp_path)).get_metric_history(seed.info.run_id, "dev_AP")
     assert sorted((m.step, m.value) for m in logged) == list(enumerate(history, start=1))
 
 
@@ -136,6 +134,7 @@ import ray
 from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.run.runner import run_grid
 from rankuq.errors import RankuqError
+from tests.mlflow_runs import mlflow_runs
 
 def refuse():
     import rankuq.gpu_memory

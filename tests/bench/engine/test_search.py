@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from mlflow.tracking import MlflowClient
 from rich.console import Console
 
 from rankuq import methods
@@ -22,10 +21,10 @@ from rankuq.bench.engine.scoring import score_frame
 from rankuq.bench.engine.search import search_risk_b
 from rankuq.bench.probes import scored_lists
 from rankuq.bench.probes.risk import risk_aware_mean
-from rankuq.bench.results.mlflow_names import EXPERIMENT
 from rankuq.bench.results.mlflow_store import StoreClient, default_tracking_uri
 from rankuq.bench.run.runner import run_grid
 from rankuq.shards import read_shards
+from tests.mlflow_runs import mlflow_runs
 
 BASE = {"tasks": ["wikiqa"], "methods": {"bert": {}, "gpf": {}, "mc_dropout": {}}}
 
@@ -110,14 +109,6 @@ def member_jobs(run_dir: Path) -> dict[int, dict]:
         for path in (run_dir / "ray" / "tune").glob("member-*/params.json")
     ]
     return {job["seed"]: job for job in jobs}
-
-
-def mlflow_runs(run_dir: Path, level: str) -> list:
-    client = MlflowClient(default_tracking_uri(run_dir))
-    found = client.get_experiment_by_name(EXPERIMENT)
-    assert found is not None, EXPERIMENT
-    experiment = found.experiment_id
-    return client.search_runs([experiment], filter_string=f"tags.`rankuq.level` = '{level}'")
 
 
 @pytest.fixture(scope="module")

@@ -19,20 +19,12 @@ from rankuq.bench.results.mlflow_names import EXPERIMENT, mlflow_name
 from rankuq.bench.results.mlflow_store import StoreClient, default_tracking_uri
 from rankuq.bench.results.rendering import paper_markdown
 from rankuq.bench.run.runner import run_grid
+from tests.mlflow_runs import mlflow_runs
 
 
 def run(grid: dict, run_dir) -> pd.DataFrame:
     spec, params = parse_grid(grid, "test grid")
     return run_grid(spec, params, run_dir)
-
-
-def mlflow_runs(run_dir, level: str | None = None) -> list:
-    client = StoreClient(default_tracking_uri(run_dir))
-    found = client.get_experiment_by_name(EXPERIMENT)
-    assert found is not None, EXPERIMENT
-    experiment = found.experiment_id
-    where = f"tags.`rankuq.level` = '{level}'" if level else ""
-    return client.search_runs([experiment], filter_string=where, max_results=1000)
 
 
 def test_the_leaderboard_has_a_row_per_method_with_mean_and_std(finished):
