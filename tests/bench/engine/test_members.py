@@ -134,7 +134,6 @@ import ray
 from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.run.runner import run_grid
 from rankuq.errors import RankuqError
-from tests.mlflow_runs import mlflow_runs
 
 def refuse():
     import rankuq.gpu_memory
