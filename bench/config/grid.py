@@ -4,7 +4,7 @@ import re
 from collections.abc import Hashable
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Annotated, TypeGuard, get_args
 
 import yaml
 from pydantic import (
@@ -115,7 +115,7 @@ class GridSpec(BaseModel):
     data_dir: str | None = None
     tasks: list[str] = []
     shifts: list[Shift] = []
-    methods: Annotated[dict[str, dict[str, Any] | None], Field(min_length=1)]
+    methods: Annotated[dict[str, dict[str, object] | None], Field(min_length=1)]  # validated by each method
     seeds: Annotated[
         list[Annotated[int, Field(ge=0, le=MAX_SEED)]], Field(min_length=1, max_length=MAX_SEEDS)
     ] = [0]
@@ -135,7 +135,7 @@ class GridSpec(BaseModel):
 
     @field_validator("methods")
     @classmethod
-    def _known_methods(cls, value: dict[str, Any]) -> dict[str, Any]:
+    def _known_methods(cls, value: dict[str, object]) -> dict[str, object]:
         for name in value:
             methods.get(name)
         return value
@@ -176,7 +176,7 @@ class GridSpec(BaseModel):
         }
 
 
-def parse_grid(raw: Any, source: str) -> tuple[GridSpec, dict[str, MethodParams]]:
+def parse_grid(raw: object, source: str) -> tuple[GridSpec, dict[str, MethodParams]]:
     """Validate a loaded YAML document; one RankuqError naming ``source`` and the key on failure."""
     if not isinstance(raw, dict):
         raise RankuqError(f"{source}: a grid is a YAML mapping with keys {sorted(GridSpec.model_fields)}")
@@ -315,7 +315,7 @@ def _check_search(spec: GridSpec, search: SearchConfig, params: dict[str, Method
         )
 
 
-def _valid_keys(location: tuple[Any, ...]) -> str:
+def _valid_keys(location: tuple[int | str, ...]) -> str:
     """The keys of the model that holds the unknown key at ``location`` (list indices skipped)."""
     model: type[BaseModel] = GridSpec
     for part in location[:-1]:
@@ -330,7 +330,7 @@ def _valid_keys(location: tuple[Any, ...]) -> str:
     return ", ".join(sorted(model.model_fields))
 
 
-def _is_model(annotation: Any) -> bool:
+def _is_model(annotation: object) -> TypeGuard[type[BaseModel]]:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
@@ -338,8 +338,8 @@ class UniqueKeyLoader(yaml.SafeLoader):
     """``yaml.safe_load``'s loader, refusing a key given twice in one mapping (YAML would keep the
     last silently, so a second ``seeds:`` would quietly replace the first)."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, object]:
+        seen: set[Hashable] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
             if not isinstance(key, Hashable):

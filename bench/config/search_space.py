@@ -4,9 +4,9 @@ RA's risk aversion b, each key and domain checked against the field it sets."""
 import math
 from collections.abc import Mapping
 from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Literal, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 from rankuq import methods
 from rankuq.backbone import ModelConfig
@@ -63,7 +63,7 @@ class SearchConfig(BaseModel):
     num_samples: Annotated[int, Field(ge=1, le=10_000)] = 8
     algorithm: Literal["random", "optuna"] = "random"
     scheduler: SchedulerConfig = SchedulerConfig()
-    space: Annotated[dict[str, Any], Field(min_length=1)]
+    space: Annotated[dict[str, object], Field(min_length=1)]  # key → domain, checked by check_space
 
     @field_validator("metric")
     @classmethod
@@ -86,23 +86,39 @@ class SearchConfig(BaseModel):
         """The searched keys that change what ``trainer`` trains: train.*, model.* and its parameters."""
         return [key for key in self.space if key.partition(".")[0] in ("train", "model", trainer)]
 
-    def identity(self, keys: list[str]) -> dict[str, Any]:
+    def identity(self, keys: list[str]) -> dict[str, object]:
         """What a search of ``keys`` depends on (its cache key): the settings and those keys' domains."""
         return {**self.model_dump(exclude={"space"}), "space": {key: self.space[key] for key in keys}}
 
     def domains(self, keys: list[str]) -> dict[str, "Domain"]:
         """Tune domains of ``keys`` (already checked by ``check_space``)."""
-        return {key: _domain(*next(iter(self.space[key].items()))) for key in keys}
+        return {key: _domain(*_parsed(key, self.space[key])) for key in keys}
 
 
-def _domain(name: str, args: list[Any]) -> "Domain":
+def _parsed(key: str, raw: object) -> tuple[str, list[object]]:
+    """A search domain's name and arguments; ValueError("<key>: why") where ``raw`` is not one."""
+    valid = ", ".join(f"{{{name}: [{', '.join(args)}]}}" for name, (args, _) in DOMAINS.items())
+    if not (isinstance(raw, dict) and len(raw) == 1):
+        raise ValueError(f"{key}: a search domain is one mapping, one of {valid}")
+    domain, args = next(iter(raw.items()))
+    if domain not in DOMAINS:
+        raise ValueError(f"{key}: unknown domain '{domain}'; valid domains: {valid}")
+    names, draws = DOMAINS[domain]
+    if not isinstance(args, list) or (draws and len(args) != len(names)) or not args:
+        raise ValueError(f"{key}: {domain} takes [{', '.join(names)}], got {args!r}")
+    return domain, args
+
+
+def _domain(name: str, args: list[object]) -> "Domain":
     from ray import tune
 
     return tune.choice(list(args)) if name == "choice" else getattr(tune, name)(*args)
 
 
 def check_space(
-    search: SearchConfig, sections: dict[str, tuple[type[BaseModel], dict[str, Any]]], trained: dict[str, set]
+    search: SearchConfig,
+    sections: dict[str, tuple[type[BaseModel], dict[str, object]]],
+    trained: dict[str, set[str]],
 ) -> None:
     """Raise ValueError("<key>: why") for the first bad key or domain of ``search.space``.
 
@@ -132,28 +148,22 @@ def check_space(
         _check_domain(key, raw, *sections[section], name)
 
 
-def _searchable(section: str, name: str, trained: dict[str, set]) -> bool:
+def _searchable(section: str, name: str, trained: dict[str, set[str]]) -> bool:
     """Not the epochs, and of a method only what its training depends on (mc_dropout's T is not)."""
     return f"{section}.{name}" not in NOT_SEARCHABLE and (section not in trained or name in trained[section])
 
 
-def _check_domain(key: str, raw: Any, model: type[BaseModel], current: dict[str, Any], name: str) -> None:
+def _check_domain(
+    key: str, raw: object, model: type[BaseModel], current: dict[str, object], name: str
+) -> None:
     """One known domain with the right arguments, drawing values of the field's type that ``model``
     accepts for ``name`` (with the ``current`` values of its other fields)."""
-    valid = ", ".join(f"{{{name}: [{', '.join(args)}]}}" for name, (args, _) in DOMAINS.items())
-    if not (isinstance(raw, dict) and len(raw) == 1):
-        raise ValueError(f"{key}: a search domain is one mapping, one of {valid}")
-    domain, args = next(iter(raw.items()))
-    if domain not in DOMAINS:
-        raise ValueError(f"{key}: unknown domain '{domain}'; valid domains: {valid}")
-    names, draws = DOMAINS[domain]
-    if not isinstance(args, list) or (draws and len(args) != len(names)) or not args:
-        raise ValueError(f"{key}: {domain} takes [{', '.join(names)}], got {args!r}")
+    domain, args = _parsed(key, raw)
+    draws = DOMAINS[domain][1]
+    candidates: list[object] = args
     if draws:
-        _check_range(key, domain, args, draws, _kinds(model.model_fields[name].annotation))
-        candidates = [args[0], args[1] - 1 if domain in _UPPER_EXCLUDED else args[1]]
-    else:
-        candidates = args
+        lower, upper = _check_range(key, domain, args, draws, _kinds(model.model_fields[name].annotation))
+        candidates = [lower, upper - 1 if domain in _UPPER_EXCLUDED else upper]
     for value in candidates:
         try:
             model(**{**current, name: value})
@@ -161,10 +171,14 @@ def _check_domain(key: str, raw: Any, model: type[BaseModel], current: dict[str,
             raise ValueError(f"{key}: {value!r} is not a valid value: {error.errors()[0]['msg']}") from None
 
 
-def _check_range(key: str, name: str, args: list[Any], draws: type, kinds: set[type]) -> None:
-    if not all(isinstance(arg, int | float) and not isinstance(arg, bool) for arg in args):
+def _check_range(
+    key: str, name: str, args: list[object], draws: type, kinds: set[object]
+) -> tuple[float, float]:
+    """A numeric domain's bounds (lower, upper), checked; ValueError("<key>: why") otherwise."""
+    numbers = [arg for arg in args if isinstance(arg, int | float) and not isinstance(arg, bool)]
+    if len(numbers) != len(args):
         raise ValueError(f"{key}: {name} takes numbers, got {args!r}")
-    if not all(math.isfinite(arg) for arg in args):  # .inf or .nan: Tune would draw them
+    if not all(math.isfinite(arg) for arg in numbers):  # .inf or .nan: Tune would draw them
         raise ValueError(f"{key}: {name} takes finite numbers, got {args!r}")
     if draws is int and not all(isinstance(arg, int) for arg in args):
         raise ValueError(f"{key}: {name} takes integers, got {args!r}")
@@ -173,29 +187,30 @@ def _check_range(key: str, name: str, args: list[Any], draws: type, kinds: set[t
         raise ValueError(f"{key}: {name} draws numbers but {key} is not a number; use choice")
     if draws is float and float not in numeric:
         raise ValueError(f"{key}: {name} draws floats but {key} is an integer; use randint or choice")
-    if args[0] >= args[1]:
+    if numbers[0] >= numbers[1]:
         raise ValueError(f"{key}: {name} needs lower < upper, got {args!r}")
     try:
         _domain(name, args)
     except (ValueError, TypeError, AssertionError) as error:  # Tune's own checks (log of a bound ≤ 0, …)
         raise ValueError(f"{key}: {name}{args}: {error}") from None
+    return numbers[0], numbers[1]
 
 
-def _kinds(annotation: Any) -> set[type]:
+def _kinds(annotation: object) -> set[object]:
     """The plain types an annotation allows (int | None → {int, NoneType}); bool counts as no number."""
     origin = get_origin(annotation)
     if origin is Annotated:
         return _kinds(get_args(annotation)[0])
     if origin in (Union, UnionType):
-        return set().union(*(_kinds(arg) for arg in get_args(annotation)))
+        return set[object]().union(*(_kinds(arg) for arg in get_args(annotation)))
     return {bool} if annotation is bool else {annotation}
 
 
 def sections_of(
     train: TrainConfig, model: ModelConfig, params: dict[str, MethodParams]
-) -> tuple[dict[str, tuple[type[BaseModel], dict[str, Any]]], dict[str, set]]:
+) -> tuple[dict[str, tuple[type[BaseModel], dict[str, object]]], dict[str, set[str]]]:
     """What ``check_space`` checks keys against: the grid's sections and each method's trained params."""
-    sections: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
+    sections: dict[str, tuple[type[BaseModel], dict[str, object]]] = {
         "train": (TrainConfig, train.model_dump()),
         "model": (ModelConfig, model.model_dump()),
         "risk": (RiskParams, {}),
@@ -212,7 +227,9 @@ def sections_of(
     return sections, trained
 
 
-def tuned_section(section: str, values: Mapping[str, Any], chosen: Mapping[str, Any]) -> dict[str, Any]:
+def tuned_section(
+    section: str, values: Mapping[str, JsonValue], chosen: Mapping[str, JsonValue]
+) -> dict[str, JsonValue]:
     """``values`` of one section (train, model, or a method's parameters) with its chosen keys set."""
     prefix = f"{section}."
     return {**values, **{key.removeprefix(prefix): v for key, v in chosen.items() if key.startswith(prefix)}}
@@ -221,6 +238,6 @@ def tuned_section(section: str, values: Mapping[str, Any], chosen: Mapping[str, 
 Section = TypeVar("Section", bound=BaseModel)
 
 
-def tuned_config(section: str, config: Section, chosen: Mapping[str, Any]) -> Section:
+def tuned_config(section: str, config: Section, chosen: Mapping[str, JsonValue]) -> Section:
     """A typed section (train, model, a method's parameters) with its chosen keys set, validated."""
-    return type(config)(**tuned_section(section, config.model_dump(), chosen))
+    return type(config).model_validate(tuned_section(section, config.model_dump(), chosen))

@@ -2,7 +2,6 @@
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import ray
 import ray.train.torch
@@ -15,7 +14,7 @@ from rankuq.methods.base import Fitted, PostHocMethod
 from rankuq.shards import read_shards
 
 
-def fit_member(config: dict[str, Any]) -> Fitted:
+def fit_member(config: dict[str, object]) -> Fitted:
     """The entry point of a ``FitJob``: a post-hoc method's fit on its dev lists, in a worker with
     the scorer's threads (so its numbers are those the scorer would compute)."""
     job = FitJob.from_dict(config)

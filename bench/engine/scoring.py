@@ -63,7 +63,7 @@ class ShardScorer:
     ("auto"), on a GPU: on a GPU the weights themselves in bfloat16 (limit.json: 136k pairs/s against
     101k under autocast, H100), on a CPU under autocast (the numbers its bf16 grids recorded)."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: dict[str, object]) -> None:
         scorer = ScorerSpec.from_dict(spec)
         self.threads = scorer.threads
         torch.set_num_threads(scorer.threads)

@@ -8,15 +8,15 @@ is cached in its folder: ``trials.csv`` (one row per trial and epoch) and ``best
 """
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import optuna
 import pandas as pd
+from pydantic import JsonValue
 from ray import tune
-from ray.tune import ResultGrid
+from ray.tune import ResultGrid, Trainable
 from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, TrialScheduler
 from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter, SearchAlgorithm, Searcher
 from ray.tune.search.optuna import OptunaSearch
@@ -39,7 +39,7 @@ class SearchResult:
 
     name: str  # what was searched, e.g. "bert on wikiqa"
     metric: str
-    best: dict[str, Any]  # searched key → chosen value
+    best: dict[str, JsonValue]  # searched key → chosen value
     score: float  # the best trial's dev metric at its last epoch
     trials: int
     stopped: int  # trials the scheduler stopped before the last epoch
@@ -56,11 +56,11 @@ class SearchResult:
         )
 
 
-def _short(value: Any) -> str:
+def _short(value: JsonValue) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def tuned_job(job: TrainJob, chosen: Mapping[str, Any]) -> TrainJob:
+def tuned_job(job: TrainJob, chosen: Mapping[str, JsonValue]) -> TrainJob:
     """A member job with the chosen training settings and parameters of its trainer."""
     return job.model_copy(
         update={
@@ -71,13 +71,13 @@ def tuned_job(job: TrainJob, chosen: Mapping[str, Any]) -> TrainJob:
     )
 
 
-def _training_trial(config: dict[str, Any], trial: dict[str, Any]) -> None:
+def _training_trial(config: dict[str, JsonValue], trial: dict[str, object]) -> None:
     """One trial: the member with the sampled values, reporting its dev metric every epoch."""
     spec = SearchTrial.from_dict(trial)
     search_trial(spec.model_copy(update={"job": tuned_job(spec.job, config)}))
 
 
-def _risk_trial(config: dict[str, Any], lists: ScoredLists, metric: str) -> None:
+def _risk_trial(config: dict[str, float], lists: ScoredLists, metric: str) -> None:
     tune.report({metric: risk_aware_mean(lists, config["risk.b"], metric), "epoch": 1})
 
 
@@ -108,7 +108,7 @@ def search_risk_b(
 
 def _search(
     name: str,
-    trainable: Any,
+    trainable: Callable[..., None] | type[Trainable],
     search: SearchConfig,
     keys: list[str],
     scheduler: TrialScheduler,
@@ -151,14 +151,14 @@ def _trial_table(name: str, results: ResultGrid, keys: list[str], metric: str) -
     return pd.DataFrame(rows)
 
 
-def _write(folder: Path, table: pd.DataFrame, record: dict[str, Any]) -> None:
+def _write(folder: Path, table: pd.DataFrame, record: dict[str, object]) -> None:
     """The trial table and the choice, written whole or not at all."""
     with staged_folder(folder) as staging:
         table.to_csv(staging / TRIALS_FILE, index=False)
         (staging / BEST_FILE).write_text(json.dumps(record, indent=1))
 
 
-def _best(table: pd.DataFrame, search: SearchConfig, keys: list[str]) -> dict[str, Any]:
+def _best(table: pd.DataFrame, search: SearchConfig, keys: list[str]) -> dict[str, object]:
     """The best trial among those that ran the most epochs (all, unless the scheduler stopped every
     trial early), by its dev metric at that epoch; the first such trial on ties."""
     last = table[table.epoch == table.epoch.max()]

@@ -8,7 +8,7 @@ method's parameters are validated by the method a job names.
 
 import json
 from collections.abc import Mapping
-from typing import Any, Self
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict, SerializeAsAny, ValidationInfo, field_validator
 
@@ -24,7 +24,7 @@ class Spec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return self.model_dump()
 
     @classmethod

@@ -13,7 +13,8 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from pydantic import JsonValue
 
 from rankuq import methods
 from rankuq.backbone import ModelConfig
@@ -26,7 +27,7 @@ from rankuq.methods.base import Fitted, MethodParams, NeuralMethod
 from rankuq.tasks.base import data_root
 from rankuq.tasks.shards import shard_folder
 
-Chosen = Mapping[tuple[str, str], Mapping[str, Any]]  # (train lists' folder name, trainer) → values
+Chosen = Mapping[tuple[str, str], Mapping[str, JsonValue]]  # (train lists' folder name, trainer) → values
 
 
 def content_key(*parts: object) -> str:
@@ -57,7 +58,7 @@ class Lists:
     variant: str
     include_nota: bool
 
-    def arguments(self) -> dict[str, Any]:
+    def arguments(self) -> dict[str, object]:
         return {
             "strategy": self.strategy,
             "n": self.n,
@@ -77,7 +78,7 @@ class Cell:
     members: tuple[str, ...]  # trained members' keys
     key: str  # of its predictions on the tested split
     dev_key: str | None  # of its predictions on the dev split the probes fit on
-    tuned: tuple[tuple[str, Any], ...] = ()  # searched key → chosen value, for its trained models
+    tuned: tuple[tuple[str, JsonValue], ...] = ()  # searched key → chosen value, for its trained models
     fit: str | None = None  # key of its post-hoc fit
 
     def label(self) -> str:
@@ -169,18 +170,20 @@ class Tuned:
     # The sections' dumps with the chosen values as the search recorded them (JSON), not the typed
     # settings' dumps: validation turns a chosen 0 into 0.0 and the serializer leaves out defaults, so
     # keys hashed from those would change for a cached member's.
-    hashed_model: dict[str, Any]
-    hashed_train: dict[str, Any]
+    hashed_model: dict[str, JsonValue]
+    hashed_train: dict[str, JsonValue]
 
 
-def tuned(spec: GridSpec, params: Mapping[str, MethodParams], name: str, chosen: Mapping[str, Any]) -> Tuned:
+def tuned(
+    spec: GridSpec, params: Mapping[str, MethodParams], name: str, chosen: Mapping[str, JsonValue]
+) -> Tuned:
     """``name``'s parameters, model and train settings with the searched values ``chosen``."""
     hashed_model = tuned_section("model", spec.model.model_dump(), chosen)
     hashed_train = tuned_section("train", spec.train.model_dump(), chosen)
     return Tuned(
         tuned_config(name, params[name], chosen),
-        ModelConfig(**hashed_model),
-        TrainConfig(**hashed_train),
+        ModelConfig.model_validate(hashed_model),
+        TrainConfig.model_validate(hashed_train),
         hashed_model,
         hashed_train,
     )
@@ -308,7 +311,7 @@ def plan(
                 ]
                 members |= {job.key: job for job in jobs}
                 keys = tuple(job.key for job in jobs)
-                identity: tuple[Any, ...] = (
+                identity: tuple[object, ...] = (
                     name,
                     settings.params.model_dump(),
                     settings.hashed_model,
@@ -378,7 +381,7 @@ def _searches(
     return list(found.values())
 
 
-def search_choice(layout: RunLayout, job: SearchJob) -> dict[str, Any] | None:
+def search_choice(layout: RunLayout, job: SearchJob) -> dict[str, JsonValue] | None:
     """The values a finished search chose, read from its folder (None: not run yet)."""
     best = layout.search(job.key) / BEST_FILE
     return json.loads(best.read_text())["best"] if best.is_file() else None
