@@ -12,9 +12,9 @@ keep the spelling of the commands' ``--run``, ``--dev-run`` and ``runs``, which 
 """
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 import pandas as pd
 import pyarrow as pa
@@ -30,7 +30,7 @@ from rankuq.bench.run.grid_run import GridRequest, grid_run
 
 
 def run_grid(
-    grid: dict[str, Any] | str | Path | None = None,
+    grid: Mapping[str, object] | str | Path | None = None,
     run_dir: str | Path | None = None,
     *,
     data_dir: str | None = None,
@@ -42,7 +42,7 @@ def run_grid(
     the leaderboard (one row per condition and method; as `rankuq run` writes leaderboard.csv). As
     the command does: the inputs checked first, the run directory (default runs/<grid name>) held
     for this run alone (a second run on it is refused at once), leftover Ray processes stopped."""
-    source = grid if isinstance(grid, dict) else _path(grid)
+    source = grid if isinstance(grid, Mapping) else _path(grid)
     request = GridRequest(
         source,
         _path(run_dir),

@@ -5,7 +5,6 @@ import hashlib
 import json
 import re
 import sys
-from typing import Any
 
 from rankuq.bench.cli.common import EVALUATE_PROBES, print_table
 from rankuq.errors import RankuqError
@@ -110,7 +109,7 @@ def _zero_shot(args: argparse.Namespace) -> None:
     print(f"written: leaderboard.md, .csv and report.html in {run_dir}")
 
 
-def zero_shot_grid(args: argparse.Namespace, max_length: int, dev: bool) -> dict[str, Any]:
+def zero_shot_grid(args: argparse.Namespace, max_length: int, dev: bool) -> dict[str, object]:
     """The one-condition grid ``evaluate --model`` runs: the checkpoint as given on ``--task``'s
     lists (``--ns``, ``--n``, ``--split``), the probes fitted on its dev split where it has one
     (``dev``; else on a held-out part of the tested split, as for a test-only BEIR folder)."""
@@ -118,7 +117,7 @@ def zero_shot_grid(args: argparse.Namespace, max_length: int, dev: bool) -> dict
 
     side = {"task": args.task} | {key: getattr(args, key) for key in ("ns", "n") if getattr(args, key)}
     label = "-".join(str(value) for value in side.values())
-    condition: dict[str, Any] = (
+    condition: dict[str, object] = (
         {"tasks": [args.task]}
         if len(side) == 1
         else {"shifts": [{"name": condition_name(label), "train": side, "test": side}]}

@@ -3,7 +3,6 @@ members train (``OrphanSweeper``, a Tune callback of ``bench.engine.members.trai
 
 import logging
 import time
-from typing import Any
 
 import ray
 from ray import tune
@@ -42,12 +41,12 @@ class OrphanSweeper(tune.Callback):
     def __init__(self, every_s: float = 5.0) -> None:
         self.every_s, self.last = every_s, 0.0
 
-    def on_step_end(self, iteration: int, trials: list[Trial], **info: Any) -> None:
+    def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         if time.monotonic() - self.last > self.every_s:
             self.last = time.monotonic()
             self._sweep()
 
-    def on_experiment_end(self, trials: list[Trial], **info: Any) -> None:
+    def on_experiment_end(self, trials: list[Trial], **info: object) -> None:
         self._sweep()
 
     def _sweep(self) -> None:
@@ -60,5 +59,5 @@ class OrphanSweeper(tune.Callback):
             logging.getLogger(__name__).warning("placement-group sweep skipped: %s", error)
             self.every_s = float("inf")
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, float]:
         return {"every_s": self.every_s, "last": 0.0}

@@ -4,7 +4,7 @@ metrics split by query), and method_cost's CSV."""
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pandas as pd
@@ -19,6 +19,9 @@ from rankuq.bench.results.boards import read_leaderboard, read_whole_csv
 from rankuq.bench.results.provenance import PREDICTIONS_KEY, PROBES, Provenance, check
 from rankuq.bench.rundir.layout import RunLayout
 from rankuq.errors import RankuqError
+
+if TYPE_CHECKING:  # preconditions reads runs; its checks are cached here
+    from rankuq.bench.findings.preconditions import Check
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class Run:
     tested: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # condition → (test task, ns)
     trained: dict[str, Side] = field(default_factory=dict)  # condition → its training side
     # (precondition, condition, ranker) → its check: a bootstrap that many claims of a condition share
-    checked: dict[tuple[str, str, str], Any] = field(default_factory=dict, compare=False, repr=False)
+    checked: "dict[tuple[str, str, str], Check]" = field(default_factory=dict, compare=False, repr=False)
 
     def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]:
         """Seed → the metric's parts for a cell (empty where the run recorded none)."""

@@ -6,7 +6,7 @@ A broken folder fails here in seconds, not in a Ray trial after minutes."""
 import json
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rankuq.errors import RankuqError
 
@@ -123,7 +123,7 @@ def _length(path: Path, key: str) -> int | None:
     """A positive length at ``key`` of a JSON file, or None (no file, no key, or transformers'
     stand-in for 'no length')."""
     try:
-        value: Any = json.loads(path.read_text()).get(key)
+        value: object = json.loads(path.read_text()).get(key)
     except (OSError, ValueError, AttributeError):
         return None
     return value if isinstance(value, int) and 0 < value < UNSET_LENGTH else None

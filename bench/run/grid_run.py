@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 class GridRequest:
     """A grid run as asked for, before any check (the command's options, the API's arguments)."""
 
-    grid: Path | Mapping[str, Any] | None = None  # a YAML file, a grid as a dict, None: the built-in grid
+    grid: Path | Mapping[str, object] | None = None  # a YAML file, a grid as a dict, None: the built-in grid
     run_dir: Path | None = None  # None: runs/<the grid's name>
     data_dir: str | Path | None = None  # replaces the grid's data_dir
     backbone: Path | None = None  # a checkpoint folder that replaces the grid's model.backbone
@@ -147,7 +147,7 @@ def _validated(request: GridRequest) -> "tuple[GridSpec, dict[str, MethodParams]
     return spec, params, RunLayout(request.run_dir or Path("runs") / spec.name)
 
 
-def _given_backbone(grid: Path | Mapping[str, Any] | None) -> str | None:
+def _given_backbone(grid: Path | Mapping[str, object] | None) -> str | None:
     """The grid's model.backbone as written, read ahead of its validation (which imports torch,
     seconds) so a model that cannot load fails first; None where it names none."""
     try:
