@@ -18,7 +18,7 @@ class Registry(Generic[T]):
     """A plain dict filled by ``@registry.register``; unknown names list the valid ones.
 
     The name is the object's own, stated once: its ``name`` attribute (a class's ``name = "bert"``,
-    a metric family's), else, for a probe's ``run`` function, the last part of its module's name.
+    a metric family's), else, for a probe module's ``probe`` function, the last part of its module's name.
     With ``plugins``, the entry points of that group are loaded at the first lookup; one names a
     subclass of ``base`` (where given, else a function or class) or a module that registers.
     """

@@ -69,7 +69,7 @@ def _timed_run(table: pa.Table) -> tuple[dict[str, float], dict[str, float]]:
     lap("ECE (10 equal-width bins)")
     values["ERCE"] = calibration.expected_ranking_calibration_error(lists)[0]
     lap("ERCE")
-    found = abstention.run(lists, confidences=REFERENCE_FREE).metrics
+    found = abstention.probe(lists, confidences=REFERENCE_FREE).metrics
     values |= {name: v for name, v in found.items() if name.startswith("nAUC.AP")}
     lap("abstention nAUCs (u_max, u_std, u_1-2 × AP, nDCG@10, RR)")
     values["ECE.adaptive"] = expected_calibration_error(lists.ranked.scores, relevant, adaptive=True)

@@ -166,7 +166,7 @@ def evaluate_inputs(
     if probes:
         from rankuq.bench import probes as probing  # matplotlib and scikit-learn load only when asked for
 
-        result = probing.run(
+        result = probing.probe(
             probing.scored_lists(table, source),
             probes,
             dev=None if dev is None else dev.table,

@@ -1,8 +1,8 @@
 """Downstream probes over a predictions table, registered by name (``bench.probes.PROBES``).
 
-Each probe is one module exposing ``run(predictions, *, dev=None, seed=0, …) -> ProbeResult``
+Each probe is one module exposing ``probe(predictions, *, dev=None, seed=0, …) -> ProbeResult``
 and reads only the predictions table (contract 2), so it scores any method or an imported score
-file. ``run`` below prepares a table once and runs several probes on it.
+file. ``probe`` below prepares a table once and applies several probes to it.
 """
 
 from collections.abc import Sequence
@@ -14,10 +14,10 @@ from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists,
 
 DEFAULT_PROBES = ("calibration", "risk", "abstention", "cutoff")  # nota needs NOTA queries kept
 
-__all__ = ["DEFAULT_PROBES", "PROBES", "ProbeResult", "ScoredLists", "run", "scored_lists"]
+__all__ = ["DEFAULT_PROBES", "PROBES", "ProbeResult", "ScoredLists", "probe", "scored_lists"]
 
 
-def run(
+def probe(
     predictions: pa.Table | ScoredLists,
     names: Sequence[str] = DEFAULT_PROBES,
     *,

@@ -72,7 +72,7 @@ SPLITS = 5
 
 
 @PROBES.register
-def run(
+def probe(
     predictions: pa.Table | ScoredLists,
     *,
     dev: pa.Table | ScoredLists | None = None,

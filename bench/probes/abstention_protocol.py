@@ -188,7 +188,7 @@ def assess_confidence(
         order = abstention_order(test.free[u])
         mine = None if reference is None else reference.free[u]
         return {m: Assessed(mine, test.free[u], kept_means(test.metric[m][order])) for m in names}
-    # run() fits data-driven confidences only on parts with a reference set, and gives every
+    # probe() fits data-driven confidences only on parts with a reference set, and gives every
     # Instances its sorted scores when one is data-driven
     assert reference is not None and reference.features is not None and test.features is not None
     out: dict[str, Assessed | NotFittable] = {}

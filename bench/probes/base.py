@@ -196,7 +196,7 @@ def _samples(table: pa.Table, ranked: RankedLists, source: str) -> np.ndarray | 
 
 
 def as_lists(predictions: pa.Table | ScoredLists, source: str = "predictions") -> ScoredLists:
-    """A table prepared once, or one already prepared (``bench.probes.run`` shares it)."""
+    """A table prepared once, or one already prepared (``bench.probes.probe`` shares it)."""
     return predictions if isinstance(predictions, ScoredLists) else scored_lists(predictions, source)
 
 
@@ -216,8 +216,8 @@ def split_queries(n_queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Probe(Protocol):
-    """A probe's ``run``: a predictions table (or one prepared), a dev table where it fits or
-    selects something, a seed for what it draws, and its own keyword options (risk's ``b``), each
+    """A probe module's ``probe``: a predictions table (or one prepared), a dev table where it fits
+    or selects something, a seed for what it draws, and its own keyword options (risk's ``b``), each
     with a default: callers pass them as ``**options``, which a protocol cannot list."""
 
     def __call__(
@@ -233,7 +233,7 @@ P = TypeVar("P", bound=Probe)
 
 
 class ProbeRegistry(Registry[Probe]):
-    """``Registry`` whose decorator gives back the probe's ``run`` with its own options' types."""
+    """``Registry`` whose decorator gives back a probe module's ``probe`` with its own options' types."""
 
     def register(self, item: P) -> P:
         super().register(item)

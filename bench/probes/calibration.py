@@ -213,7 +213,7 @@ def ece_by_negatives(
 
 
 @PROBES.register
-def run(
+def probe(
     predictions: pa.Table | ScoredLists,
     *,
     dev: pa.Table | ScoredLists | None = None,

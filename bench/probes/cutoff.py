@@ -83,7 +83,7 @@ def learned_cutoffs(features: np.ndarray, f1: np.ndarray, seed: int = 0) -> np.n
 
 
 @PROBES.register
-def run(
+def probe(
     predictions: pa.Table | ScoredLists,
     *,
     dev: pa.Table | ScoredLists | None = None,

@@ -88,7 +88,7 @@ def _fold_parts(qids: np.ndarray, nota: np.ndarray, fold: np.ndarray, predicted:
 
 
 @PROBES.register
-def run(
+def probe(
     predictions: pa.Table | ScoredLists,
     *,
     dev: pa.Table | ScoredLists | None = None,

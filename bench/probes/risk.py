@@ -139,7 +139,7 @@ def _descending(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 @PROBES.register
-def run(
+def probe(
     predictions: pa.Table | ScoredLists,
     *,
     dev: pa.Table | ScoredLists | None = None,

@@ -37,10 +37,10 @@ def test_a_name_is_registered_once():
 
 
 def test_an_object_without_a_name_is_named_after_its_module():
-    def run() -> None: ...
+    def probe() -> None: ...
 
-    run.__module__ = "rankuq.bench.probes.calibration"  # a probe's run function
-    assert name_of(run) == "calibration" and name_of(Bert) == "bert"
+    probe.__module__ = "rankuq.bench.probes.calibration"  # a probe module's probe function
+    assert name_of(probe) == "calibration" and name_of(Bert) == "bert"
 
 
 def install(tmp_path, monkeypatch, module: str, entry_points: str):
@@ -112,7 +112,7 @@ class Base:
         ("NUMBER", None, "names int 5, not a function or class or a module that registers one"),
         ("TEXT", None, "names str 'my_ranker', not a function or class"),
         ("INSTANCE", None, "names Ranker <myplugin.Ranker object at"),
-        ("run", Base, "names function <function run at"),
+        ("probe", Base, "names function <function probe at"),
         ("Ranker", Base, "names type <class 'myplugin.Ranker'>, not a Base class"),
     ],
 )
@@ -125,7 +125,7 @@ def test_a_plugin_naming_what_cannot_be_registered_is_one_error_naming_it(
     install(
         tmp_path,
         monkeypatch,
-        module + "def run():\n    pass\n",
+        module + "def probe():\n    pass\n",
         f"[rankuq.test_bad]\nbad = myplugin:{target}\n",
     )
     with pytest.raises(RankuqError) as raised:
@@ -137,7 +137,7 @@ def test_a_plugin_naming_what_cannot_be_registered_is_one_error_naming_it(
 
 def test_a_subclass_of_the_base_or_a_plugin_function_is_registered(tmp_path, monkeypatch):
     module = (
-        "from tests_registry_base import Base\nclass Mine(Base):\n    name = 'mine'\ndef run():\n    pass\n"
+        "from tests_registry_base import Base\nclass Mine(Base):\n    name = 'mine'\ndef probe():\n    pass\n"
     )
     monkeypatch.setitem(sys.modules, "tests_registry_base", type(sys)("tests_registry_base"))
     sys.modules["tests_registry_base"].Base = Base
@@ -145,7 +145,7 @@ def test_a_subclass_of_the_base_or_a_plugin_function_is_registered(tmp_path, mon
         tmp_path,
         monkeypatch,
         module,
-        "[rankuq.test_ok]\nmine = myplugin:Mine\n[rankuq.test_fn]\nrun = myplugin:run\n",
+        "[rankuq.test_ok]\nmine = myplugin:Mine\n[rankuq.test_fn]\nprobe = myplugin:probe\n",
     )
     assert Registry("method", plugins="rankuq.test_ok", base=Base).names() == ["mine"]
     assert Registry("probe", plugins="rankuq.test_fn").names() == ["myplugin"]  # named after its module

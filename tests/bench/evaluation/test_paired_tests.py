@@ -45,7 +45,7 @@ def test_calibration_errors_split_by_query_add_up_to_the_probe_s_values():
     labels = (rng.random((30, 6)) < 0.3).astype(int)
     labels[:, 0] = 1
     lists = scored_lists(table(labels.tolist(), rng.random((30, 6)).tolist()))
-    probe = calibration.run(lists).metrics
+    probe = calibration.probe(lists).metrics
     for name, (gaps, mass) in query_parts(lists).items():
         assert np.abs(gaps.sum(axis=0)).sum() / mass.sum() == pytest.approx(probe[name], abs=1e-12), name
 

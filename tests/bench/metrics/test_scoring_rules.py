@@ -46,7 +46,7 @@ def test_scikit_learn_s_values_on_real_wikiqa_and_the_probe_s_keys_are_the_same_
     y, p = kept.row_labels > 0, kept.scores
     assert found["Brier"] == pytest.approx(brier_score_loss(y, p), rel=1e-12)
     assert found["NLL"] == pytest.approx(log_loss(y, p), rel=1e-12)
-    probe = calibration.run(scored_lists(wikiqa).with_relevant()).metrics
+    probe = calibration.probe(scored_lists(wikiqa).with_relevant()).metrics
     assert probe["Brier"] == pytest.approx(found["Brier"], rel=1e-12)
     assert probe["NLL"] == pytest.approx(found["NLL"], rel=1e-12)
 

@@ -54,7 +54,7 @@ def transfer(wikiqa, wikiqa_deterministic) -> tuple[ProbeResult, np.ndarray]:
     """dev = the stochastic table, test = the deterministic one (the grids' setting: one part),
     and the usable test queries' qids."""
     test = scored_lists(wikiqa_deterministic)
-    result = abstention.run(
+    result = abstention.probe(
         test, dev=scored_lists(wikiqa), confidences=["u_max", "u_std", "u_lin"], names=["AP", "RR"]
     )
     return result, test.qids[(test.ranked.n_relevant > 0) & (test.length >= 2)]

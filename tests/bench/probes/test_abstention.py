@@ -20,7 +20,7 @@ def test_a_perfect_ranker_has_auc_terms_and_no_nauc(wikiqa) -> None:
     perfect = wikiqa.set_column(
         wikiqa.schema.get_field_index("prob_mean"), "prob_mean", wikiqa["label"].cast("double")
     )
-    result = abstention.run(perfect, confidences=["u_max", "u_std"])
+    result = abstention.probe(perfect, confidences=["u_max", "u_std"])
     assert not any(k.startswith("nAUC") for k in result.metrics)
     assert result.metrics["AUC.AP.oracle"] == result.metrics["AUC.AP.random"] == pytest.approx(0.8)
     assert result.metrics["AUC.AP.u_max"] == pytest.approx(0.8)
@@ -31,7 +31,7 @@ def test_queries_the_protocol_cannot_score_are_noted(scores_table) -> None:
     table = scores_table(
         [[1, 0], [0, 1, 0], [1], [0, 0], [0, 1]], [[0.9, 0.1], [0.5, 0.4, 0.3], [0.7], [0.2, 0.1], [0.6, 0.3]]
     )
-    result = abstention.run(table, confidences=["u_1-2"], names=["RR"])
+    result = abstention.probe(table, confidences=["u_1-2"], names=["RR"])
     assert result.notes[:2] == (
         "abstention: 1 queries without a relevant candidate left out",
         "abstention: 1 one-candidate queries left out",
@@ -39,15 +39,15 @@ def test_queries_the_protocol_cannot_score_are_noted(scores_table) -> None:
     # kept: q0 (RR 1, u 0.8), q1 (RR ½, u 0.1), q4 (RR ½, u 0.3): the confidence ranks as the oracle
     assert result.metrics["nAUC.RR.u_1-2"] == pytest.approx(1.0)
     with pytest.raises(RankuqError, match="abstention needs 2 or more queries"):
-        abstention.run(scores_table([[1, 0]], [[0.9, 0.1]]))
+        abstention.probe(scores_table([[1, 0]], [[0.9, 0.1]]))
     with pytest.raises(RankuqError, match=r"splits need 10 or more usable queries \(the table has 3\)"):
-        abstention.run(table, confidences=["u_lin"])
+        abstention.probe(table, confidences=["u_lin"])
 
 
 def test_u_lin_is_ridge_on_the_sorted_scores_of_the_reference_set(wikiqa, wikiqa_deterministic) -> None:
     """dev = the stochastic table, test = the deterministic one: a domain-transfer pair."""
     test, dev = scored_lists(wikiqa_deterministic), scored_lists(wikiqa)
-    result = abstention.run(test, dev=dev, confidences=["u_lin", "u_std"], names=["AP"])
+    result = abstention.probe(test, dev=dev, confidences=["u_lin", "u_std"], names=["AP"])
     kept_test, kept_dev = (
         lists.select((lists.ranked.n_relevant > 0) & (lists.length >= 2)) for lists in (test, dev)
     )
@@ -60,16 +60,16 @@ def test_u_lin_is_ridge_on_the_sorted_scores_of_the_reference_set(wikiqa, wikiqa
 
 
 def test_splits_average_every_confidence_on_the_same_test_parts(wikiqa) -> None:
-    result = abstention.run(wikiqa, confidences=["u_std", "u_lin", "u_log"], names=["AP", "RR"], splits=2)
+    result = abstention.probe(wikiqa, confidences=["u_std", "u_lin", "u_log"], names=["AP", "RR"], splits=2)
     assert {"nAUC.AP.u_std", "nAUC.AP.u_lin", "nAUC.AP.u_log", "threshold.rate_MAE.90.u_lin"} <= set(
         result.metrics
     )
-    again = abstention.run(wikiqa, confidences=["u_std", "u_lin"], names=["AP"], splits=2)
+    again = abstention.probe(wikiqa, confidences=["u_std", "u_lin"], names=["AP"], splits=2)
     assert again.metrics["nAUC.AP.u_lin"] == result.metrics["nAUC.AP.u_lin"]  # seeded
 
 
 def test_default_confidences_of_a_stochastic_ranker(wikiqa) -> None:
-    result = abstention.run(wikiqa, names=["AP"], splits=1)
+    result = abstention.probe(wikiqa, names=["AP"], splits=1)
     assert {
         f"nAUC.AP.{u}"
         for u in (
@@ -91,7 +91,7 @@ def test_a_learner_the_reference_set_cannot_define_is_noted(scores_table) -> Non
     """27 of 30 queries have RR 1: RR's quartiles tie, so u_log has no good and bad classes."""
     labels = [[1, 0, 0]] * 27 + [[0, 1, 0]] * 3
     scores = [[0.9 - q / 100, 0.5, 0.1 + q / 100] for q in range(30)]
-    result = abstention.run(
+    result = abstention.probe(
         scores_table(labels, scores), confidences=["u_max", "u_log"], names=["RR"], splits=2
     )
     assert "nAUC.RR.u_max" in result.metrics and "AUC.RR.u_log" not in result.metrics
@@ -130,7 +130,7 @@ def test_the_statistics_on_a_subset_are_the_probe_on_those_queries(
     result, qids = transfer
     subset = np.isin(qids, qids[::3])
     table = wikiqa_deterministic.filter(pc.is_in(wikiqa_deterministic["qid"], pa.array(qids[subset])))
-    alone = abstention.run(table, dev=wikiqa, confidences=["u_max"], names=["AP"])
+    alone = abstention.probe(table, dev=wikiqa, confidences=["u_max"], names=["AP"])
     for name in ("nAUC.AP.u_max", "threshold.AP_MAE.50.u_max", "threshold.rate_MAE.90.u_max"):
         parts = result.parts[name]
         assert STATISTICS[parts.statistic](parts.rows[subset]) == pytest.approx(
@@ -139,8 +139,8 @@ def test_the_statistics_on_a_subset_are_the_probe_on_those_queries(
 
 
 def test_splits_emit_no_parts_and_the_whole_table_does(wikiqa) -> None:
-    splits = abstention.run(wikiqa, confidences=["u_std", "u_lin"], names=["AP"], splits=1)
+    splits = abstention.probe(wikiqa, confidences=["u_std", "u_lin"], names=["AP"], splits=1)
     assert not splits.parts and "nAUC.AP.u_lin@100" in splits.metrics
-    whole = abstention.run(wikiqa, confidences=["u_max", "u_1-2"], names=["AP"])
+    whole = abstention.probe(wikiqa, confidences=["u_max", "u_1-2"], names=["AP"])
     assert set(whole.parts) == {"nAUC.AP.u_max", "nAUC.AP.u_1-2"}
     assert all(whole.parts[k].value() == pytest.approx(whole.metrics[k], rel=1e-12) for k in whole.parts)

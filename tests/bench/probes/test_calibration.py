@@ -101,12 +101,12 @@ def test_erce_of_draws_is_the_mean_pairwise_softmax_over_paired_draws(lists_tabl
     lists = scored_lists(table)
     first, second = 0.65, (0.54 / 0.58 + 0.18 / 0.46) / 2
     np.testing.assert_allclose(sorted(pair_probabilities(lists)), [first, second], rtol=1e-6)
-    result = calibration.run(table)
+    result = calibration.probe(table)
     assert result.metrics["ERCE"] == pytest.approx((1 - first + 1 - second) / 2, rel=1e-6)
     assert result.curves["ERCE"]["accuracy"].tolist() == [1.0, 1.0]
     separated = lists_table([[1, 0]], [[[1.0, 1.0], [0.0, 0.0]]])
-    assert calibration.run(separated).metrics["ERCE"] == 0.0
-    assert calibration.run(lists_table([[1, 0]], [[[1.0], [0.0]]])).metrics["ERCE"] == 0.0
+    assert calibration.probe(separated).metrics["ERCE"] == 0.0
+    assert calibration.probe(lists_table([[1, 0]], [[[1.0], [0.0]]])).metrics["ERCE"] == 0.0
 
 
 def test_a_deterministic_ranker_and_its_stochastic_twin_get_the_same_erce(lists_table) -> None:
@@ -120,7 +120,8 @@ def test_a_deterministic_ranker_and_its_stochastic_twin_get_the_same_erce(lists_
     deterministic = lists_table(labels.tolist(), expit(logits)[..., None].tolist())
     draws = expit(logits[..., None] + 0.5 * rng.standard_normal((n_queries, width, 10)))
     twin = lists_table(labels.tolist(), draws.tolist())
-    erce, twin_erce = calibration.run(deterministic).metrics["ERCE"], calibration.run(twin).metrics["ERCE"]
+    erce = calibration.probe(deterministic).metrics["ERCE"]
+    twin_erce = calibration.probe(twin).metrics["ERCE"]
     assert erce < 0.05 and abs(erce - twin_erce) <= 0.03
 
 
@@ -153,7 +154,7 @@ def test_ece_grows_with_the_number_of_negatives_as_computed_by_hand(scores_table
 
 
 def test_the_probe_on_real_wikiqa(wikiqa, tmp_path: Path) -> None:
-    result = calibration.run(wikiqa, seed=1)
+    result = calibration.probe(wikiqa, seed=1)
     assert set(result.metrics) == {
         "ECE",
         "ECE.all",
@@ -184,7 +185,7 @@ def test_the_parts_give_the_metrics_on_real_wikiqa_and_on_half_its_queries(wikiq
     """Every metric but ECE.adaptive split by query, one row per query ([10 bin gaps, mass]); the
     sweep's queries outside k's subsample weigh nothing. ECE and ECE.all have fixed bins and
     per-query weights, so half the queries' rows give the probe's value on only those queries."""
-    result = calibration.run(wikiqa, seed=1)
+    result = calibration.probe(wikiqa, seed=1)
     assert set(result.parts) == set(result.metrics) - {"ECE.adaptive"}
     qids = scored_lists(wikiqa).qids
     for name, part in result.parts.items():
@@ -198,7 +199,7 @@ def test_the_parts_give_the_metrics_on_real_wikiqa_and_on_half_its_queries(wikiq
         mass = result.parts[f"ECE.nonrel_{k}"].rows[:, -1]
         assert mass.sum() == n * (k + 1) and np.count_nonzero(mass) == n
     half = qids[::2]
-    alone = calibration.run(wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=pa.array(half))), seed=1)
+    alone = calibration.probe(wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=pa.array(half))), seed=1)
     for name in ("ECE", "ECE.all"):
         part = result.parts[name]
         kept = QueryParts(half, part.rows[::2], part.statistic)
@@ -206,7 +207,7 @@ def test_the_parts_give_the_metrics_on_real_wikiqa_and_on_half_its_queries(wikiq
 
 
 def test_raw_scores_get_erce_only_and_no_diagram(scores_table) -> None:
-    result = calibration.run(scores_table([[1, 0], [0, 1]], [[3.0, 1.0], [2.0, 5.0]], probabilistic=False))
+    result = calibration.probe(scores_table([[1, 0], [0, 1]], [[3.0, 1.0], [2.0, 5.0]], probabilistic=False))
     assert set(result.metrics) == {"ERCE"} and set(result.parts) == {"ERCE"} and result.plots == {}
     assert result.parts["ERCE"].value() == pytest.approx(result.metrics["ERCE"], rel=1e-12)
     assert "scores are not probabilities" in result.notes[0]
@@ -214,7 +215,7 @@ def test_raw_scores_get_erce_only_and_no_diagram(scores_table) -> None:
 
 def test_flagged_probabilities_outside_the_unit_interval_are_an_error(scores_table) -> None:
     with pytest.raises(RankuqError, match=r"score 1.5 is outside \[0, 1\]"):
-        calibration.run(scores_table([[1, 0]], [[1.5, 0.2]], probabilistic=True))
+        calibration.probe(scores_table([[1, 0]], [[1.5, 0.2]], probabilistic=True))
 
 
 def test_brier_and_nll_by_hand_and_as_scikit_learn_on_real_wikiqa(scores_table, wikiqa) -> None:
@@ -224,7 +225,7 @@ def test_brier_and_nll_by_hand_and_as_scikit_learn_on_real_wikiqa(scores_table, 
     answerable queries: scikit-learn's values."""
     from sklearn.metrics import brier_score_loss, log_loss
 
-    result = calibration.run(scores_table([[1, 0], [1, 0]], [[0.75, 0.5], [0.625, 1.0]]))
+    result = calibration.probe(scores_table([[1, 0], [1, 0]], [[0.75, 0.5], [0.625, 1.0]]))
     eps = np.finfo(np.float64).eps
     brier = [1 / 16 + 1 / 4, 9 / 64 + 1.0]
     nll = [-np.log(0.75) - np.log(0.5), -np.log(0.625) - np.log(eps)]
@@ -234,7 +235,7 @@ def test_brier_and_nll_by_hand_and_as_scikit_learn_on_real_wikiqa(scores_table, 
     np.testing.assert_allclose(result.parts["NLL"].rows, [[nll[0], 2], [nll[1], 2]], rtol=1e-12)
     assert result.parts["NLL"].statistic == "ratio_of_means"
     lists = scored_lists(wikiqa).with_relevant()
-    on_wikiqa = calibration.run(lists)
+    on_wikiqa = calibration.probe(lists)
     p, y = lists.ranked.scores, lists.ranked.row_labels > 0
     assert on_wikiqa.metrics["Brier"] == pytest.approx(brier_score_loss(y, p), rel=1e-12)
     assert on_wikiqa.metrics["NLL"] == pytest.approx(log_loss(y, p), rel=1e-12)

@@ -37,14 +37,14 @@ def test_learned_cutoffs_never_beat_the_oracle(wikiqa, wikiqa_deterministic) -> 
     wikiqa, wikiqa_deterministic = (
         t.filter(pc.is_in(t["qid"], value_set=questions)) for t in (wikiqa, wikiqa_deterministic)
     )
-    result = cutoff.run(wikiqa, seed=1)
+    result = cutoff.probe(wikiqa, seed=1)
     assert (
         0 < result.metrics["cutoff.F1_ratio.scores"] <= 1
         and 0 < result.metrics["cutoff.F1_ratio.uncertainty"] <= 1
     )
     lists = scored_lists(wikiqa).with_relevant()
     assert result.metrics["cutoff.F1.oracle"] == pytest.approx(f1_at_cutoffs(lists).max(axis=1).mean())
-    deterministic = cutoff.run(wikiqa_deterministic, seed=1)
+    deterministic = cutoff.probe(wikiqa_deterministic, seed=1)
     assert set(deterministic.metrics) == {"cutoff.F1_ratio.scores", "cutoff.F1.oracle"}
     assert deterministic.metrics["cutoff.F1_ratio.scores"] == result.metrics["cutoff.F1_ratio.scores"]
     check_parts(result, lists.qids)
@@ -56,12 +56,12 @@ def test_fewer_queries_than_folds_are_left_out_one_by_one(wikiqa) -> None:
     question leaves nothing to cross-validate on, which is said in one line."""
     lists = scored_lists(wikiqa).with_relevant()
     questions = pa.array(lists.qids[:3])
-    result = cutoff.run(wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=questions)), seed=0)
+    result = cutoff.probe(wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=questions)), seed=0)
     assert 0 < result.metrics["cutoff.F1_ratio.scores"] <= 1
     check_parts(result, lists.qids[:3])
     one = wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=questions[:1]))
     with pytest.raises(RankuqError, match=r"needs 2 or more \(the table has 1\); judge more queries"):
-        cutoff.run(one)
+        cutoff.probe(one)
 
 
 def check_parts(result: ProbeResult, qids: np.ndarray) -> None:
@@ -84,9 +84,9 @@ def test_the_oracle_parts_of_half_the_queries_give_the_probe_on_them(wikiqa_dete
     checked on all the queries only)."""
     table = wikiqa_deterministic
     table = table.filter(pc.is_in(table["qid"], value_set=pc.unique(table["qid"])[:60]))
-    oracle = cutoff.run(table, seed=1).parts["cutoff.F1.oracle"]
+    oracle = cutoff.probe(table, seed=1).parts["cutoff.F1.oracle"]
     half = oracle.qids[::2]
-    alone = cutoff.run(table.filter(pc.is_in(table["qid"], value_set=pa.array(half))), seed=1)
+    alone = cutoff.probe(table.filter(pc.is_in(table["qid"], value_set=pa.array(half))), seed=1)
     np.testing.assert_array_equal(oracle.rows[::2], alone.parts["cutoff.F1.oracle"].rows)
     kept = QueryParts(half, oracle.rows[::2], oracle.statistic).value()
     assert kept == pytest.approx(alone.metrics["cutoff.F1.oracle"], rel=1e-12)

@@ -27,7 +27,7 @@ def separable(lists_table, n: int = 20):
 
 
 def test_separable_lists_are_classified_perfectly(lists_table) -> None:
-    result = nota.run(separable(lists_table))
+    result = nota.probe(separable(lists_table))
     assert result.metrics["NOTA.F1.mean"] == 1.0 and result.metrics["NOTA.F1.mean.std"] == 0.0
     assert 0.8 < result.metrics["NOTA.F1.mean_var"] <= 1.0  # 10 more, padded features to sample from
     assert 0 < result.metrics["NOTA.p_value"] <= 1
@@ -37,7 +37,7 @@ def test_separable_lists_are_classified_perfectly(lists_table) -> None:
 def test_a_deterministic_ranker_has_the_mean_input_space_only(scores_table) -> None:
     labels = [[1, 0] if q % 2 else [0, 0] for q in range(12)]
     scores = [[0.9, 0.1] if q % 2 else [0.3, 0.2] for q in range(12)]
-    result = nota.run(scores_table(labels, scores))
+    result = nota.probe(scores_table(labels, scores))
     assert set(result.metrics) == {"NOTA.F1.mean", "NOTA.F1.mean.std"}
     assert "S = 1" in result.notes[0]
 
@@ -47,7 +47,7 @@ def test_too_few_nota_queries_for_five_folds(scores_table) -> None:
     with pytest.raises(
         RankuqError, match=r"at least 5 queries with and 5 without a relevant candidate .* has 8 and 4"
     ):
-        nota.run(table)
+        nota.probe(table)
 
 
 def sklearn_fold_f1(rows: np.ndarray) -> float:
@@ -107,7 +107,7 @@ def check_parts(result: ProbeResult, qids: np.ndarray, nota_queries: np.ndarray)
 def test_real_wikiqa_nota_questions(wikiqa) -> None:
     """The parts give the metrics; on half the queries (kept in their folds, predicted by the same
     forests, which a rerun would refit on other folds) sklearn's fold F1 of those rows."""
-    result = nota.run(wikiqa, seed=2)
+    result = nota.probe(wikiqa, seed=2)
     assert 0.4 < result.metrics["NOTA.F1.mean"] < 1 and 0 <= result.metrics["NOTA.p_value"] <= 1
     lists = scored_lists(wikiqa)
     check_parts(result, lists.qids, nota.nota_labels(lists))

@@ -1,4 +1,4 @@
-"""The probe registry and ``bench.probes.run``: one ranking shared by several probes."""
+"""The probe registry and ``bench.probes.probe``: one ranking shared by several probes."""
 
 import pytest
 
@@ -13,7 +13,7 @@ def test_every_probe_is_registered() -> None:
 
 
 def test_run_merges_the_probes_of_one_table(wikiqa) -> None:
-    result = probes.run(wikiqa, ["calibration", "risk"], dev=wikiqa)
+    result = probes.probe(wikiqa, ["calibration", "risk"], dev=wikiqa)
     alone = probes.PROBES.get("calibration")(wikiqa)
     assert {k: result.metrics[k] for k in alone.metrics} == alone.metrics
     assert "RA.b" in result.metrics and "ERCE" in result.curves

@@ -59,13 +59,13 @@ def test_risk_seeking_b_no_longer_wins_the_default_choice(lists_table) -> None:
     R@1 from 1/2 to 1 (a second, certain list keeps its relevant first). The old grid chose it; the
     default grid's curve is flat (the tie rule: b = 0), and RA.neg chooses it among b < 0."""
     table = lists_table([[0, 1], [1, 0]], [[[0.7, 0.7], [0.95, 0.25]], [[0.9, 0.9], [0.1, 0.1]]])
-    assert risk.run(table, dev=table, b_grid=OLD_B_GRID, negative_b_grid=()).metrics["RA.b"] == -1.0
-    result = risk.run(table, dev=table)
+    assert risk.probe(table, dev=table, b_grid=OLD_B_GRID, negative_b_grid=()).metrics["RA.b"] == -1.0
+    result = risk.probe(table, dev=table)
     assert result.metrics["RA.b"] == 0.0 and result.metrics["RA.R@1"] == 0.5
     assert result.metrics["RA.neg.b"] == -1.0 and result.metrics["RA.neg.R@1"] == 1.0
     assert result.parts["RA.neg.R@1"].value() == 1.0
     with pytest.raises(RankuqError, match=r"negative_b_grid must hold b < 0 only"):
-        risk.run(table, dev=table, negative_b_grid=(-1.0, 0.0))
+        risk.probe(table, dev=table, negative_b_grid=(-1.0, 0.0))
 
 
 def test_ties_go_to_the_b_nearest_0_then_the_smaller() -> None:
@@ -90,7 +90,7 @@ def test_b_is_chosen_on_dev_and_reported_on_test(lists_table) -> None:
     """On dev, a large enough b lifts the relevant C to rank 2 (AP 1/3 → 1/2); every b < 0 keeps the
     mean ranking, so RA.neg takes the one nearest 0; without dev only the curve is reported."""
     table = lists_table([[0, 0, 1], [1, 0, 0]], [*PORTFOLIO, [[0.9, 0.9], [0.2, 0.3], [0.1, 0.1]]])
-    result = risk.run(table, dev=table, b_grid=(0.0, 0.25, 1.0), select_by="AP", covariance="above")
+    result = risk.probe(table, dev=table, b_grid=(0.0, 0.25, 1.0), select_by="AP", covariance="above")
     # rank 2 scores B 0.6 − 0.12·b and C 0.55 + 0.0375·b: C overtakes B from b > 0.3175
     assert result.metrics["RA.b"] == 1.0
     assert result.metrics["RA.AP"] == pytest.approx((0.5 + 1.0) / 2)
@@ -99,7 +99,7 @@ def test_b_is_chosen_on_dev_and_reported_on_test(lists_table) -> None:
     assert result.curves["RA"]["AP"].tolist() == pytest.approx([(1 / 3 + 1) / 2] * (negative + 2) + [0.75])
     assert result.metrics["RA.neg.b"] == max(risk.NEGATIVE_B_GRID)
     assert result.metrics["RA.neg.AP"] == pytest.approx((1 / 3 + 1) / 2)
-    without = risk.run(table, b_grid=(0.0, 1.0))
+    without = risk.probe(table, b_grid=(0.0, 1.0))
     assert not any(k.startswith("RA.") for k in without.metrics) and "no dev table" in without.notes[0]
     assert without.curves["RA"]["b"].tolist() == [*risk.NEGATIVE_B_GRID, 0.0, 1.0]
     # parts: CVaR's and the mean ranking's, no RA ranking without a b
@@ -111,7 +111,7 @@ def test_a_given_b_is_reported_instead_of_the_dev_choice(lists_table) -> None:
     the curve, and needs no dev table (RA.neg does)."""
     table = lists_table([[0, 0, 1], [1, 0, 0]], [*PORTFOLIO, [[0.9, 0.9], [0.2, 0.3], [0.1, 0.1]]])
     for dev in (table, None):
-        result = risk.run(table, dev=dev, b_grid=(0.0, 1.0), select_by="AP", b=0.25, covariance="above")
+        result = risk.probe(table, dev=dev, b_grid=(0.0, 1.0), select_by="AP", b=0.25, covariance="above")
         assert result.metrics["RA.b"] == 0.25
         assert result.metrics["RA.AP"] == pytest.approx((1 / 3 + 1.0) / 2)
         assert result.curves["RA"]["b"].tolist() == [*risk.NEGATIVE_B_GRID, 0.0, 0.25, 1.0]
@@ -121,7 +121,7 @@ def test_a_given_b_is_reported_instead_of_the_dev_choice(lists_table) -> None:
 
 
 def test_a_deterministic_ranker_keeps_its_mean_ranking(wikiqa_deterministic) -> None:
-    result = risk.run(wikiqa_deterministic, dev=wikiqa_deterministic)
+    result = risk.probe(wikiqa_deterministic, dev=wikiqa_deterministic)
     plain = metrics.compute(wikiqa_deterministic, ["R@1", "AP"], drop_queries_without_relevant=True)
     assert result.metrics["RA.b"] == 0.0  # every b ties on dev: the one nearest 0
     assert result.metrics["RA.neg.b"] == max(risk.NEGATIVE_B_GRID)  # and the mean ranking too
@@ -144,7 +144,7 @@ def test_cvar_takes_the_upper_or_lower_tail_of_the_draws(lists_table) -> None:
 
 
 def test_the_probe_on_real_wikiqa(wikiqa) -> None:
-    result = risk.run(wikiqa, dev=wikiqa, b_grid=(0.0, 1.0, 10.0))
+    result = risk.probe(wikiqa, dev=wikiqa, b_grid=(0.0, 1.0, 10.0))
     curve = result.curves["RA"]
     plain = metrics.compute(wikiqa, ["R@1"], drop_queries_without_relevant=True)["R@1"]
     assert curve["R_at_1"][curve["b"] == 0.0] == plain
@@ -152,7 +152,7 @@ def test_the_probe_on_real_wikiqa(wikiqa) -> None:
     assert result.metrics["RA.R@1"] == curve["R_at_1"][curve["b"] >= 0].max()
     assert result.metrics["RA.neg.R@1"] == curve["R_at_1"][curve["b"] < 0].max()
     assert result.metrics["RA.neg.b"] < 0
-    default = risk.run(wikiqa, dev=wikiqa)
+    default = risk.probe(wikiqa, dev=wikiqa)
     assert 0.0 <= default.metrics["RA.b"] <= 1.0 and default.metrics["RA.neg.b"] in risk.NEGATIVE_B_GRID
     assert {
         "CVaR.optimistic.nDCG@10",
@@ -172,7 +172,7 @@ def test_the_parts_give_the_metrics_and_the_mean_ranking_on_the_same_queries(wik
     relevant candidate; RA.mean.<m>, parts only, is the mean ranking on those queries (the
     leaderboard's <m>). Each query's RA and CVaR rankings use its own draws only, so half the
     queries' rows give the probe run on only those queries (RA.neg: RA at its b)."""
-    result = risk.run(wikiqa, dev=wikiqa, b_grid=(0.0, 0.5, 5.0))
+    result = risk.probe(wikiqa, dev=wikiqa, b_grid=(0.0, 0.5, 5.0))
     qids = scored_lists(wikiqa).with_relevant().qids
     mean_ranking = {f"RA.mean.{m}" for m in RISK_METRICS}
     assert set(result.parts) - set(result.metrics) == mean_ranking
@@ -190,8 +190,8 @@ def test_the_parts_give_the_metrics_and_the_mean_ranking_on_the_same_queries(wik
     half, b, negative = qids[::2], result.metrics["RA.b"], result.metrics["RA.neg.b"]
     assert b == 0.5 and negative < 0  # RA differs from the mean ranking
     halved = wikiqa.filter(pc.is_in(wikiqa["qid"], value_set=pa.array(half)))
-    alone = risk.run(halved, b=b, b_grid=(b,))
-    alone_negative = risk.run(halved, b=negative, b_grid=(negative,)).metrics
+    alone = risk.probe(halved, b=b, b_grid=(b,))
+    alone_negative = risk.probe(halved, b=negative, b_grid=(negative,)).metrics
     for name, part in result.parts.items():
         kept = QueryParts(half, part.rows[::2], part.statistic).value()
         if name in mean_ranking:
