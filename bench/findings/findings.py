@@ -9,8 +9,8 @@ from pathlib import Path
 from rankuq.bench.findings.claims import CLAIMS, Claim
 from rankuq.bench.findings.plot import forest_plot
 from rankuq.bench.findings.render import README_END, README_START, readme_summary, render
-from rankuq.bench.findings.run_tables import is_stale, run_command
-from rankuq.bench.findings.runs import read_costs, read_run
+from rankuq.bench.findings.run_tables import is_stale, reproducing_command
+from rankuq.bench.findings.runs import read_costs, read_finished_run
 from rankuq.bench.findings.verdicts import assess_runs, judge_all
 from rankuq.bench.rundir.atomic import atomic_write
 from rankuq.errors import RankuqError
@@ -47,7 +47,7 @@ def findings(
         raise RankuqError("rankuq findings: name at least one run directory of `rankuq run`")
     if readme is not None:
         _readme_with(readme, "")  # a README without its block fails before the claims are measured
-    runs = [read_run(Path(folder)) for folder in run_dirs]
+    runs = [read_finished_run(Path(folder)) for folder in run_dirs]
     folders = [run.folder.resolve() for run in runs]
     twice = sorted({str(folder) for folder in folders if folders.count(folder) > 1})
     if twice:
@@ -57,8 +57,8 @@ def findings(
         run = stale[0]
         assert run.provenance is not None
         raise RankuqError(
-            f"{run.folder}: {run.provenance.describe()}; rerun {run_command(run)} (it redoes what changed), "
-            "or pass --allow-stale to write the findings with the run marked stale"
+            f"{run.folder}: {run.provenance.describe()}; rerun {reproducing_command(run)} "
+            "(it redoes what changed), or pass --allow-stale to write the findings with the run marked stale"
         )
     costs = read_costs(cost)
     given = [arg for path in cost for arg in ("--cost", str(path))]

@@ -11,7 +11,7 @@ import numpy as np
 
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import Claim, Precondition
-from rankuq.bench.findings.runs import Run
+from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.sides import bootstrap, no_shift_condition, source_condition
 from rankuq.bench.probes.parts import QueryParts
 
@@ -44,7 +44,7 @@ class Check:
     detail: str
 
 
-def check(name: Precondition, claim: Claim, run: Run, condition: str, reference: float) -> Check:
+def check(name: Precondition, claim: Claim, run: FinishedRun, condition: str, reference: float) -> Check:
     """One precondition of a claim in a condition (see ``bench.findings.claims.Precondition``)."""
     if name == "works_in_domain":
         return works_in_domain(run, condition, rankers_of(claim))
@@ -72,7 +72,7 @@ def rankers_of(claim: Claim) -> tuple[str, ...]:
     return ("bert", claim.method)
 
 
-def works_in_domain(run: Run, condition: str, rankers: tuple[str, ...] = ("bert",)) -> Check:
+def works_in_domain(run: FinishedRun, condition: str, rankers: tuple[str, ...] = ("bert",)) -> Check:
     """Each ranker significantly above BM25 in AP where ``condition``'s ranker was trained."""
     source = source_condition(run, condition)
     if source is None:
@@ -90,7 +90,7 @@ def works_in_domain(run: Run, condition: str, rankers: tuple[str, ...] = ("bert"
     return Check("works_in_domain", passed, f"{where}: " + "; ".join(c.detail for c in checks))
 
 
-def ranker_check(run: Run, condition: str, ranker: str = "bert") -> Check:
+def ranker_check(run: FinishedRun, condition: str, ranker: str = "bert") -> Check:
     """``ranker``'s AP against BM25's in ``condition``; worked out once per run."""
     key = ("works_in_domain", condition, ranker)
     if key not in run.checked:
@@ -103,7 +103,7 @@ def ranker_check(run: Run, condition: str, ranker: str = "bert") -> Check:
     return result
 
 
-def shift_hurts(run: Run, condition: str) -> Check:
+def shift_hurts(run: FinishedRun, condition: str) -> Check:
     """bert's AP in the shifted ``condition`` against the in-domain model's on the same test lists."""
     key = ("shift_hurts", condition, "bert")
     if key not in run.checked:
@@ -143,7 +143,7 @@ def _compared(
     return Check(name, passed, f"{what} = {effect.d:+.3f} [{effect.low:+.3f}, {effect.high:+.3f}]")
 
 
-def _headroom(claim: Claim, run: Run, condition: str, reference: float) -> Check:
+def _headroom(claim: Claim, run: FinishedRun, condition: str, reference: float) -> Check:
     """The paper's effect fits below the metric's ceiling (``<metric>.ceiling``: R@1 is at most
     1/#relevant of a query)."""
     ceiling = run.parts(condition, claim.method, "R@1.ceiling")
@@ -160,7 +160,7 @@ def _headroom(claim: Claim, run: Run, condition: str, reference: float) -> Check
     )
 
 
-def _b_selected(claim: Claim, run: Run, condition: str) -> Check:
+def _b_selected(claim: Claim, run: FinishedRun, condition: str) -> Check:
     """RA's b chosen on dev (the metric's prefix + ".b": RA.b, RA.neg.b) is not 0 in every seed."""
     column = claim.metric.rsplit(".", 1)[0] + ".b"
     rows = run.seeds[(run.seeds.condition == condition) & (run.seeds.method == claim.method)]

@@ -17,11 +17,11 @@ from rankuq.bench.findings.run_tables import (
     device_of,
     is_stale,
     preconditions_table,
-    run_command,
+    reproducing_command,
     runs_table,
     scale_table,
 )
-from rankuq.bench.findings.runs import Run
+from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.verdicts import LEFT_OUT, judged_conditions
 from rankuq.bench.results.rendering import markdown_text
 
@@ -96,7 +96,7 @@ def _checks(m: Measured) -> str:
     return "; ".join(f"{MARKS[c.passed]} {c.name}: {c.detail}" for c in m.checks) or "—"
 
 
-def _header(command: str, forest: str, runs: Sequence[Run]) -> list[str]:
+def _header(command: str, forest: str, runs: Sequence[FinishedRun]) -> list[str]:
     return [
         "# Findings: the papers' claims measured with rankuq",
         "",
@@ -170,9 +170,10 @@ def _claims_table(rows: Sequence[Row], title: str) -> list[str]:
             p = f"{_p(row.overall_p, row.overall)} ({_p(row.overall_adjusted_p)})"
         else:
             ours, p = _not_judged(row), "—"
-        run = run_command(row.run) if row.run is not None else f"`{row.command}`" if row.command else "—"
         if row.run is not None:
-            run += f" on the {markdown_text(device_of(row.run))}"
+            run = f"{reproducing_command(row.run)} on the {markdown_text(device_of(row.run))}"
+        else:
+            run = f"`{row.command}`" if row.command else "—"
         if row.run is not None and is_stale(row.run):
             run += " (a stale run: see the run directories below)"
         effect = claim.paper_effect
@@ -239,7 +240,7 @@ def _conditions_table(rows: Sequence[Row], heading: bool = True) -> list[str]:
 
 
 def render(
-    rows: Sequence[Row], command: str, runs: Sequence[Run] = (), forest: str = "findings-forest.png"
+    rows: Sequence[Row], command: str, runs: Sequence[FinishedRun] = (), forest: str = "findings-forest.png"
 ) -> str:
     """docs/findings.md: how to read it, the verdicts per paper, a row per claim, each claim's
     conditions, this setup's sanity checks, and whether each run directory is this checkout's."""

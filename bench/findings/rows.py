@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import Claim
 from rankuq.bench.findings.preconditions import Check
-from rankuq.bench.findings.runs import Run
+from rankuq.bench.findings.runs import FinishedRun
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Row:
     """A claim over its conditions: each condition measured, the overall verdict."""
 
     claim: Claim
-    run: Run | None
+    run: FinishedRun | None
     measured: tuple[Measured, ...]
     verdict: str
     note: str

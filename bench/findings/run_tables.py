@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Sequence
 
 from rankuq.bench.findings.preconditions import Check, ranker_check, shift_hurts
-from rankuq.bench.findings.runs import Run
+from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.sides import source_condition
 from rankuq.bench.results.provenance import STALE
 from rankuq.bench.results.rendering import markdown_text
@@ -22,13 +22,13 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def run_command(run: Run) -> str:
+def reproducing_command(run: FinishedRun) -> str:
     return (
         f"`rankuq run {shlex.quote(str(run.folder / 'grid.yaml'))} --run-dir {shlex.quote(str(run.folder))}`"
     )
 
 
-def is_stale(run: Run) -> bool:
+def is_stale(run: FinishedRun) -> bool:
     return run.provenance is not None and run.provenance.status == STALE
 
 
@@ -40,7 +40,7 @@ PAPERS_SCALE = (
 )
 
 
-def scale_table(runs: Sequence[Run]) -> list[str]:
+def scale_table(runs: Sequence[FinishedRun]) -> list[str]:
     """The scale of every grid's rankers: backbone, depth, tokens, training data, epochs, device."""
     if not runs:
         return []
@@ -66,7 +66,7 @@ def scale_table(runs: Sequence[Run]) -> list[str]:
     return [*lines, ""]
 
 
-def device_of(run: Run) -> str:
+def device_of(run: FinishedRun) -> str:
     """Where a run's members trained: the machine its run directory records, else the grid's
     resources (no GPU per trial: the CPU)."""
     recorded = run.folder / "machine.json"  # written by the full-scale GPU call (benchmarks.gpu.fullscale)
@@ -80,7 +80,7 @@ def device_of(run: Run) -> str:
     return "CPU" if run.spec.resources.gpus_per_trial == 0 else "GPU (not recorded)"
 
 
-def runs_table(runs: Sequence[Run]) -> list[str]:
+def runs_table(runs: Sequence[FinishedRun]) -> list[str]:
     checked = [(run, run.provenance) for run in runs if run.provenance is not None]
     if not checked:
         return []
@@ -103,7 +103,7 @@ def runs_table(runs: Sequence[Run]) -> list[str]:
     return lines
 
 
-def preconditions_table(runs: Sequence[Run]) -> list[str]:
+def preconditions_table(runs: Sequence[FinishedRun]) -> list[str]:
     """Every condition of every run with per-query records: does bert work where it was trained
     (above BM25 on its training domain's lists), and, for a shifted condition, does the shift hurt it
     on the same test lists? bert against BM25 in the condition itself is shown, not required."""
@@ -143,7 +143,7 @@ BREAK_EVEN = "break_even.AP"  # the abstention probe's smallest reference size f
 PAPER_BREAK_EVEN = (9, 80)  # Gisserot-Boukhlef et al. 2024, Table 5: per dataset (38 on average)
 
 
-def _works(run: Run, condition: str) -> bool | None:
+def _works(run: FinishedRun, condition: str) -> bool | None:
     """Whether bert works where ``condition``'s ranker was trained (None: not checkable)."""
     source = source_condition(run, condition) if run.queries is not None else None
     return ranker_check(run, source).passed if source is not None else None
@@ -167,7 +167,7 @@ def break_even_reading(values: Sequence[float], largest: float) -> str:
     return f"every seed within the paper's {high}"
 
 
-def break_even_table(runs: Sequence[Run]) -> list[str]:
+def break_even_table(runs: Sequence[FinishedRun]) -> list[str]:
     """bert's break-even per seed in each condition of the runs that measured it (paper 002, §5.5)."""
     lines = [
         "## Reference size at which u_lin overtakes u_std",

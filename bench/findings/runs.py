@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # preconditions reads runs; its checks are cached here
 
 
 @dataclass(frozen=True)
-class Run:
+class FinishedRun:
     """What findings reads of one finished run directory."""
 
     folder: Path
@@ -76,7 +76,7 @@ class QueryRecords:
         return self._cache[key]
 
 
-def read_run(folder: Path) -> Run:
+def read_finished_run(folder: Path) -> FinishedRun:
     layout = RunLayout(folder)
     fix = f"rerun `rankuq run {folder}/grid.yaml --run-dir {folder}` (cached: it trains nothing)"
     if not layout.grid_file.is_file():
@@ -96,7 +96,7 @@ def read_run(folder: Path) -> Run:
     trained = {shift.label(): shift.train for shift in spec.conditions()}
     queries = QueryRecords(layout.queries_file) if layout.queries_file.is_file() else None
     provenance = check(folder, spec, params, seeds)
-    return Run(folder, spec, seeds, board, kinds, provenance, queries, tested, trained)
+    return FinishedRun(folder, spec, seeds, board, kinds, provenance, queries, tested, trained)
 
 
 def condition_kind(spec: GridSpec, shift: Shift) -> Kind:

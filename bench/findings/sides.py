@@ -7,7 +7,7 @@ import numpy as np
 
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import Claim
-from rankuq.bench.findings.runs import Run
+from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.probes.parts import STATISTICS, QueryParts
 
 Sides = list[dict[int, QueryParts]]
@@ -69,7 +69,7 @@ def side_values(sides: Sides) -> list[float]:
     return [float(np.mean([parts.value() for parts in side.values()])) for side in sides]
 
 
-def sides_of(claim: Claim, run: Run, condition: str) -> tuple[Sides, str] | str:
+def sides_of(claim: Claim, run: FinishedRun, condition: str) -> tuple[Sides, str] | str:
     """The sides of the claim's comparison in ``condition``, and the reference's description, or why
     there are none."""
     mine = run.parts(condition, claim.method, claim.metric)
@@ -97,7 +97,7 @@ def sides_of(claim: Claim, run: Run, condition: str) -> tuple[Sides, str] | str:
     return ([mine, theirs], other) if theirs else f"no per-query {claim.metric} of {other}"
 
 
-def no_shift_condition(run: Run, condition: str) -> str | None:
+def no_shift_condition(run: FinishedRun, condition: str) -> str | None:
     """The in-domain condition of ``run`` that tests the same lists as ``condition`` (the same task,
     negative sampling and list variant), trained on that task with those lists' own negatives: the
     reference a shift is measured against (Penha & Hauff 2021, Table 1). A cross-NS condition's
@@ -113,7 +113,7 @@ def no_shift_condition(run: Run, condition: str) -> str | None:
     )
 
 
-def source_condition(run: Run, condition: str) -> str | None:
+def source_condition(run: FinishedRun, condition: str) -> str | None:
     """Where ``condition``'s ranker was trained: the in-domain condition with the same training side
     that tests on its training task (the condition itself when it is in-domain); the lists of the same
     variant first."""

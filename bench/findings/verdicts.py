@@ -22,11 +22,11 @@ from rankuq.bench.findings.claims import COST, Claim
 from rankuq.bench.findings.cost import assess_cost
 from rankuq.bench.findings.preconditions import Check, check, shift_hurts
 from rankuq.bench.findings.rows import Measured, Row
-from rankuq.bench.findings.runs import Run
+from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.sides import bootstrap, contrast, no_shift_condition, side_values, sides_of
 
 
-def conditions_of(claim: Claim, run: Run) -> list[str]:
+def conditions_of(claim: Claim, run: FinishedRun) -> list[str]:
     return [
         condition
         for condition, (kind, variant) in run.kinds.items()
@@ -41,7 +41,7 @@ def conditions_of(claim: Claim, run: Run) -> list[str]:
 NEAR_ZERO = 0.05
 
 
-def measure(claim: Claim, run: Run, condition: str) -> Measured:
+def measure(claim: Claim, run: FinishedRun, condition: str) -> Measured:
     """The claim in one condition of ``run``: its checks, and its effect (shown even where a check
     fails). A relative effect is a ratio of means over the seeds (``pool="values"``)."""
     found = sides_of(claim, run, condition)
@@ -63,13 +63,13 @@ def measure(claim: Claim, run: Run, condition: str) -> Measured:
     return Measured(condition, effect, values[0], float(reference), checks, note=note)
 
 
-def assess(claim: Claim, runs: Sequence[Run], cost: pd.DataFrame | None = None) -> Row:
+def assess(claim: Claim, runs: Sequence[FinishedRun], cost: pd.DataFrame | None = None) -> Row:
     """The claim measured in every condition it is about, in the first run of its grid (verdicts
     come in ``judge_all``)."""
     return assess_runs(claim, runs, cost)[0]
 
 
-def assess_runs(claim: Claim, runs: Sequence[Run], cost: pd.DataFrame | None = None) -> list[Row]:
+def assess_runs(claim: Claim, runs: Sequence[FinishedRun], cost: pd.DataFrame | None = None) -> list[Row]:
     """The claim measured in every run of its grid, one row each: a grid run at two scales (the
     CPU's small rankers, a GPU's full-scale ones) is two run sets, each judged."""
     if claim.grid == COST:
@@ -80,7 +80,7 @@ def assess_runs(claim: Claim, runs: Sequence[Run], cost: pd.DataFrame | None = N
     return [_assess_in(claim, run) for run in mine]
 
 
-def _assess_in(claim: Claim, run: Run) -> Row:
+def _assess_in(claim: Claim, run: FinishedRun) -> Row:
     if run.queries is None:
         note = f"{run.folder} has no queries.parquet (per-query records): rerun it with this checkout"
         return Row(claim, run, (), statistics.NOT_MEASURED, note)
@@ -96,7 +96,7 @@ def _reference(claim: Claim, values: Sequence[float]) -> float:
     return claim.floor if claim.floor is not None else max(values[1:])
 
 
-def _references(claim: Claim, run: Run, conditions: Sequence[str]) -> list[float]:
+def _references(claim: Claim, run: FinishedRun, conditions: Sequence[str]) -> list[float]:
     """The claim's reference value in each condition that has its sides (no bootstrap: the values)."""
     found = (sides_of(claim, run, condition) for condition in conditions)
     return [_reference(claim, side_values(sides[0])) for sides in found if not isinstance(sides, str)]

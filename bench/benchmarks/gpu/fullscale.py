@@ -161,10 +161,10 @@ def unpack(out: Path, into: Path) -> list[Path]:
         for name in names:
             shutil.rmtree(into / name, ignore_errors=True)  # an earlier occasion's copy of the grid
         tar.extractall(into, filter="data")
-    from rankuq.bench.findings.runs import read_run
+    from rankuq.bench.findings.runs import read_finished_run
 
     for name in names:
-        read_run(into / name)  # raises, naming the file, where findings could not read it
+        read_finished_run(into / name)  # raises, naming the file, where findings could not read it
     return [into / name for name in names]
 
 

@@ -16,7 +16,7 @@ import yaml
 from rankuq.bench.benchmarks.gpu.fullscale import GRID_FOLDER, MAX_FILE_MIB, PARTS, keep_tail, pack, unpack
 from rankuq.bench.cli.main import main
 from rankuq.bench.config.grid import load_grid
-from rankuq.bench.findings.runs import read_run
+from rankuq.bench.findings.runs import read_finished_run
 from rankuq.bench.results.provenance import CURRENT
 
 REPO = Path(__file__).resolve().parents[3]
@@ -63,7 +63,8 @@ def test_a_large_archive_is_cut_in_pieces_that_unpack_whole(tmp_path, monkeypatc
     files = pack({"g": run_dir}, out)
     assert len(files) == 3 and all(path.stat().st_size <= 2 * 2**20 for path in files)
     read = []
-    monkeypatch.setattr("rankuq.bench.findings.runs.read_run", read.append)  # random bytes are no run
+    # random bytes are no run
+    monkeypatch.setattr("rankuq.bench.findings.runs.read_finished_run", read.append)
     assert unpack(out, tmp_path / "into") == [tmp_path / "into" / "g"] == read
     assert (tmp_path / "into" / "g" / "seeds.csv").read_bytes() == (run_dir / "seeds.csv").read_bytes()
 
@@ -101,7 +102,7 @@ def test_the_call_runs_a_tiny_grid_and_brings_back_a_run_directory_findings_read
     assert sorted(path.name for path in run_dir.iterdir()) == sorted(
         ["grid.yaml", "leaderboard.csv", "seeds.csv", "queries.parquet", "machine.json"]
     )
-    run = read_run(run_dir)
+    run = read_finished_run(run_dir)
     assert run.spec.name == "paper002" and run.queries is not None
     assert run.provenance is not None and run.provenance.status == CURRENT  # this checkout's keys
     assert set(run.board["method"]) == {"bm25", "bert"}

@@ -11,7 +11,7 @@ import pytest
 
 from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.findings.claims import Claim, Paper
-from rankuq.bench.findings.runs import Run
+from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.probes.parts import QueryParts
 
 SPEC, _ = parse_grid(
@@ -40,7 +40,7 @@ def values(mean: float, noise: float, seed: int) -> np.ndarray:
     return mean + noise * np.random.default_rng(seed).standard_normal(QIDS.size)
 
 
-def run_of(columns: dict[tuple[str, str, str], list[np.ndarray]], kinds=None, seeds=None) -> Run:
+def run_of(columns: dict[tuple[str, str, str], list[np.ndarray]], kinds=None, seeds=None) -> FinishedRun:
     """A run whose (condition, method, metric) has one mean-type parts table per seed."""
     parts = {
         key: {seed: QueryParts(QIDS, v[:, None], "mean") for seed, v in enumerate(per_seed)}
@@ -50,7 +50,7 @@ def run_of(columns: dict[tuple[str, str, str], list[np.ndarray]], kinds=None, se
     kinds = kinds or {c: ("in-domain", "standard") for c in conditions}
     tested: dict[str, tuple[str, str | None]] = {c: ("wikiqa", None) for c in conditions}
     table = seeds if seeds is not None else pd.DataFrame(columns=["condition", "method", "seed"])
-    return Run(Path("runs/hand"), SPEC, table, pd.DataFrame(), kinds, None, Records(parts), tested)
+    return FinishedRun(Path("runs/hand"), SPEC, table, pd.DataFrame(), kinds, None, Records(parts), tested)
 
 
 LOWER_ECE = Claim(
@@ -69,7 +69,7 @@ LOWER_ECE = Claim(
 
 
 @pytest.fixture(name="run_of")
-def run_of_fixture() -> Callable[..., Run]:
+def run_of_fixture() -> Callable[..., FinishedRun]:
     return run_of
 
 

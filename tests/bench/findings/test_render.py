@@ -18,7 +18,7 @@ from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import Claim, Paper
 from rankuq.bench.findings.findings import findings
 from rankuq.bench.findings.run_tables import break_even_reading, break_even_text
-from rankuq.bench.findings.runs import condition_kind, read_run
+from rankuq.bench.findings.runs import condition_kind, read_finished_run
 from rankuq.bench.findings.verdicts import assess, judge_all
 from rankuq.errors import RankuqError
 
@@ -87,7 +87,7 @@ def test_findings_on_the_real_tiny_run_and_a_byte_identical_rewrite(finished, tm
     # (a ratio of means), or the difference where bert's ECE is near 0 (the claim then reads absolute).
     seeds = pd.read_csv(run_dir / "seeds.csv").set_index(["method", "seed"])
     ensemble, bert = (np.mean([seeds.loc[(m, s), "ECE"] for s in (0, 1)]) for m in ("ensemble", "bert"))
-    [ece, ra, floor] = judge_all([assess(claim, [read_run(run_dir)]) for claim in TINY_CLAIMS])
+    [ece, ra, floor] = judge_all([assess(claim, [read_finished_run(run_dir)]) for claim in TINY_CLAIMS])
     expected = (ensemble - bert) / bert if ece.claim.scale == "relative" else ensemble - bert
     assert ece.measured[0].effect.d == pytest.approx(expected, rel=1e-9)
     assert ece.measured[0].value == pytest.approx(board.set_index("method").loc["ensemble", "ECE"], rel=1e-9)
@@ -207,7 +207,7 @@ def test_a_run_s_device_is_its_machine_record_else_its_resources(finished, tmp_p
     from rankuq.bench.findings.run_tables import device_of
 
     run_dir, _ = finished
-    assert device_of(read_run(run_dir)) == "CPU"
+    assert device_of(read_finished_run(run_dir)) == "CPU"
     copy = tmp_path / "gpu-run"
     shutil.copytree(run_dir, copy)
     record = {
@@ -216,7 +216,8 @@ def test_a_run_s_device_is_its_machine_record_else_its_resources(finished, tmp_p
         "weights": "pretrained all-MiniLM-L6-v2 (bf16)",
     }
     (copy / "machine.json").write_text(json.dumps(record))
-    assert device_of(read_run(copy)) == "NVIDIA H100 80GB HBM3 (weights: pretrained all-MiniLM-L6-v2 (bf16))"
+    device = "NVIDIA H100 80GB HBM3 (weights: pretrained all-MiniLM-L6-v2 (bf16))"
+    assert device_of(read_finished_run(copy)) == device
     (copy / "machine.json").write_text("[1]")
     with pytest.raises(RankuqError, match=r"machine\.json: not a JSON object"):
-        device_of(read_run(copy))
+        device_of(read_finished_run(copy))

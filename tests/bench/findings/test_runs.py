@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from rankuq.bench.config.grid import load_grid, parse_grid
-from rankuq.bench.findings.runs import condition_kind, read_run
+from rankuq.bench.findings.runs import condition_kind, read_finished_run
 from rankuq.errors import RankuqError
 
 GRIDS = Path(__file__).parents[3] / "bench" / "grids"
@@ -27,15 +27,15 @@ def test_the_kinds_of_the_paper_000_conditions():
 
 def test_a_folder_that_is_not_a_finished_run_is_one_error_naming_the_file_and_the_fix(finished, kept):
     with pytest.raises(RankuqError, match=r"grid\.yaml not found: not a finished run directory; rerun"):
-        read_run(kept.parent)
+        read_finished_run(kept.parent)
     (kept / "seeds.csv").unlink()
     with pytest.raises(RankuqError, match=r"seeds\.csv not found \(written by rankuq run\)"):
-        read_run(kept)
+        read_finished_run(kept)
 
 
 def test_the_per_query_records_of_a_cell_give_its_seeds_csv_values(finished):
     run_dir, _ = finished
-    run = read_run(run_dir)
+    run = read_finished_run(run_dir)
     assert run.queries is not None and run.tested == {"wikiqa": ("wikiqa", None)}
     seeds = pd.read_csv(run_dir / "seeds.csv").set_index(["method", "seed"])
     for metric in ("AP", "R@1", "ECE"):

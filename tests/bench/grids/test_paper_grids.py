@@ -12,7 +12,7 @@ import pytest
 
 from rankuq.bench.config.grid import GridSpec, load_grid
 from rankuq.bench.findings.claims import CLAIMS, COST, R10, SHIFTS, Claim
-from rankuq.bench.findings.runs import Run, condition_kind
+from rankuq.bench.findings.runs import FinishedRun, condition_kind
 from rankuq.bench.findings.sides import no_shift_condition, source_condition
 from rankuq.bench.findings.verdicts import conditions_of
 from rankuq.methods.base import MethodParams
@@ -23,7 +23,7 @@ DOMAINS = {"wikiqa", "clariq", "semeval", "trecqa_clean"}
 
 
 @cache
-def grid(name: str, folder: Path = GRIDS) -> tuple[GridSpec, dict[str, MethodParams], Run]:
+def grid(name: str, folder: Path = GRIDS) -> tuple[GridSpec, dict[str, MethodParams], FinishedRun]:
     """The grid file and a run of it as findings sees one before it has any result: its conditions'
     kinds, tested variants and tasks (``folder``: the CPU grids, or bench/grids/gpu's full-scale ones)."""
     spec, params = load_grid(folder / f"{name}.yaml")
@@ -34,7 +34,7 @@ def grid(name: str, folder: Path = GRIDS) -> tuple[GridSpec, dict[str, MethodPar
     return (
         spec,
         params,
-        Run(GRIDS, spec, pd.DataFrame(), pd.DataFrame(), kinds, tested=tested, trained=trained),
+        FinishedRun(GRIDS, spec, pd.DataFrame(), pd.DataFrame(), kinds, tested=tested, trained=trained),
     )
 
 
