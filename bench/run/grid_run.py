@@ -107,10 +107,10 @@ def grid_run(
             spec, params, layout = _validated(request)
         else:
             spec, params, layout = planned.spec, planned.params, planned.layout
-        from rankuq.bench.run.runner import run_grid
+        from rankuq.bench.run.runner import run_stages
 
         check_output_folder(layout.root, "run directory")
-        board = run_grid(
+        board = run_stages(
             spec,
             params,
             layout.root,

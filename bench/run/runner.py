@@ -1,4 +1,5 @@
-"""Run a grid end to end, stage by stage over its plan (``bench.planning.plan``, ``bench.run.stages``):
+"""A validated grid's stages, one after the other over its plan (``bench.planning.plan``,
+``bench.run.stages``):
 
     plan → build lists → MLflow store → search → train → fit calibrators → score → search risk b
     → probe → aggregate → track
@@ -28,7 +29,7 @@ from rankuq.bench.rundir.lock import run_dir_lock
 from rankuq.methods.base import MethodParams
 
 
-def run_grid(
+def run_stages(
     spec: GridSpec,
     params: dict[str, MethodParams],
     run_dir: Path,
@@ -41,7 +42,8 @@ def run_grid(
     planned: Plan | None = None,
     holder: str | None = None,
 ) -> pd.DataFrame:
-    """Run (or resume) the validated grid; return the leaderboard. The run directory is locked for
+    """Run (or resume) the stages of a validated grid (no preflight: ``bench.run.grid_run`` is the
+    way in that checks the inputs first); return the leaderboard. The run directory is locked for
     this run alone (``locked``: the caller already holds it, as ``bench.run.grid_run`` does for a
     directory that exists; ``holder``: who runs it, as the lock names it), the Ray processes a killed
     run of it left are stopped, then the lists are built (over ``planned``, the grid's plan where the
@@ -53,7 +55,7 @@ def run_grid(
                 held.enter_context(run_dir_lock(run_dir, holder))
             stop_recorded(layout.ray_pids)
             planned = _lists_built(planned or plan(spec, params, layout))  # missing data fails here
-        return _stages(planned, tracking_uri, address, console, experiment)
+        return _stages_after_lists(planned, tracking_uri, address, console, experiment)
 
 
 def _lists_built(planned: Plan) -> Plan:
@@ -64,7 +66,7 @@ def _lists_built(planned: Plan) -> Plan:
     return planned
 
 
-def _stages(
+def _stages_after_lists(
     planned: Plan,
     tracking_uri: str | None = None,
     address: str | None = None,

@@ -20,7 +20,7 @@ from rankuq.bench.predictions import predictions_table
 from rankuq.bench.results.leaderboard import KEYS, board_columns, metrics_of
 from rankuq.bench.results.mlflow_names import BASELINE_TAG, LEVEL_TAG, METRICS_TAG, ROW_TAG
 from rankuq.bench.results.tracking import Tracker, cell_metrics
-from rankuq.bench.run.runner import run_grid
+from rankuq.bench.run.runner import run_stages
 from rankuq.bench.rundir.layout import PLOT_INDEX
 
 NAN = np.nan
@@ -148,7 +148,7 @@ def finished(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> tup
     directory and leaderboard."""
     run_dir = tmp_path_factory.mktemp("grid")
     spec, params = parse_grid(TINY_GRID, "test grid")
-    return run_dir, run_grid(spec, params, run_dir)
+    return run_dir, run_stages(spec, params, run_dir)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from rankuq.bench.cli.main import main
 from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.results.leaderboard import metrics_of
-from rankuq.bench.run.runner import run_grid
+from rankuq.bench.run.runner import run_stages
 
 
 def test_plan_on_a_beir_folder_says_the_length_and_the_estimate(cross_encoder, beir_data, tmp_path, capsys):
@@ -96,7 +96,7 @@ def test_zero_shot_on_a_saved_member_is_its_leaderboard_row(ray_session, tmp_pat
         "eval": {"batch_size": 128},
     }
     spec, params = parse_grid(grid, "test grid")
-    board = run_grid(spec, params, tmp_path / "grid")
+    board = run_stages(spec, params, tmp_path / "grid")
     (member,) = (tmp_path / "grid" / "models").iterdir()
     capsys.readouterr()  # Ray Tune's tables of the training
     command = ["evaluate", "--model", str(member), "--task", "wikiqa", "--json"]

@@ -22,7 +22,7 @@ from rankuq.bench.engine.search import search_risk_b
 from rankuq.bench.probes import scored_lists
 from rankuq.bench.probes.risk import risk_aware_mean
 from rankuq.bench.results.mlflow_store import StoreClient, default_tracking_uri
-from rankuq.bench.run.runner import run_grid
+from rankuq.bench.run.runner import run_stages
 from rankuq.shards import read_shards
 from tests.mlflow_runs import mlflow_runs
 
@@ -89,7 +89,7 @@ SEARCH_GRID = {
 def run(run_dir: Path) -> tuple[pd.DataFrame, str]:
     spec, params = parse_grid(SEARCH_GRID, "test grid")
     output = io.StringIO()
-    board = run_grid(spec, params, run_dir, console=Console(file=output, width=300))
+    board = run_stages(spec, params, run_dir, console=Console(file=output, width=300))
     return board, output.getvalue()
 
 
