@@ -29,7 +29,7 @@ from rankuq.backbone import ModelConfig, load_tokenizer
 from rankuq.bench import metrics
 from rankuq.bench.config.training import TrainConfig
 from rankuq.bench.engine.scoring import SCORED_COLUMNS, score_frame
-from rankuq.bench.engine.training_loop import balanced_pairs, fine_tune
+from rankuq.bench.engine.training_loop import TrainState, balanced_pairs, fine_tune
 from rankuq.methods.base import NeuralMethod
 
 MEASURES = ["AP", "R@1", "nDCG@10"]
@@ -73,7 +73,7 @@ def main() -> None:
     )
     start = time.time()
 
-    def report(state: dict) -> None:
+    def report(state: TrainState) -> None:
         scored = time.time()
         with torch.random.fork_rng():
             ours = per_query(score_frame(score, test.select(SCORED_COLUMNS).to_pandas(), 256, True))

@@ -3,7 +3,7 @@
 import copy
 import random
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import numpy as np
 import pyarrow as pa
@@ -153,28 +153,44 @@ def query_groups(pairs: Pairs) -> list[list[int]]:
 # What fine_tune hands to ``on_epoch_end`` and takes back as ``resume``: model, optimizer and schedule
 # state dicts, the next epoch, the losses so far and the RNG states (plain types and tensors, so
 # ``torch.load(weights_only=True)`` reads it back).
-TrainState = dict[str, Any]
-
-
-def rng_states() -> dict[str, Any]:
+class RngStates(TypedDict):
     """Every global RNG a training step may draw from: dropout and the GP samplers use torch's."""
+
+    torch: torch.Tensor
+    cuda: list[torch.Tensor]
+    numpy: tuple[list[int], int, int, float]  # MT19937's legacy state less its name: key, pos, gauss
+    python: tuple[object, ...]
+
+
+class TrainState(TypedDict):
+    epoch: int  # the epochs done
+    model: dict[str, torch.Tensor]
+    optimizer: dict[str, object]  # torch's own state dicts
+    schedule: dict[str, object]
+    losses: list[float]  # every step's
+    rng: RngStates
+    dev: NotRequired[list[float]]  # early stopping: the dev value of each epoch so far
+    best: NotRequired[dict[str, torch.Tensor] | None]  # early stopping: the best epoch's weights
+
+
+def rng_states() -> RngStates:
     state = np.random.get_state(legacy=True)
     assert isinstance(state, tuple)  # the global generator is MT19937, whose legacy state is a tuple
-    key, *rest = state[1:]
+    _, key, pos, has_gauss, cached = state
     return {
         "torch": torch.get_rng_state(),
         "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-        "numpy": [key.tolist(), *rest],
+        "numpy": (key.tolist(), pos, has_gauss, cached),
         "python": random.getstate(),
     }
 
 
-def set_rng_states(states: dict[str, Any]) -> None:
+def set_rng_states(states: RngStates) -> None:
     torch.set_rng_state(states["torch"])
     if states["cuda"]:
         torch.cuda.set_rng_state_all(states["cuda"])
-    key, *rest = states["numpy"]
-    np.random.set_state(("MT19937", np.array(key, dtype=np.uint32), *rest))
+    key, pos, has_gauss, cached = states["numpy"]
+    np.random.set_state(("MT19937", np.array(key, dtype=np.uint32), pos, has_gauss, cached))
     random.setstate(states["python"])
 
 
@@ -242,7 +258,7 @@ def fine_tune(
             optimizer.zero_grad()
             steps.append(loss.detach())
         losses += torch.stack(steps).tolist() if steps else []  # one host sync per epoch
-        state = {
+        state: TrainState = {
             "epoch": epoch + 1,
             "model": core.state_dict(),
             "optimizer": optimizer.state_dict(),
