@@ -68,13 +68,13 @@ def encode(texts: list[str]) -> np.ndarray:
     batches = _batches(model, texts)
     tokenizing = threading.Lock()  # one tokenizer, not safe to share between threads
 
-    def run(rows: np.ndarray) -> np.ndarray:
+    def encode_batch(rows: np.ndarray) -> np.ndarray:
         with tokenizing:
             features = model.preprocess([texts[i] for i in rows])
         return _forward(model, features)
 
     with _workers(model) as workers, ThreadPoolExecutor(workers) as pool:
-        parts = np.concatenate(list(pool.map(run, batches)))
+        parts = np.concatenate(list(pool.map(encode_batch, batches)))
     vectors = np.empty_like(parts)
     vectors[np.concatenate(batches)] = parts
     return vectors
