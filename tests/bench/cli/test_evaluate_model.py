@@ -1,6 +1,6 @@
 """`rankuq evaluate --model DIR --task T`: the list settings and `--plan`, the checkpoint's own maximum
 length (said in one line), and a member of a finished grid scored again as given gives its
-leaderboard row."""
+seed's row of the grid's results."""
 
 import json
 from pathlib import Path
@@ -11,8 +11,11 @@ import pytest
 
 from rankuq.bench.cli.main import main
 from rankuq.bench.config.grid import parse_grid
+from rankuq.bench.planning.plan import plan
 from rankuq.bench.results.leaderboard import metrics_of
-from rankuq.bench.run.runner import run_stages
+from rankuq.bench.rundir.layout import RunLayout
+
+from ..conftest import TINY_GRID
 
 
 def test_plan_on_a_beir_folder_says_the_length_and_the_estimate(cross_encoder, beir_data, tmp_path, capsys):
@@ -85,26 +88,22 @@ def test_the_models_options_alone_are_refused_with_a_run_file(tmp_path, capsys):
     assert "--ns applies to a model scored on a task: give --model DIR --task NAME" in capsys.readouterr().err
 
 
-def test_zero_shot_on_a_saved_member_is_its_leaderboard_row(ray_session, tmp_path, capsys):
-    """A member trained at max_length 32 records it; scored as given it gives the grid's numbers."""
-    grid = {
-        "name": "member",
-        "tasks": ["wikiqa"],
-        "methods": {"bert": {}},
-        "model": {"backbone": "tiny", "max_length": 32},
-        "train": {"max_queries": 30, "batch_size": 16},
-        "eval": {"batch_size": 128},
-    }
-    spec, params = parse_grid(grid, "test grid")
-    board = run_stages(spec, params, tmp_path / "grid")
-    (member,) = (tmp_path / "grid" / "models").iterdir()
-    capsys.readouterr()  # Ray Tune's tables of the training
-    command = ["evaluate", "--model", str(member), "--task", "wikiqa", "--json"]
+def test_zero_shot_on_a_saved_member_is_its_leaderboard_row(finished, tmp_path, capsys):
+    """The tiny grid's bert member of seed 0 (trained at max_length 32) records its length; scored as
+    given it gives the grid's numbers for that seed (seeds.csv)."""
+    run_dir, board = finished
+    spec, params = parse_grid(TINY_GRID, "test grid")
+    members = plan(spec, params, RunLayout(run_dir)).members.values()
+    (key,) = {job.key for job in members if job.method == "bert" and job.seed == 0}
+    capsys.readouterr()
+    command = ["evaluate", "--model", str(run_dir / "models" / key), "--task", "wikiqa", "--json"]
     assert main([*command, "--run-dir", str(tmp_path / "zero-shot")]) == 0
     captured = capsys.readouterr()
     assert "max length: 32 tokens (tokenizer_config.json's model_max_length)" in captured.err.splitlines()
     zero_shot = pd.DataFrame(json.loads(captured.out))
     metrics = metrics_of(board)
     assert len(metrics) > 10 and "ECE" in metrics
-    trained, given = board.set_index("method").loc["bert"], zero_shot.set_index("method").loc["bert"]
-    np.testing.assert_allclose(given[metrics].astype(float), trained[metrics].astype(float), rtol=1e-6)
+    seeds = pd.read_csv(run_dir / "seeds.csv")
+    (trained,) = seeds[(seeds["method"] == "bert") & (seeds["seed"] == 0)][metrics].to_numpy(float)
+    given = zero_shot.set_index("method").loc["bert", metrics].to_numpy(float)
+    np.testing.assert_allclose(given, trained, rtol=1e-6)
