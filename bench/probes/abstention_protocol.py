@@ -20,10 +20,11 @@ from rankuq.bench.probes.confidence import (
     free_confidence,
     sorted_scores,
 )
-from rankuq.bench.probes.parts import QueryParts, statistic
+from rankuq.bench.probes.parts import BatchStatistic, QueryParts, statistic
 from rankuq.errors import RankuqError
 
 RATES = tuple(i / 10 for i in range(9))
+_STEPS = np.diff(RATES)  # the trapezoids' widths
 
 
 def abstained(n_queries: int) -> np.ndarray:
@@ -31,44 +32,57 @@ def abstained(n_queries: int) -> np.ndarray:
     return np.arange(len(RATES)) * n_queries // 10
 
 
+# Every function below works along the last axis: on one set of queries (N,) or on a stack of them
+# (…, N), the bootstrap's resamples, with the same operations, so a stack's values are bit for bit
+# those of its rows one at a time.
+
+
 def kept_means(ordered: np.ndarray) -> np.ndarray:
     """P(r) for each rate of RATES: the mean of ``ordered`` (metric values, first abstained
     first) without its first ⌊r·N⌋ values. Only which values precede each cut matters, so
     ``ordered`` may be partitioned at the cuts rather than sorted."""
-    cuts = abstained(ordered.size)
-    edges = np.unique(np.append(cuts, ordered.size))  # 0 = e_0 < e_1 < … < N
-    prefix = np.concatenate([[0.0], np.cumsum(np.add.reduceat(ordered, edges[:-1]))])  # Σ below each edge
-    return (prefix[-1] - prefix[np.searchsorted(edges, cuts)]) / (ordered.size - cuts)
+    n = ordered.shape[-1]
+    cuts = abstained(n)
+    edges = np.unique(np.append(cuts, n))  # 0 = e_0 < e_1 < … < N
+    below = np.cumsum(np.add.reduceat(ordered, edges[:-1], axis=-1), axis=-1)
+    prefix = np.concatenate([np.zeros((*ordered.shape[:-1], 1)), below], axis=-1)  # Σ below each edge
+    return (prefix[..., -1:] - prefix[..., np.searchsorted(edges, cuts)]) / (n - cuts)
 
 
 def abstention_order(confidence: np.ndarray) -> np.ndarray:
     """Query indices, lowest confidence first, ties in query order (queries are sorted by qid,
     so lower qid first), partitioned at the cuts of every rate (enough for ``kept_means``)."""
     # complex numbers order by real part, then imaginary: (confidence, query index)
-    return _partitioned(confidence + 1j * np.arange(confidence.size))
+    return _partitioned(confidence + 1j * np.arange(confidence.shape[-1]))
 
 
 def performance_curve(metric: np.ndarray, confidence: np.ndarray) -> np.ndarray:
     """P(r) abstaining on the lowest confidences first (``abstention_order``)."""
-    return kept_means(metric[abstention_order(confidence)])
+    return kept_means(np.take_along_axis(metric, abstention_order(confidence), axis=-1))
 
 
 def oracle_curve(metric: np.ndarray) -> np.ndarray:
     """P(r) of the oracle, which abstains on the lowest metric values first."""
-    return kept_means(metric[_partitioned(metric)])
+    return kept_means(np.take_along_axis(metric, _partitioned(metric), axis=-1))
 
 
 def _partitioned(keys: np.ndarray) -> np.ndarray:
     """Indices ordering ``keys`` so that the ⌊r·N⌋ smallest come first for every rate: a
     partition at the cuts, O(N), instead of a full sort."""
-    cuts = abstained(keys.size)
-    cuts = np.unique(cuts[(cuts > 0) & (cuts < keys.size)])
-    return np.argpartition(keys, cuts) if cuts.size else np.arange(keys.size)
+    n = keys.shape[-1]
+    cuts = abstained(n)
+    cuts = np.unique(cuts[(cuts > 0) & (cuts < n)])
+    return np.argpartition(keys, cuts, axis=-1) if cuts.size else np.broadcast_to(np.arange(n), keys.shape)
 
 
-def area(curve: np.ndarray) -> float:
-    """Area under a performance–abstention curve, trapezoid rule over RATES."""
-    return float(np.trapezoid(curve, RATES))
+def area(curve: np.ndarray) -> np.ndarray:
+    """Area under a performance–abstention curve, trapezoid rule over RATES. The eight trapezoids
+    are added pairwise in a fixed order (numpy's own order for one curve), the same for a stack of
+    curves, whose sum numpy would take in another order."""
+    t = _STEPS * (curve[..., 1:] + curve[..., :-1]) / 2.0
+    return ((t[..., 0] + t[..., 1]) + (t[..., 2] + t[..., 3])) + (
+        (t[..., 4] + t[..., 5]) + (t[..., 6] + t[..., 7])
+    )
 
 
 @dataclass(frozen=True)
@@ -92,14 +106,20 @@ class Bounds:
     @classmethod
     def of(cls, metric: np.ndarray) -> "Bounds":
         """Random abstention keeps, in expectation, the mean at every rate."""
-        return cls(oracle_curve(metric), np.full(len(RATES), metric.mean()))
+        means = metric.mean(axis=-1)[..., None]
+        return cls(oracle_curve(metric), np.broadcast_to(means, (*metric.shape[:-1], len(RATES))))
+
+    def normalised(self, curve: np.ndarray) -> np.ndarray:
+        """nAUC = (AUC − AUC_random) / (AUC_oracle − AUC_random) (Gisserot-Boukhlef et al., 2024 eq. 8);
+        NaN where the oracle equals random."""
+        auc, oracle, random = area(curve), area(self.oracle), area(self.random)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(oracle > random, (auc - random) / (oracle - random), np.nan)
 
     def normalise(self, curve: np.ndarray) -> NormalisedAUC:
-        """nAUC = (AUC − AUC_random) / (AUC_oracle − AUC_random) (Gisserot-Boukhlef et al., 2024 eq. 8)."""
-        auc, oracle, random = area(curve), area(self.oracle), area(self.random)
-        return NormalisedAUC(
-            (auc - random) / (oracle - random) if oracle > random else np.nan, auc, oracle, random
-        )
+        """nAUC of one set of queries, with its terms."""
+        terms = (area(curve), area(self.oracle), area(self.random))
+        return NormalisedAUC(float(self.normalised(curve)), *map(float, terms))
 
 
 def normalised_auc(metric: np.ndarray, confidence: np.ndarray) -> NormalisedAUC:
@@ -107,14 +127,14 @@ def normalised_auc(metric: np.ndarray, confidence: np.ndarray) -> NormalisedAUC:
     return Bounds.of(metric).normalise(performance_curve(metric, confidence))
 
 
-def _normalised_auc(rows: np.ndarray) -> float:
-    """Statistic ``normalised_auc``: rows [metric value, confidence] → ``normalised_auc(…).value``
-    (NaN where the oracle equals random), ties abstained in row order."""
-    return normalised_auc(rows[:, 0], rows[:, 1]).value
+def _normalised_auc(rows: np.ndarray) -> np.ndarray:
+    """Statistic ``normalised_auc`` of a stack of resamples: rows (…, N, [metric value, confidence]) →
+    nAUC (…) (NaN where the oracle equals random), ties abstained in row order."""
+    metric, confidence = rows[..., 0], rows[..., 1]
+    return Bounds.of(metric).normalised(performance_curve(metric, confidence))
 
 
-_normalised_auc.__name__ = "normalised_auc"  # the registered name; the function above keeps its own
-statistic(_normalised_auc)
+statistic(BatchStatistic(_normalised_auc, "normalised_auc"))
 
 
 def metric_parts(qids: np.ndarray, name: str, *columns: np.ndarray | float) -> QueryParts:

@@ -91,8 +91,10 @@ STATISTICS: dict[str, Statistic] = {
 
 
 def statistic(function: Statistic) -> Statistic:
-    """Register a statistic under its function's name."""
-    STATISTICS[function.__name__] = function
+    """Register a statistic under its function's name (a ``SumStatistic``'s or ``BatchStatistic``'s:
+    its ``name``)."""
+    name = function.name if isinstance(function, SumStatistic | BatchStatistic) else function.__name__
+    STATISTICS[name] = function
     return function
 
 

@@ -12,6 +12,7 @@ from rankuq.bench.probes.abstention_protocol import (
     oracle_curve,
     performance_curve,
 )
+from rankuq.bench.probes.parts import STATISTICS, BatchStatistic
 
 # Two failed queries (metric 0) among ten, listed in query order.
 METRIC = np.array([0.0, 0.0, 1, 1, 1, 1, 1, 1, 1, 1])
@@ -44,3 +45,19 @@ def test_normalised_auc_by_hand() -> None:
     assert normalised_auc(METRIC, -METRIC).value == pytest.approx((worst - random) / (oracle - random))
     assert normalised_auc(METRIC, -METRIC).value < 0  # harmful abstention
     assert np.isnan(normalised_auc(np.ones(10), np.arange(10.0)).value)  # oracle = random
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 11, 97])
+def test_a_stack_of_resamples_gives_each_row_s_nauc_bit_for_bit(n: int) -> None:
+    """The bootstrap scores nAUC on a stack of resamples at once (a BatchStatistic); each of its values
+    is exactly that of the row alone, ties (in metric and confidence) and undefined rows included."""
+    rng = np.random.default_rng(n)
+    rows = np.column_stack([rng.random(n) > 0.6, np.round(rng.random(n) * 3)]).astype(float)
+    rows[: n // 2, 1] = rng.random(n // 2)  # half the confidences untied
+    stack = rows[rng.integers(0, n, size=(200, n))]
+    nauc = STATISTICS["normalised_auc"]
+    assert isinstance(nauc, BatchStatistic)
+    alone = np.array([normalised_auc(r[:, 0], r[:, 1]).value for r in stack])
+    np.testing.assert_array_equal(nauc.function(stack), alone)  # nan where nan, else the same bits
+    assert np.isnan(alone).any() or n > 3  # the tiny stacks hold rows where the oracle equals random
+    assert nauc(stack[0]) == alone[0] or np.isnan(alone[0])
