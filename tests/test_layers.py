@@ -160,22 +160,30 @@ def test_the_distribution_finds_its_packages_through_the_links():
 PRIVATE_IMPORTS_ALLOWED: dict[str, str] = {}  # "file: module.name" → why it must stay private
 
 
+def library_files(root: Path) -> list[Path]:
+    """Every module of the package's folders under ``root`` (rankuq/'s links to the packages are not
+    followed, so each is listed once)."""
+    return [
+        path
+        for top in ("rankuq", "tasks", "methods", "bench")
+        for path in sorted((root / top).glob("**/*.py"))
+    ]
+
+
 def private_imports(root: Path) -> set[str]:
     """Each ``from rankuq.… import _name`` (and ``import rankuq._mod``) in the package's folders under
     ``root``, less the allowed ones."""
     wrong = set()
-    for top in ("rankuq", "tasks", "methods", "bench"):
-        for path in sorted((root / top).glob("**/*.py")):  # rankuq/'s links to the packages are not followed
-            tree = ast.parse(path.read_text(), str(path))
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rankuq"):
-                    names = [f"{node.module}.{alias.name}" for alias in node.names if _private(alias.name)]
-                elif isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names if alias.name.startswith("rankuq")]
-                    names = [name for name in names if any(map(_private, name.split(".")))]
-                else:
-                    continue
-                wrong |= {f"{path.relative_to(root)}: {name}" for name in names}
+    for path in library_files(root):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rankuq"):
+                names = [f"{node.module}.{alias.name}" for alias in node.names if _private(alias.name)]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names if alias.name.startswith("rankuq")]
+                names = [name for name in names if any(map(_private, name.split(".")))]
+            else:
+                continue
+            wrong |= {f"{path.relative_to(root)}: {name}" for name in names}
     return wrong - PRIVATE_IMPORTS_ALLOWED.keys()
 
 

@@ -6,6 +6,8 @@ speed benchmarks (scripts, bench/benchmarks/) are left out."""
 import ast
 from pathlib import Path
 
+from .test_layers import library_files
+
 ROOT = Path(__file__).resolve().parents[1]
 AMBIGUOUS = {"run", "Run"}
 
@@ -13,15 +15,15 @@ AMBIGUOUS = {"run", "Run"}
 def ambiguous_definitions(root: Path) -> set[str]:
     """``file: name`` for each function or class named bare ``run``/``Run`` under the package folders."""
     found = set()
-    for top in ("rankuq", "tasks", "methods", "bench"):
-        for path in sorted((root / top).glob("**/*.py")):  # rankuq/'s links to the packages are not followed
-            if "benchmarks" in path.relative_to(root).parts:
-                continue
-            for node in ast.walk(ast.parse(path.read_text(), str(path))):
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
-                    node.name in AMBIGUOUS
-                ):
-                    found.add(f"{path.relative_to(root)}: {node.name}")
+    for path in library_files(root):
+        if "benchmarks" in path.relative_to(root).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and node.name in AMBIGUOUS
+            ):
+                found.add(f"{path.relative_to(root)}: {node.name}")
     return found
 
 
