@@ -110,16 +110,22 @@ class Bounds:
         return cls(oracle_curve(metric), np.broadcast_to(means, (*metric.shape[:-1], len(RATES))))
 
     def normalised(self, curve: np.ndarray) -> np.ndarray:
-        """nAUC = (AUC − AUC_random) / (AUC_oracle − AUC_random) (Gisserot-Boukhlef et al., 2024 eq. 8);
-        NaN where the oracle equals random."""
-        auc, oracle, random = area(curve), area(self.oracle), area(self.random)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(oracle > random, (auc - random) / (oracle - random), np.nan)
+        """nAUC of ``curve`` (one or a stack, as the bounds are)."""
+        return _normalised(area(curve), area(self.oracle), area(self.random))
 
     def normalise(self, curve: np.ndarray) -> NormalisedAUC:
         """nAUC of one set of queries, with its terms."""
-        terms = (area(curve), area(self.oracle), area(self.random))
-        return NormalisedAUC(float(self.normalised(curve)), *map(float, terms))
+        auc, oracle, random = area(curve), area(self.oracle), area(self.random)
+        return NormalisedAUC(
+            float(_normalised(auc, oracle, random)), float(auc), float(oracle), float(random)
+        )
+
+
+def _normalised(auc: np.ndarray, oracle: np.ndarray, random: np.ndarray) -> np.ndarray:
+    """nAUC = (AUC − AUC_random) / (AUC_oracle − AUC_random) (Gisserot-Boukhlef et al., 2024 eq. 8);
+    NaN where the oracle equals random."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(oracle > random, (auc - random) / (oracle - random), np.nan)
 
 
 def normalised_auc(metric: np.ndarray, confidence: np.ndarray) -> NormalisedAUC:
