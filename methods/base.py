@@ -211,6 +211,11 @@ class NeuralMethod(Method):
     def on_epoch_start(self, model: nn.Module) -> None:
         """Called by training before every epoch (e.g. to restart a posterior accumulated per epoch)."""
 
+    def parameter_groups(self, model: nn.Module) -> list[dict[str, Any]]:
+        """The optimiser's parameter groups; a group with its own ``lr`` keeps it, the rest take the
+        grid's ``train.lr`` (a head trained from scratch on a pretrained encoder needs a larger one)."""
+        return [{"params": list(model.parameters())}]
+
     # --- how it samples ---
     @abstractmethod
     def sample(self, models: Sequence[nn.Module], inputs: dict[str, torch.Tensor]) -> torch.Tensor:

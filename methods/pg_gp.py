@@ -1,8 +1,12 @@
 """`pg_gp`: PG-DRR, a GP output layer with Pólya-Gamma augmentation and Gibbs sampling
 (Ye et al., AAAI 2023, §3.3–3.6).
 
-GP layer: g ~ GP(0, k) on the encoder's [CLS] features h, k = RBF (length 1, output scale σ² = 8;
-Matérn or linear as options). Scaled to the training set with random Fourier features
+GP layer: g ~ GP(0, k) on the encoder's [CLS] features h, k = RBF (output scale σ² = 8; Matérn or
+linear as options). Departure: the paper fixes the length scale at 1; here h passes a
+parameter-free LayerNorm first and ℓ = √K (K the feature width) unless given, for the reason
+`sngp`'s docstring measures (on K unit-variance coordinates two inputs lie about √(2K) apart,
+and with ℓ = 1 the kernel between any two is ≈ 0). ``normalize_input: false, lengthscale: 1``
+is the paper's layer. Scaled to the training set with random Fourier features
 (``methods.gp``): k(h, h') ≈ φ(h)ᵀφ(h'), so K = ΦΦᵀ on a mini-batch and g = φᵀβ, β ~ N(0, I).
 
 Augmentation: with κ = y − ½ and w ~ PG(1, g), p(y | g, w) ∝ exp(κg − wg²/2) is Gaussian in g,
@@ -18,6 +22,7 @@ Predictive (eq. 15): ∫σ(g)N(g | μ*, Σ*)dg by 1-D Gauss–Hermite quadrature
 gives S draws σ(g_s).
 """
 
+import math
 from typing import Annotated
 
 import numpy as np
@@ -40,7 +45,10 @@ from rankuq.methods.gp import (
 
 class PGGPParams(GPParams):
     kernel: KernelName = "rbf"
-    lengthscale: Annotated[float, Field(gt=0)] = 1.0
+    lengthscale: Annotated[float, Field(gt=0)] | None = Field(
+        None, description="RBF length scale ℓ; None: √K on the normalised features (module docstring)"
+    )
+    normalize_input: bool = Field(True, description="a parameter-free LayerNorm on h before the kernel")
     outputscale: Annotated[float, Field(gt=0, description="kernel variance σ²")] = 8.0
     chains: Annotated[int, Field(ge=1, le=10_000, description="parallel Gibbs chains N")] = 30
     steps: Annotated[int, Field(ge=1, le=100_000, description="Gibbs steps T per chain")] = 10
@@ -52,8 +60,10 @@ class PGHead(GPHead):
     shift: torch.Tensor  # buffer
 
     def __init__(self, dim: int, params: PGGPParams) -> None:
-        features = RandomFeatures(dim, params.kernel, params.features, params.lengthscale, params.outputscale)
-        super().__init__(features, features.width, params.momentum)
+        lengthscale = params.lengthscale or math.sqrt(dim)
+        features = RandomFeatures(dim, params.kernel, params.features, lengthscale, params.outputscale)
+        normalise = nn.LayerNorm(dim, elementwise_affine=False) if params.normalize_input else nn.Identity()
+        super().__init__(nn.Sequential(normalise, features), features.width, params.momentum)
         self.register_buffer("shift", torch.zeros(features.width))  # r = Σ κᵢφᵢ
         self._mean: tuple[torch.Tensor, torch.Tensor] | None = None  # (P's Cholesky factor, μ)
 

@@ -3,7 +3,7 @@
 import copy
 import random
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import numpy as np
 import pyarrow as pa
@@ -207,6 +207,7 @@ def fine_tune(
     resume: TrainState | None = None,
     on_epoch_end: Callable[[TrainState], bool | None] = lambda state: None,
     shard: tuple[int, int] = (0, 1),
+    parameter_groups: list[dict[str, Any]] | None = None,
 ) -> list[float]:
     """Train in place with AdamW and a linear warm-up schedule; return the loss of every step.
 
@@ -216,6 +217,8 @@ def fine_tune(
     continues from it and ends with the same weights and losses as an uninterrupted run.
     ``shard`` = (rank, world): a data-parallel worker takes every world-th batch of the seeded order,
     every worker the same number (DDP averages their gradients step by step).
+    ``parameter_groups`` (the method's, default all of ``model``'s weights at ``train.lr``) may give
+    some weights a learning rate of their own; the warm-up schedule scales every group alike.
     """
     torch.manual_seed(seed)
     rng = random.Random(seed)
@@ -233,7 +236,8 @@ def fine_tune(
     core = getattr(model, "module", model)  # the weights without DDP's wrapper: what a checkpoint holds
     # On a GPU one fused kernel updates every weight (the default there launches a few per group); on
     # the CPU the default stays, so CPU-trained members keep their bytes and their cached results.
-    optimizer = torch.optim.AdamW(model.parameters(), lr=train.lr, fused=device.type == "cuda")
+    optimised = parameter_groups or [{"params": list(model.parameters())}]
+    optimizer = torch.optim.AdamW(optimised, lr=train.lr, fused=device.type == "cuda")
     total = sum(len(batches) for batches in epochs)
     from transformers import get_linear_schedule_with_warmup  # a second to import: only training needs it
 

@@ -25,13 +25,13 @@ def test_sngp_bounds_the_encoder_feature_layers(build, inputs):
 
 
 def test_spectral_norm_all_bounds_every_layer_of_the_residual_blocks(build):
-    """Paper 004: every residual layer's weight bounded by c (the default); ``pooler`` bounds the
-    pooler alone. The scope is part of what is trained, so the two are cached apart."""
-    method, params, model = build("sngp", {})
+    """Paper 004's wording: every residual layer's weight bounded by c (``all``); the default
+    ``pooler`` bounds the pooler alone. The scope is part of what is trained, so the two are cached apart."""
+    method, params, model = build("sngp", {"spectral_norm": "all"})
     linears = [m for m in model.encoder.bert.modules() if isinstance(m, nn.Linear)]
     assert params.spectral_norm == "all" and len(linears) == 13  # 2 blocks × 6, and the pooler
     assert all(parametrize.is_parametrized(m, "weight") for m in linears)
-    pooler_method, _, pooler_only = build("sngp", {"spectral_norm": "pooler"})
+    pooler_method, _, pooler_only = build("sngp", {})
     bounded = [m for m in pooler_only.encoder.bert.modules() if parametrize.is_parametrized(m, "weight")]
     assert bounded == [pooler_only.encoder.bert.pooler.dense]
     assert method.training_identity() != pooler_method.training_identity()
@@ -136,3 +136,26 @@ def test_training_identity_ignores_draws_only():
 def test_bad_parameters_are_one_clear_error(raw, match):
     with pytest.raises(RankuqError, match=match):
         methods.get("sngp").parse(raw, "grid.yaml: methods.sngp")
+
+
+def test_the_output_layer_trains_at_its_own_rate_and_the_rest_at_the_grid_s(build):
+    method, _params, model = build("sngp", {"head_lr": 0.02})
+    rest, head = method.parameter_groups(model)
+    assert head == {"params": [model.head.beta.weight], "lr": 0.02}
+    assert "lr" not in rest and len(rest["params"]) + 1 == len(list(model.parameters()))
+    plain, *more = methods.create("sngp", {"head_lr": None}).parameter_groups(model)
+    assert not more and len(plain["params"]) == len(list(model.parameters()))
+
+
+def test_the_length_scale_follows_the_feature_width_unless_given(build):
+    """ℓ = √K on LayerNorm'd features: the kernel between two pairs depends on their correlation
+    alone, k = exp(−(1 − ρ)); two fixed features at ρ = 0 give e⁻¹ on any width."""
+    for width in (8, 384):
+        head = methods.create("sngp", {"features": 20_000}).build_head(width)
+        a, b = torch.zeros(2, width).normal_(generator=torch.Generator().manual_seed(width)).unbind()
+        b = b - (a @ b) / (a @ a) * a  # orthogonal to a, so the two normalised features have ρ ≈ 0
+        phi = head.features(torch.stack([a, b]))
+        rho = float(torch.corrcoef(torch.stack([a, b]))[0, 1])
+        assert float(phi[0] @ phi[1]) == pytest.approx(math.exp(-(1 - rho)), abs=0.03)
+    fixed = methods.create("sngp", {"lengthscale": 2.0}).build_head(384)
+    assert torch.allclose(fixed.features[1].frequencies.std() * 2.0, torch.tensor(1.0), atol=0.01)
