@@ -114,9 +114,9 @@ class SNGP(GPMethod):
         """β at ``head_lr``: it starts from nothing, and at the encoder's rate it moves too little."""
         if self.params.head_lr is None:
             return super().parameter_groups(model)
-        head = {id(weight) for weight in gp_ranker(model)[1].parameters()}
-        rest = [weight for weight in model.parameters() if id(weight) not in head]
-        return [{"params": rest}, {"params": list(gp_ranker(model)[1].parameters()), "lr": self.params.head_lr}]
+        head = list(gp_ranker(model)[1].parameters())
+        rest = [weight for weight in model.parameters() if all(weight is not mine for mine in head)]
+        return [{"params": rest}, {"params": head, "lr": self.params.head_lr}]
 
     def build_head(self, dim: int) -> SNGPHead:
         return SNGPHead(dim, self.params)
