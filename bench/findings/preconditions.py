@@ -5,11 +5,12 @@ below that of the model trained on those lists' own task and negatives), headroo
 ceiling for the paper's effect, and a risk aversion b that is not 0 in every seed. One that fails makes
 the condition *untestable* with the reason; its effect is still measured and shown."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from rankuq.bench.findings import statistics
+from rankuq.bench.findings import conditions, statistics
 from rankuq.bench.findings.claims import Claim, Precondition
 from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.sides import bootstrap, no_shift_condition, source_condition
@@ -78,12 +79,11 @@ def works_in_domain(run: FinishedRun, condition: str, rankers: tuple[str, ...] =
     if source is None:
         train = run.trained.get(condition)
         where = f" ({train.label()})" if train is not None else ""
-        return Check(
-            "works_in_domain",
-            None,
-            f"no in-domain condition of grid {run.spec.name} trains as {condition} does{where}: add one "
-            "to see whether the ranker works where it was trained",
-        )
+        missing = f"no in-domain condition of grid {run.spec.name} trains as {condition} does{where}"
+        variant = run.kinds[condition][1]
+        found = _in_grid_file(run, lambda among: conditions.source(among, train, variant) if train else None)
+        fix = "add one to see whether the ranker works where it was trained"
+        return Check("works_in_domain", None, f"{missing}: {found or fix}")
     checks = [ranker_check(run, source, ranker) for ranker in rankers]
     passed = None if any(c.passed is None for c in checks) else all(c.passed for c in checks)
     where = "here" if source == condition else f"in {source}, where it was trained"
@@ -109,20 +109,35 @@ def shift_hurts(run: FinishedRun, condition: str) -> Check:
     if key not in run.checked:
         plain = no_shift_condition(run, condition)
         if plain is None:
-            task, ns = run.tested[condition]
-            lists = f"{task}{'' if ns is None else ':' + ns}, {run.kinds[condition][1]} lists"
-            run.checked[key] = Check(
-                "shift_hurts",
-                None,
-                f"no in-domain condition of grid {run.spec.name} trains on and tests {condition}'s lists "
-                f"({lists}): add one to compare the shifted model with",
-            )
+            tested, variant = run.tested[condition], run.kinds[condition][1]
+            task, ns = tested
+            lists = f"{task}{'' if ns is None else ':' + ns}, {variant} lists"
+            grid = run.spec.name
+            missing = f"no in-domain condition of grid {grid} trains on and tests {condition}'s lists"
+            found = _in_grid_file(run, lambda among: conditions.no_shift(among, tested, variant))
+            fix = "add one to compare the shifted model with"
+            run.checked[key] = Check("shift_hurts", None, f"{missing} ({lists}): {found or fix}")
         else:
             mine, theirs = (run.parts(c, "bert", PRECONDITION_METRIC) for c in (condition, plain))
             what = f"bert's {PRECONDITION_METRIC} here − bert trained in {plain}, on the same lists"
             run.checked[key] = _compared("shift_hurts", mine, theirs, what, above=False, missing=what)
     result: Check = run.checked[key]
     return result
+
+
+def _in_grid_file(run: FinishedRun, lookup: Callable[[conditions.Conditions], str | None]) -> str | None:
+    """Where the run lacks a condition that its grid file has (``lookup`` finds it there): the run is
+    stale against bench/grids/NAME.yaml, and the fix is to rerun it, not to add the condition."""
+    grid = run.grid_file
+    if grid is None or grid.conditions is None:
+        return None
+    found = lookup(grid.conditions)
+    if found is None:
+        return None
+    return (
+        f"{grid.path} has it ({found}): the run is stale against its grid file; rerun "
+        f"{grid.rerun(run.folder)}"
+    )
 
 
 def _compared(

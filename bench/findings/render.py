@@ -20,6 +20,7 @@ from rankuq.bench.findings.run_tables import (
     reproducing_command,
     runs_table,
     scale_table,
+    stale_runs,
 )
 from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.verdicts import LEFT_OUT, judged_conditions
@@ -104,6 +105,7 @@ def _header(command: str, forest: str, runs: Sequence[FinishedRun]) -> list[str]
         f"[{forest}]({forest})).",
         "",
         *scale_table(runs),
+        *stale_runs(runs),
         f"![Every claim's effect with its 95 % CI beside the paper's effect]({forest})",
         "",
         "## How to read it",
@@ -176,6 +178,8 @@ def _claims_table(rows: Sequence[Row], title: str) -> list[str]:
             run = f"`{row.command}`" if row.command else "—"
         if row.run is not None and is_stale(row.run):
             run += " (a stale run: see the run directories below)"
+        if row.run is not None and row.run.grid_file is not None and row.run.grid_file.stale:
+            run += f" (stale against {row.run.grid_file.path}: see the header)"
         effect = claim.paper_effect
         paper_effect = "none given" if effect is None else _number(effect, claim.scale)
         lines.append(

@@ -7,6 +7,7 @@ import math
 import shlex
 from collections.abc import Sequence
 
+from rankuq.bench.findings.grid_files import GRIDS
 from rankuq.bench.findings.preconditions import Check, ranker_check, shift_hurts
 from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.sides import source_condition
@@ -81,26 +82,56 @@ def device_of(run: FinishedRun) -> str:
 
 
 def runs_table(runs: Sequence[FinishedRun]) -> list[str]:
-    checked = [(run, run.provenance) for run in runs if run.provenance is not None]
-    if not checked:
+    if not runs:
         return []
     lines = [
         "## Run directories",
         "",
         "Whether each run's cells are what this checkout makes of its grid.yaml "
         "(`rankuq.bench.results.provenance`: the predictions key and probes version seeds.csv "
-        "records per cell against the grid's plan now), and whether it has per-query records.",
+        "records per cell against the grid's plan now), whether that grid.yaml is the checkout's grid "
+        f"file (`{GRIDS}/NAME.yaml`, by the grid's content key; stale: what differs, and the command "
+        "that brings the run up to it), and whether it has per-query records.",
         "",
-        "| run directory | grid | cells | made by this checkout | per-query records |",
-        "| --- | --- | --- | --- | --- |",
+        "| run directory | grid | cells | made by this checkout | current with its grid file "
+        "| per-query records |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
-    for run, found in checked:
+    for run in runs:
+        found = run.provenance
         records = "queries.parquet" if run.queries is not None else "none: rerun"
+        made = "not checked" if found is None else found.describe()
+        cells = len(run.seeds) if found is None else found.cells
         lines.append(
-            f"| {markdown_text(str(run.folder))} | {run.spec.name} | {found.cells} | "
-            f"{cell(found.describe())} | {records} |"
+            f"| {markdown_text(str(run.folder))} | {run.spec.name} | {cells} | {cell(made)} | "
+            f"{cell(grid_file_text(run))} | {records} |"
         )
     return lines
+
+
+def grid_file_text(run: FinishedRun) -> str:
+    """The run's grid against its grid file, and for a stale one the command that updates it."""
+    grid = run.grid_file
+    if grid is None:
+        return "not compared"
+    if grid.stale:
+        return f"{grid.describe()}: rerun {grid.rerun(run.folder)}"
+    return grid.describe()
+
+
+def stale_runs(runs: Sequence[FinishedRun]) -> list[str]:
+    """The report header's warning: the runs whose grid.yaml is not their grid file's (named, with what
+    differs and the command that brings them up to it); nothing when every run is current."""
+    stale = [run for run in runs if run.grid_file is not None and run.grid_file.stale]
+    if not stale:
+        return []
+    return [
+        f"**Stale against {GRIDS}/**: these runs are judged as their own grid.yaml made them, and their "
+        'grid files have changed since; a precondition their grid file would meet reads "rerun":',
+        "",
+        *(f"- {markdown_text(str(run.folder))}: {cell(grid_file_text(run))}" for run in stale),
+        "",
+    ]
 
 
 def preconditions_table(runs: Sequence[FinishedRun]) -> list[str]:
@@ -129,10 +160,17 @@ def preconditions_table(runs: Sequence[FinishedRun]) -> list[str]:
             here = ranker_check(run, condition)
             lines.append(
                 f"| {run.spec.name} | {markdown_text(condition)} | {kind} | "
-                f"{markdown_text(source) if source else '? none in the grid'} | {_mark(works)} | "
+                f"{markdown_text(source) if source else _no_source(run)} | {_mark(works)} | "
                 f"{_mark(hurts)} | {_mark(here)} |"
             )
     return [*lines, ""] if len(lines) > 6 else []
+
+
+def _no_source(run: FinishedRun) -> str:
+    grid = run.grid_file
+    if grid is not None and grid.stale:
+        return f"? none in the run (stale: see {grid.path})"
+    return "? none in the grid"
 
 
 def _mark(found: Check | None) -> str:

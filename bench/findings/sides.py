@@ -5,7 +5,7 @@ the verdicts, the preconditions and the cost claims."""
 
 import numpy as np
 
-from rankuq.bench.findings import statistics
+from rankuq.bench.findings import conditions, statistics
 from rankuq.bench.findings.claims import Claim
 from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.probes.parts import STATISTICS, QueryParts
@@ -102,15 +102,7 @@ def no_shift_condition(run: FinishedRun, condition: str) -> str | None:
     negative sampling and list variant), trained on that task with those lists' own negatives: the
     reference a shift is measured against (Penha & Hauff 2021, Table 1). A cross-NS condition's
     reference is the model trained with the tested negatives, not the one it was trained as."""
-    lists, variant = run.tested[condition], run.kinds[condition][1]
-    return next(
-        (
-            other
-            for other, (kind, other_variant) in run.kinds.items()
-            if kind == "in-domain" and other_variant == variant and run.tested[other] == lists
-        ),
-        None,
-    )
+    return conditions.no_shift(run.conditions, run.tested[condition], run.kinds[condition][1])
 
 
 def source_condition(run: FinishedRun, condition: str) -> str | None:
@@ -120,12 +112,4 @@ def source_condition(run: FinishedRun, condition: str) -> str | None:
     if run.kinds[condition][0] == "in-domain":
         return condition
     train = run.trained.get(condition)
-    if train is None:
-        return None
-    found = [
-        other
-        for other, (kind, _) in run.kinds.items()
-        if kind == "in-domain" and run.trained.get(other) == train and run.tested[other][0] == train.task
-    ]
-    found.sort(key=lambda other: run.kinds[other][1] != run.kinds[condition][1])
-    return found[0] if found else None
+    return None if train is None else conditions.source(run.conditions, train, run.kinds[condition][1])
