@@ -23,7 +23,7 @@ from rankuq.bench.findings.run_tables import (
     stale_runs,
 )
 from rankuq.bench.findings.runs import FinishedRun
-from rankuq.bench.findings.verdicts import LEFT_OUT, judged_conditions
+from rankuq.bench.findings.verdicts import LEFT_OUT, causes, judged_conditions
 from rankuq.bench.results.rendering import markdown_text
 
 VERDICTS = (
@@ -203,7 +203,8 @@ def _judged_on(row: Row) -> str:
     others = [m for m in row.measured if m.verdict in LEFT_OUT]
     if len(judged) == 1 and others:
         why = "; ".join(
-            f"{markdown_text(m.condition)}: {m.failed.name if m.failed else m.verdict}" for m in others
+            f"{cause}: {', '.join(map(markdown_text, conditions))}"
+            for cause, conditions in causes(others).items()
         )
         return f" (rests on one condition, {markdown_text(judged[0].condition)}; the others are out: {why})"
     return ""
@@ -233,7 +234,9 @@ def _conditions_table(rows: Sequence[Row], heading: bool = True) -> list[str]:
         for m in row.measured:
             scale = row.claim.scale
             p = _p(m.p, m.effect) if m.effect is not None else "—"
-            verdict = m.verdict + (f": {cell(m.note)}" if m.note else "")
+            # an untestable condition's cause by name: its detail is in the preconditions cell, once
+            note = m.failed.name if m.verdict == statistics.UNTESTABLE and m.failed else cell(m.note)
+            verdict = m.verdict + (f": {note}" if note else "")
             effect = _effect(m.effect, scale, offset(row.claim))
             lines.append(
                 f"| {row.claim.id} | {markdown_text(m.condition)} | {m.value:.3f} vs {m.reference:.3f} | "

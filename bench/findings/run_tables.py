@@ -161,7 +161,7 @@ def preconditions_table(runs: Sequence[FinishedRun]) -> list[str]:
             lines.append(
                 f"| {run.spec.name} | {markdown_text(condition)} | {kind} | "
                 f"{markdown_text(source) if source else _no_source(run)} | {_mark(works)} | "
-                f"{_mark(hurts)} | {_mark(here)} |"
+                f"{_mark(hurts, 'shift_hurts')} | {_mark(here)} |"
             )
     return [*lines, ""] if len(lines) > 6 else []
 
@@ -173,8 +173,13 @@ def _no_source(run: FinishedRun) -> str:
     return "? none in the grid"
 
 
-def _mark(found: Check | None) -> str:
-    return "—" if found is None else cell(f"{MARKS[found.passed]} {found.detail}")
+def _mark(found: Check | None, column: str = "works_in_domain") -> str:
+    """A check in its column; one that failed for another precondition's reason says which (a shift
+    whose reference does not work: works_in_domain in the shift's column)."""
+    if found is None:
+        return "—"
+    name = "" if found.name == column else f"{found.name}: "
+    return cell(f"{MARKS[found.passed]} {name}{found.detail}")
 
 
 BREAK_EVEN = "break_even.AP"  # the abstention probe's smallest reference size from which u_lin beats u_std

@@ -228,7 +228,7 @@ def _overall(row: Row, estimate: statistics.Estimate | None, adjusted: float) ->
         untestable = [m for m in row.measured if m.verdict == statistics.UNTESTABLE]
         verdict = statistics.UNTESTABLE if untestable else statistics.NOT_MEASURED
         note = row.note or (
-            untestable[0].note if untestable else row.measured[0].note if row.measured else ""
+            untestable_note(untestable) if untestable else row.measured[0].note if row.measured else ""
         )
         return replace(row, verdict=verdict, note=note)
     claim, p = row.claim, adjusted if math.isfinite(adjusted) else None
@@ -239,6 +239,28 @@ def _overall(row: Row, estimate: statistics.Estimate | None, adjusted: float) ->
     )
     overall_p = _claim_p(claim, estimate)
     return replace(row, verdict=verdict, overall=estimate, overall_p=overall_p, overall_adjusted_p=adjusted)
+
+
+def causes(measured: Sequence[Measured]) -> dict[str, list[str]]:
+    """The conditions left out, by what left them out (the precondition, or not measured), in order."""
+    found: dict[str, list[str]] = {}
+    for m in measured:
+        found.setdefault(m.failed.name if m.failed else m.verdict, []).append(m.condition)
+    return found
+
+
+def untestable_note(untestable: Sequence[Measured]) -> str:
+    """An untestable claim's cause, named once: the first condition's failed precondition with its
+    detail, then where else it failed and what else failed where (no detail repeated)."""
+    first = untestable[0]
+    if len(untestable) == 1:
+        return first.note
+    grouped = causes(untestable[1:])
+    name = first.failed.name if first.failed else first.verdict
+    same = grouped.pop(name, [])
+    where = [f"also in {', '.join(same)}"] if same else []
+    where += [f"{other} in {', '.join(conditions)}" for other, conditions in grouped.items()]
+    return f"{first.note} (in {first.condition}; {'; '.join(where)})"
 
 
 def scope(claim: Claim) -> str:

@@ -136,3 +136,31 @@ def test_benjamini_hochberg_adjusts_over_the_registry(run_of, values, lower_ece)
     adjusted = [row.measured[0].adjusted_p for row in rows]
     assert all(p == pytest.approx(raw) for p in adjusted)  # four equal p's: BH leaves them as they are
     assert not math.isnan(rows[0].overall_adjusted_p)
+
+
+def test_an_untestable_claim_names_its_cause_once(lower_ece):
+    """The claim's note gives the first failed precondition's detail and where else it (or another)
+    failed, by name; a condition's verdict cell names the precondition, its detail being in the
+    preconditions cell beside it."""
+    from rankuq.bench.findings.preconditions import Check
+    from rankuq.bench.findings.render import _conditions_table
+    from rankuq.bench.findings.rows import Measured, Row
+    from rankuq.bench.findings.verdicts import untestable_note
+
+    def failed(condition: str, name: str, detail: str) -> Measured:
+        check = Check(name, False, detail)  # type: ignore[arg-type]
+        return Measured(condition, None, 0.1, 0.1, (check,), statistics.UNTESTABLE, f"{name}: {detail}")
+
+    measured = (
+        failed("a", "works_in_domain", "here: gpf's AP − BM25's = -0.059"),
+        failed("b", "works_in_domain", "here: gpf's AP − BM25's = -0.070"),
+        failed("c", "shift_hurts", "bert's AP here − bert trained in a = +0.010"),
+    )
+    note = untestable_note(measured)
+    assert note == "works_in_domain: here: gpf's AP − BM25's = -0.059 (in a; also in b; shift_hurts in c)"
+    assert untestable_note(measured[:1]) == measured[0].note
+    [row] = judge_all([Row(lower_ece, None, measured, statistics.NOT_MEASURED, "")])
+    assert row.verdict == statistics.UNTESTABLE and row.note == note
+    table = "\n".join(_conditions_table([row]))
+    assert table.count("-0.059") == 1 and "| untestable: works_in_domain |" in table
+    assert "| untestable: shift_hurts |" in table
