@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import Claim
-from rankuq.bench.findings.plot import offset
 from rankuq.bench.findings.preconditions import RULES
 from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.run_tables import (
@@ -23,6 +22,7 @@ from rankuq.bench.findings.run_tables import (
     stale_runs,
 )
 from rankuq.bench.findings.runs import FinishedRun
+from rankuq.bench.findings.shown import Shown, offset, q_p_text, shown
 from rankuq.bench.findings.verdicts import LEFT_OUT, causes, judged_conditions
 from rankuq.bench.results.rendering import markdown_text
 
@@ -122,7 +122,9 @@ def _header(command: str, forest: str, runs: Sequence[FinishedRun]) -> list[str]
         "margin, or leaving it; two-sided against a floor), shown raw and (adjusted) by Benjamini–Hochberg"
         " over every judged condition of the report (the claims' overall tests form a second family); α "
         "= 0.05. A claim over several conditions is judged from their inverse-variance pooled estimate, "
-        "never a vote, unless Cochran's Q says the conditions disagree (mixed). Where a claim rests on one"
+        "never a vote, unless the conditions disagree in direction, one's 95 % CI on each side of 0 (mixed:"
+        " the row then shows the range of their d); where they agree in direction but differ in size "
+        "(Cochran's Q, p < 0.05) the pooled verdict stands and the row gives Q. Where a claim rests on one"
         " condition while its grid has more, the row says so and why.",
         "",
         "A condition is judged only when its preconditions hold (✓; ✗ failed, ? could not be checked); "
@@ -167,11 +169,13 @@ def _claims_table(rows: Sequence[Row], title: str) -> list[str]:
         measured += (
             f" ±{_number(claim.margin, claim.scale).lstrip('+')})" if claim.expect == "within" else ")"
         )
-        if row.overall is not None:
-            ours = _effect(row.overall, claim.scale, offset(claim)) + _judged_on(row)
-            p = f"{_p(row.overall_p, row.overall)} ({_p(row.overall_adjusted_p)})"
+        found = shown(row)
+        if row.verdict == statistics.UNTESTABLE or found is None:
+            ours, p = _not_judged(row, found), "—"
         else:
-            ours, p = _not_judged(row), "—"
+            ours = _shown_text(found, claim.scale) + _judged_on(row, found)
+            mixed = row.verdict == statistics.MIXED  # no test of a claim whose conditions disagree
+            p = "—" if mixed else f"{_p(row.overall_p, row.overall)} ({_p(row.overall_adjusted_p)})"
         if row.run is not None:
             run = f"{reproducing_command(row.run)} on the {markdown_text(device_of(row.run))}"
         else:
@@ -190,37 +194,52 @@ def _claims_table(rows: Sequence[Row], title: str) -> list[str]:
     return [*lines, ""]
 
 
-def _judged_on(row: Row) -> str:
-    """Which conditions the overall estimate pools: several (with Cochran's Q where they disagree),
-    or one while the grid measured more (and why the others are out)."""
+def _shown_text(found: Shown, scale: str) -> str:
+    """d [95 % CI], or the range of the conditions' d: "from x (a) to y (b)"."""
+    if found.is_range:
+        assert found.ends is not None
+        low, high = (markdown_text(end) for end in found.ends)
+        return f"from {_number(found.low, scale)} ({low}) to {_number(found.high, scale)} ({high})"
+    assert found.d is not None
+    return f"{_number(found.d, scale)} [{_number(found.low, scale)}, {_number(found.high, scale)}]"
+
+
+def _judged_on(row: Row, found: Shown) -> str:
+    """Which conditions the overall estimate pools: several (with Cochran's Q where they differ in size;
+    a range where they disagree in direction), or one while the grid measured more (and why the others
+    are out)."""
     judged = judged_conditions(row)
+    if found.is_range:
+        return f" over {found.where}, not pooled: {found.disagree}"
     if len(judged) > 1:
-        text = f" pooled over {len(judged)} conditions"
+        text = f" {found.where}"
         estimate = row.overall
-        if row.verdict == statistics.MIXED and isinstance(estimate, statistics.Pooled):
-            text += f"; Cochran's Q {estimate.q:.1f}, p {_p(estimate.q_p)}: the conditions disagree"
+        if isinstance(estimate, statistics.Pooled) and estimate.q_p < statistics.ALPHA:
+            text += (
+                f"; Cochran's Q {estimate.q:.1f}, p {q_p_text(estimate.q_p)}: the conditions differ in size, "
+                "not in direction (the pooled verdict stands)"
+            )
         return text
     others = [m for m in row.measured if m.verdict in LEFT_OUT]
     if len(judged) == 1 and others:
         why = "; ".join(
-            f"{cause}: {', '.join(map(markdown_text, conditions))}"
-            for cause, conditions in causes(others).items()
+            f"{cause}: {', '.join(map(markdown_text, where))}" for cause, where in causes(others).items()
         )
         return f" (rests on one condition, {markdown_text(judged[0].condition)}; the others are out: {why})"
     return ""
 
 
-def _not_judged(row: Row) -> str:
-    """An untestable claim's failed precondition, and its effect all the same (pooled over the
-    conditions that have one), so that evidence either way stays in view."""
-    shown = [m for m in row.measured if m.effect is not None]
-    if row.verdict != statistics.UNTESTABLE or not shown:
+def _not_judged(row: Row, found: Shown | None) -> str:
+    """An untestable claim's failed precondition, and its effect all the same (``shown``: one
+    condition's, the conditions pooled where they agree, else their range), so that evidence either way
+    stays in view."""
+    if row.verdict != statistics.UNTESTABLE or found is None:
         return cell(row.note) or "—"
-    effects = [m.effect for m in shown if m.effect is not None]
-    estimate: statistics.Estimate = effects[0] if len(effects) == 1 else statistics.pooled(effects)
-    where = markdown_text(shown[0].condition) if len(shown) == 1 else f"pooled over {len(shown)} conditions"
-    measured = _effect(estimate, row.claim.scale, offset(row.claim))
-    return f"*not judged* ({cell(row.note)}); measured: {measured} ({where})"
+    measured = _shown_text(found, row.claim.scale)
+    if found.is_range:
+        measured += f" over {found.where}, not pooled: {found.disagree}"
+        return f"*not judged* ({cell(row.note)}); measured: {measured}"
+    return f"*not judged* ({cell(row.note)}); measured: {measured} ({markdown_text(found.where)})"
 
 
 def _conditions_table(rows: Sequence[Row], heading: bool = True) -> list[str]:

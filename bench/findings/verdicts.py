@@ -7,8 +7,8 @@ is judged in a condition, its preconditions are checked (``bench.findings.precon
 that fails makes the condition *untestable* with the reason. The p-values of every judged
 condition of the registry are adjusted together (Benjamini–Hochberg) and each condition gets its
 verdict from its CI, the paper's effect and the adjusted p (``statistics.judge``); a claim over
-several conditions is judged from the pooled estimate, or *mixed* where the conditions significantly
-disagree (``statistics.overall``). The cost claims are measured in ``bench.findings.cost``.
+several conditions is judged from the pooled estimate, or *mixed* where the conditions disagree in
+direction (``statistics.overall``). The cost claims are measured in ``bench.findings.cost``.
 """
 
 import math
@@ -144,8 +144,9 @@ def judge_all(rows: Sequence[Row]) -> list[Row]:
         for i, row in enumerate(rows)
     ]
     estimates = [_estimate(row) for row in conditions]
+    # a claim whose conditions disagree in direction is mixed whatever its pooled p: no test of it
     overall_p = [
-        _claim_p(row.claim, estimate) if estimate is not None else math.nan
+        _claim_p(row.claim, estimate) if estimate is not None and not in_both_directions(row) else math.nan
         for row, estimate in zip(conditions, estimates, strict=True)
     ]
     overall_adjusted = _adjusted(overall_p, [row.claim.sanity for row in rows])
@@ -237,8 +238,17 @@ def _overall(row: Row, estimate: statistics.Estimate | None, adjusted: float) ->
     verdict = statistics.overall(
         effects, verdicts, _expect(claim), _paper(claim), _margin(claim), adjusted_p=p
     )
-    overall_p = _claim_p(claim, estimate)
+    overall_p = _claim_p(claim, estimate) if verdict != statistics.MIXED else math.nan
     return replace(row, verdict=verdict, overall=estimate, overall_p=overall_p, overall_adjusted_p=adjusted)
+
+
+def in_both_directions(row: Row, measured: Sequence[Measured] | None = None) -> bool:
+    """Whether the row's judged conditions (or ``measured``) disagree in direction: one's 95 % CI on
+    one side of 0 (a floor claim: of the floor), another's on the other (``statistics.overall``)."""
+    found = judged_conditions(row) if measured is None else measured
+    effects = [m.effect for m in found if m.effect is not None and math.isfinite(m.effect.d)]
+    point = statistics.point_of(_expect(row.claim), _margin(row.claim))
+    return len(effects) > 1 and statistics.disagree_in_direction(effects, point)
 
 
 def causes(measured: Sequence[Measured]) -> dict[str, list[str]]:

@@ -57,7 +57,7 @@ class Claim:
     number); ``source`` cites the table or figure, ``quote`` quotes what the paper reports.
     ``kinds``, ``variant``, ``condition``: the conditions of the grid the claim is about.
     Over several conditions the overall verdict is the pooled estimate's, or "mixed" where the
-    conditions significantly disagree (Cochran's Q), whatever their own verdicts.
+    conditions disagree in direction (one's 95 % CI on each side of 0), whatever their own verdicts.
     """
 
     id: str

@@ -96,9 +96,12 @@ def test_a_floor_is_judged_on_the_value_itself(run_of, values):
     assert below.verdict == statistics.REFUTED
 
 
-def test_conditions_that_significantly_disagree_are_mixed_and_others_pooled(run_of, values, lower_ece):
-    """Mixed by Cochran's Q whatever the conditions' own verdicts: two reproduced conditions of −50 %
-    and −10 % are mixed too (no single effect describes them); agreeing ones are pooled."""
+def test_conditions_are_mixed_only_where_they_disagree_in_direction(run_of, values, lower_ece):
+    """Mixed where one condition's 95 % CI lies on the paper's side of 0 and another's on the other
+    (−50 % and +50 %): the row shows their range, no pooled d and no p. Conditions that agree in
+    direction but differ in size (−50 % and −10 %, Cochran's Q p < 0.05) keep the pooled verdict, the
+    row giving Q; agreeing ones are pooled."""
+    from rankuq.bench.findings.render import _claims_table
 
     def run(b_ensemble: float):
         return run_of(
@@ -112,13 +115,58 @@ def test_conditions_that_significantly_disagree_are_mixed_and_others_pooled(run_
 
     [row] = judge_all([assess(lower_ece, [run(0.15)])])
     assert [m.verdict for m in row.measured] == [statistics.REPRODUCED, statistics.REFUTED]
-    assert row.verdict == statistics.MIXED
+    assert row.verdict == statistics.MIXED and math.isnan(row.overall_p)
+    line = _claims_table([row], "t")[-2]
+    a, b = (m.effect.d for m in row.measured)
+    assert f"| from {a:+.1%} (a) to {b:+.1%} (b) over 2 conditions, not pooled: they disagree in " in line
+    assert "the 95 % CI of b above 0, of a below it" in line and "| — | **mixed** |" in line
     [row] = judge_all([assess(lower_ece, [run(0.09)])])
     assert [m.verdict for m in row.measured] == [statistics.REPRODUCED, statistics.REPRODUCED]
-    assert row.verdict == statistics.MIXED and row.overall.q_p < statistics.ALPHA
+    assert row.verdict == statistics.REPRODUCED and row.overall.q_p < statistics.ALPHA
+    line = _claims_table([row], "t")[-2]
+    assert f"{row.overall.d:+.1%} [" in line and "pooled over 2 conditions; Cochran's Q " in line
+    assert "the conditions differ in size, not in direction (the pooled verdict stands)" in line
     [row] = judge_all([assess(lower_ece, [run(0.05)])])
     assert row.verdict == statistics.REPRODUCED and isinstance(row.overall, statistics.Pooled)
     assert -0.55 < row.overall.d < -0.45 and row.overall.q_p >= statistics.ALPHA
+    assert "Cochran" not in _claims_table([row], "t")[-2]
+
+
+def test_an_untestable_claim_shows_its_conditions_range_where_they_disagree(run_of, values, lower_ece):
+    """Gated out by works_in_domain in both conditions, −50 % and +50 % are shown as their range,
+    never pooled into a d near 0 that neither condition has; agreeing ones are pooled."""
+    from rankuq.bench.findings.render import _claims_table
+    from rankuq.bench.findings.shown import shown
+
+    claim = replace(lower_ece, preconditions=("works_in_domain",))
+
+    def run(b_ensemble: float):
+        records = {
+            ("a", "bert", "ECE"): [values(0.10, 0.01, s) for s in range(3)],
+            ("a", "ensemble", "ECE"): [values(0.05, 0.01, 10 + s) for s in range(3)],
+            ("b", "bert", "ECE"): [values(0.10, 0.01, 20 + s) for s in range(3)],
+            ("b", "ensemble", "ECE"): [values(b_ensemble, 0.01, 30 + s) for s in range(3)],
+        }
+        for c in "ab":  # bert below BM25 in both
+            records[(c, "bert", "AP")] = [values(0.40, 0.05, 40 + s) for s in range(3)]
+            records[(c, "bm25", "AP")] = [values(0.60, 0.05, 50 + s) for s in range(3)]
+        return run_of(records)
+
+    [row] = judge_all([assess(claim, [run(0.15)])])
+    assert row.verdict == statistics.UNTESTABLE
+    found = shown(row)
+    a, b = (m.effect.d for m in row.measured)
+    assert found.is_range and (found.low, found.high) == (a, b) and found.ends == ("a", "b")
+    line = _claims_table([row], "t")[-2]
+    assert f"; measured: from {a:+.1%} (a) to {b:+.1%} (b) over 2 conditions, not pooled: they " in line
+    [row] = judge_all([assess(claim, [run(0.05)])])
+    found = shown(row)
+    pooled = statistics.pooled([m.effect for m in row.measured])
+    assert (
+        not found.is_range
+        and found.d == pytest.approx(pooled.d)
+        and found.where == "pooled over 2 conditions"
+    )
 
 
 def test_benjamini_hochberg_adjusts_over_the_registry(run_of, values, lower_ece):
