@@ -36,6 +36,8 @@ RULES: dict[str, str] = {
     "headroom": "room below R@1's ceiling (1/#relevant per query) for the paper's effect",
     "b_selected": "risk aversion b chosen on dev is not 0 in every seed (else RA is the mean ranking)",
     "distinct": "the two sides differ on some query and seed (else d has no spread to test)",
+    "repeats": "a timing rests on at least 10 timed repeats, tested exactly over them (a sign-flip "
+    "test, whose smallest p over n repeats is 2 / 2ⁿ: 0.25 at 3, 0.002 at 10); the row says n",
 }
 
 

@@ -82,14 +82,22 @@ def _power(claim: Claim, m: Measured) -> str:
     if m.p < statistics.ALPHA <= m.adjusted_p:  # its CI may exclude 0: before the correction
         before = f"p {_p(m.p)}, adjusted {_p(m.adjusted_p)}"
         text = f"significant before the BH correction only ({before}); {text}"
-    if claim.paper_effect and claim.expect in ("higher", "lower"):  # the others test a margin or floor
-        need = statistics.scale_for_power(m.effect, claim.paper_effect)
-        if not need.factor <= DATA_REACH:
-            return f"{text}; the paper's effect needs more than ×{DATA_REACH:.0f} the data: {BEYOND}"
-        text += f"; the paper's effect needs ×{need.factor:.1f} the data"
-        if need.seeds is not None:
-            text += f" ({need.seeds} seeds"
-            text += f" or {need.queries} queries per seed)" if need.queries is not None else ")"
+    if not claim.paper_effect or claim.expect not in ("higher", "lower"):  # a margin or floor: no target
+        return text
+    if isinstance(m.effect, statistics.RepeatTest):  # timed repeats: the SE shrinks as 1/sqrt(n)
+        factor = (mde / abs(claim.paper_effect)) ** 2
+        if not factor <= DATA_REACH:
+            return f"{text}; the paper's effect needs more than ×{DATA_REACH:.0f} the repeats: {BEYOND}"
+        return (
+            f"{text}; the paper's effect needs ×{factor:.1f} the repeats ({math.ceil(m.effect.n * factor)})"
+        )
+    need = statistics.scale_for_power(m.effect, claim.paper_effect)
+    if not need.factor <= DATA_REACH:
+        return f"{text}; the paper's effect needs more than ×{DATA_REACH:.0f} the data: {BEYOND}"
+    text += f"; the paper's effect needs ×{need.factor:.1f} the data"
+    if need.seeds is not None:
+        text += f" ({need.seeds} seeds"
+        text += f" or {need.queries} queries per seed)" if need.queries is not None else ")"
     return text
 
 

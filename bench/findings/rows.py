@@ -15,7 +15,7 @@ class Measured:
     """A claim in one condition: its effect, the two sides' values, the checks, the verdict."""
 
     condition: str
-    effect: statistics.Effect | None
+    effect: statistics.Effect | statistics.RepeatTest | None  # a grid's bootstrap, or a timing's exact test
     value: float  # the method's metric, mean over seeds
     reference: float  # what it is compared with, mean over seeds
     checks: tuple[Check, ...] = ()

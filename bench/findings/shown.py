@@ -76,7 +76,7 @@ def _untestable(row: Row) -> Shown | None:
     return _estimate(row.claim, together, f"pooled over {len(measured)} conditions")
 
 
-def _effect(m: Measured) -> statistics.Effect:
+def _effect(m: Measured) -> statistics.Effect | statistics.RepeatTest:
     assert m.effect is not None  # the callers keep the measured ones
     return m.effect
 
