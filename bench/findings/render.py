@@ -18,10 +18,10 @@ from rankuq.bench.findings.run_tables import (
     preconditions_table,
     reproducing_command,
     runs_table,
-    scale_table,
     stale_runs,
 )
 from rankuq.bench.findings.runs import FinishedRun
+from rankuq.bench.findings.scale import scale_table, setups_table
 from rankuq.bench.findings.shown import Shown, offset, q_p_text, shown
 from rankuq.bench.findings.verdicts import LEFT_OUT, causes, judged_conditions
 from rankuq.bench.results.rendering import markdown_text
@@ -113,6 +113,7 @@ def _header(command: str, forest: str, runs: Sequence[FinishedRun]) -> list[str]
         f"[{forest}]({forest})).",
         "",
         *scale_table(runs),
+        *setups_table(runs),
         *stale_runs(runs),
         f"![Every claim's effect with its 95 % CI beside the paper's effect]({forest})",
         "",
@@ -121,8 +122,11 @@ def _header(command: str, forest: str, runs: Sequence[FinishedRun]) -> list[str]
         "Each claim compares a method's metric with a reference (another method, another metric of the "
         "same cell, the same model without shift, or a floor) on the same queries. d is the effect in the"
         " paper's own terms (absolute, or relative to the reference, as the paper states it), with a 95 %"
-        " confidence interval from one procedure for every claim: a paired two-level bootstrap that draws"
-        " seeds, then queries within each seed, the same draws for both sides (docs/statistics.md). A "
+        " confidence interval from one procedure for every claim: a paired two-level bootstrap whose 10,000"
+        " replicates each draw the seeds with replacement and one resample of the test queries that every "
+        "drawn seed and every side share (a grid's seeds score the same test queries: the crossed design "
+        "of docs/statistics.md); the timing claims, whose data are a benchmark's repeats, use an exact "
+        "sign-flip test over the repeats instead. A "
         "relative d is a ratio of means over the seeds; where the reference is near 0 (below 0.05 in a "
         "condition, as an ECE can be) the claim is judged in absolute terms, the paper's relative effect "
         "taken of the measured reference (said in the row). A floor claim's d is its value − the floor. p"
@@ -137,7 +141,9 @@ def _header(command: str, forest: str, runs: Sequence[FinishedRun]) -> list[str]
         "",
         "A condition is judged only when its preconditions hold (✓; ✗ failed, ? could not be checked); "
         "a condition that fails one still shows its d and CI, marked *not judged*, so that evidence "
-        "either way stays in view:",
+        "either way stays in view (over several conditions: pooled where they agree, else their range). A "
+        "test two grids make on cells they share bit for bit (the same per-query values) counts once, in "
+        "the verdict counts and in Benjamini–Hochberg:",
         "",
         *(f"- **{name}**: {rule}" for name, rule in RULES.items()),
         "",
@@ -157,9 +163,19 @@ def _counts(rows: Sequence[Row], heading: str = "## Verdicts per paper") -> list
         "| --- | --- | " + " | ".join("---" for _ in VERDICTS) + " |",
     ]
     for paper in papers:
-        mine = [row for row in rows if row.claim.paper == paper]
+        mine = [row for row in rows if row.claim.paper == paper and not row.duplicate_of]
         counts = " | ".join(str(sum(row.verdict == v for row in mine)) for v in VERDICTS)
         lines.append(f"| {paper.name} | {len(mine)} | {counts} |")
+    twice = [row for row in rows if row.duplicate_of]
+    if twice:
+        repeats = ", ".join(f"{row.claim.id} (as {row.duplicate_of})" for row in twice)
+        lines += [
+            "",
+            f"Counted once: {len(twice)} claim{'s repeat' if len(twice) > 1 else ' repeats'} the tests of an "
+            "earlier claim "
+            f"on cells two grids share bit for bit ({repeats}); they are left out of these counts and enter "
+            "Benjamini–Hochberg once.",
+        ]
     return [*lines, ""]
 
 
@@ -180,8 +196,9 @@ def _claims_table(rows: Sequence[Row], title: str) -> list[str]:
         found = shown(row)
         if row.verdict == statistics.UNTESTABLE or found is None:
             ours, p = _not_judged(row, found), "—"
+            ours += _same_test(row)
         else:
-            ours = _shown_text(found, claim.scale) + _judged_on(row, found)
+            ours = _shown_text(found, claim.scale) + _judged_on(row, found) + _same_test(row)
             mixed = row.verdict == statistics.MIXED  # no test of a claim whose conditions disagree
             p = "—" if mixed else f"{_p(row.overall_p, row.overall)} ({_p(row.overall_adjusted_p)})"
         if row.run is not None:
@@ -200,6 +217,12 @@ def _claims_table(rows: Sequence[Row], title: str) -> list[str]:
             f"{cell(measured)} | {ours} | {p} | **{row.verdict}** | {run} |"
         )
     return [*lines, ""]
+
+
+def _same_test(row: Row) -> str:
+    if not row.duplicate_of:
+        return ""
+    return f" (the same test as {row.duplicate_of}, on the same cells: counted once)"
 
 
 def _shown_text(found: Shown, scale: str) -> str:

@@ -1,6 +1,7 @@
-"""The findings report's tables about its run directories: the scale of their rankers (and the device
-each trained on), each condition's preconditions, paper 002's break-even per seed, and whether each run
-is what this checkout makes of its grid; with the cell formatting the report shares."""
+"""The findings report's tables about its run directories: the device each trained on, each
+condition's preconditions, paper 002's break-even per seed, and whether each run is what this checkout
+makes of its grid and of its grid file; with the cell formatting the report shares (the header's
+tables of scale and stand-ins are ``bench.findings.scale``'s)."""
 
 import json
 import math
@@ -31,40 +32,6 @@ def reproducing_command(run: FinishedRun) -> str:
 
 def is_stale(run: FinishedRun) -> bool:
     return run.provenance is not None and run.provenance.status == STALE
-
-
-PAPERS_SCALE = (
-    "The papers fine-tuned BERT-base cross-encoders (paper 001: BERT-L2 and BERT-L4; paper 002 several "
-    "pretrained rerankers) on their full training sets, 1 to 3 epochs at up to 512 tokens, on GPUs. The "
-    "rankers here are smaller, as the table says: a verdict is about them, at this scale, and a claim "
-    "not seen here may hold at the papers' scale."
-)
-
-
-def scale_table(runs: Sequence[FinishedRun]) -> list[str]:
-    """The scale of every grid's rankers: backbone, depth, tokens, training data, epochs, device."""
-    if not runs:
-        return []
-    lines = [
-        "## The scale of these rankers",
-        "",
-        PAPERS_SCALE,
-        "",
-        "| run directory | grid | backbone | layers | max tokens | training queries per task | epochs "
-        "| device |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for run in runs:
-        model, train = run.spec.model, run.spec.train
-        queries = f"at most {train.max_queries:,}" if train.max_queries else "all"
-        stops = ", early stopping on dev" if train.early_stopping else ""
-        lines.append(
-            f"| {markdown_text(str(run.folder))} | {run.spec.name} | "
-            f"{markdown_text(model.backbone or 'all-MiniLM-L6-v2')} | "
-            f"{model.layers or 6} | {model.max_length} | {queries} | up to {train.epochs}{stops} | "
-            f"{markdown_text(device_of(run))} |"
-        )
-    return [*lines, ""]
 
 
 def device_of(run: FinishedRun) -> str:

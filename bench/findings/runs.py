@@ -55,12 +55,19 @@ class PerQuery(Protocol):
 
     def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]: ...
 
+    def queries(self) -> dict[str, int]:
+        """Condition → the number of test queries it records."""
+        ...
+
 
 class QueryRecords:
     """queries.parquet of a run, read once, looked up by (condition, method, metric)."""
 
     def __init__(self, path: Path) -> None:
         table = pq.read_table(path)
+        self._queries = (
+            table.select(["condition", "qid"]).to_pandas().groupby("condition", sort=False).qid.nunique()
+        )
         keys = table.select(["condition", "method", "metric", "seed"]).to_pandas()
         self._table = table.select(["metric", "statistic", "qid", "parts"])
         # (condition, method, metric) → seed → its rows: indexed once, not scanned per lookup
@@ -70,6 +77,9 @@ class QueryRecords:
         ).indices.items():
             self._rows.setdefault((c, m, name), {})[int(seed)] = rows
         self._cache: dict[tuple[str, str, str], dict[int, QueryParts]] = {}
+
+    def queries(self) -> dict[str, int]:
+        return {str(condition): int(n) for condition, n in self._queries.items()}
 
     def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]:
         key = (condition, method, metric)

@@ -3,6 +3,9 @@
 paper's terms (``contrast``) and the paired bootstrap over seeds and queries (``bootstrap``); shared by
 the verdicts, the preconditions and the cost claims."""
 
+import hashlib
+import json
+
 import numpy as np
 
 from rankuq.bench.findings import conditions, statistics
@@ -62,6 +65,22 @@ def bootstrap(
     rows, names = found
     chosen = [STATISTICS[name] for name in names]
     return statistics.paired_bootstrap(rows, chosen, d, design="crossed", pool=pool)
+
+
+def digest(claim: Claim, sides: Sides) -> str:
+    """What makes a comparison the test it is: the claim's comparison (metric, reference, floor, scale,
+    direction, margin) and every side's per-query values per seed, bit for bit. Two grids that share
+    cells (the same predictions, so the same values) give one digest: one test, counted once."""
+    found = hashlib.sha256()
+    comparison = [claim.metric, claim.reference, claim.floor, claim.scale, claim.expect, claim.margin]
+    found.update(json.dumps([*comparison, claim.baseline_condition is not None], default=str).encode())
+    for side in sides:
+        for seed in sorted(side):
+            parts = side[seed]
+            qids = "\x1f".join(map(str, parts.qids))
+            found.update(f"|{seed}|{parts.statistic}|{qids}|".encode())
+            found.update(np.ascontiguousarray(parts.rows, dtype=float).tobytes())
+    return found.hexdigest()[:16]
 
 
 def side_values(sides: Sides) -> list[float]:

@@ -212,3 +212,33 @@ def test_an_untestable_claim_names_its_cause_once(lower_ece):
     table = "\n".join(_conditions_table([row]))
     assert table.count("-0.059") == 1 and "| untestable: works_in_domain |" in table
     assert "| untestable: shift_hurts |" in table
+
+
+def test_a_test_two_grids_make_on_shared_cells_counts_once(run_of, values, lower_ece):
+    """Grid h copies grid g's cells bit for bit (as gp's ClariQ cells may be paper000's): the claim
+    measured in both is one test. It enters Benjamini–Hochberg once (the adjusted p of a registry with
+    it once), the second row names the first, and the verdict counts count it once; a grid whose
+    values differ in one query is another test."""
+    from rankuq.bench.findings.render import _counts
+
+    records = {
+        ("c", "bert", "ECE"): [values(0.10, 0.05, s) for s in range(3)],
+        ("c", "ensemble", "ECE"): [values(0.09, 0.05, 10 + s) for s in range(3)],
+    }
+    g, h = run_of(records), run_of(records)
+    h = replace(h, spec=h.spec.model_copy(update={"name": "h"}))
+    other = replace(lower_ece, id="other")
+    [once] = judge_all([assess(lower_ece, [g])])
+    first, second = judge_all([assess(lower_ece, [g]), assess(replace(other, grid="h"), [h])])
+    assert first.measured[0].digest == second.measured[0].digest != ""
+    assert second.duplicate_of == "000-ece" and not first.duplicate_of
+    assert first.measured[0].adjusted_p == second.measured[0].adjusted_p == once.measured[0].adjusted_p
+    assert first.overall_adjusted_p == once.overall_adjusted_p
+    table = "\n".join(_counts([first, second]))
+    assert "| a test | 1 |" in table and "Counted once: 1 claim repeats the tests" in table
+    # One query's value changed: another test, two in the family, both counted.
+    changed = {key: [v.copy() for v in seeds] for key, seeds in records.items()}
+    changed[("c", "ensemble", "ECE")][0][0] += 0.01
+    first, second = judge_all([assess(lower_ece, [g]), assess(replace(other, grid="g"), [run_of(changed)])])
+    assert first.measured[0].digest != second.measured[0].digest and not second.duplicate_of
+    assert "| a test | 2 |" in "\n".join(_counts([first, second]))
