@@ -1,6 +1,11 @@
 """The cost claims: a method's inference time over another's, per timed repeat of method_cost's
 CSVs (``bench.benchmarks.method_cost``, or the GPU benchmark's), one condition per device and setting
-(MiniLM depth, pairs, threads, precision) of each file; the repeats are resampled as queries are.
+(MiniLM depth, pairs, threads, precision) of each file. The repeats are not queries to resample: each
+gives one paired value (the method's time over bert's minus the other's, in the same repeat; or one
+ratio against a floor), and the effect is their mean with the exact sign-flip test over them
+(``statistics.sign_flip``), whose smallest p is 2 / 2ⁿ. A condition of fewer than ``MIN_REPEATS``
+repeats (2 / 2¹⁰ = 0.002) is untestable for that reason ("repeats"), not judged on a p that could
+never be significant; every condition names its n.
 
 A GPU's timings in fp32 are judged. A CPU's are shown but not judged (``Measured.descriptive``): on
 one CPU thread a method's time is its forward passes times bert's, so the ratio restates T and M, and
@@ -13,9 +18,8 @@ import pandas as pd
 
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import CPU, Claim
+from rankuq.bench.findings.preconditions import Check
 from rankuq.bench.findings.rows import Measured, Row
-from rankuq.bench.findings.sides import bootstrap, contrast, side_values
-from rankuq.bench.probes.parts import QueryParts
 
 # What the "cpu" column holds for a CPU: method_cost's cpu_flags (a list of these flags, "flags
 # unknown" or "no AVX2") or the GPU benchmark run with --cpu ("cpu"). On a GPU it holds torch's name
@@ -51,8 +55,9 @@ def assess_cost(claim: Claim, cost: pd.DataFrame | None) -> Row:
 
 def _measure_cost(claim: Claim, rows: pd.DataFrame) -> Measured | None:
     """The claim in one setting. Its metric "time (× X)" is, per timed repeat, a method's time over
-    X's in the same repeat (the methods take turns within a repeat); the repeats are resampled as
-    queries are (one seed)."""
+    X's in the same repeat (the methods take turns within a repeat); d is the mean over the repeats of
+    that ratio minus the other method's (or the ratio itself, against a floor), tested exactly over the
+    repeats (``statistics.sign_flip``)."""
     denominator = claim.metric.removeprefix("time (× ").removesuffix(")")
 
     def times(method: str) -> np.ndarray | None:
@@ -65,16 +70,29 @@ def _measure_cost(claim: Claim, rows: pd.DataFrame) -> Measured | None:
     base, timed = times(denominator), [times(m) for m in methods]
     if base is None or any(t is None or len(t) != len(base) for t in timed):
         return None
-    repeats = np.array([str(r) for r in range(len(base))])
-    sides = [{0: QueryParts(repeats, (t / base)[:, None], "mean")} for t in timed if t is not None]
-    values = side_values(sides)
+    ratios = [t / base for t in timed if t is not None]  # each repeat's time over the denominator's
+    paired = ratios[0] if claim.floor is not None else ratios[0] - ratios[1]
+    n = len(base)
+    effect = statistics.sign_flip(paired)
+    checks: tuple[Check, ...] = ()
+    if n < statistics.MIN_REPEATS:
+        checks = (
+            Check(
+                "repeats",
+                False,
+                f"n = {n} < {statistics.MIN_REPEATS} timed repeats: the exact test over {n} repeats cannot "
+                f"give p below {effect.p_floor:.2g}; rerun the benchmark with at least "
+                f"{statistics.MIN_REPEATS} repeats",
+            ),
+        )
     gpu = on_gpu(str(rows.cpu.iloc[0]))
     judged = gpu and str(rows.precision.iloc[0]) == JUDGED_PRECISION
     return Measured(
-        _condition(claim, rows, gpu),
-        bootstrap(sides, contrast(claim, len(sides))),
-        values[0],
-        claim.floor if claim.floor is not None else values[1],
+        _condition(claim, rows, gpu, n),
+        effect,
+        float(ratios[0].mean()),
+        claim.floor if claim.floor is not None else float(ratios[1].mean()),
+        checks,
         verdict=statistics.NOT_MEASURED if judged else DESCRIPTIVE,
         note="" if judged else GPU_BF16 if gpu else CPU,
         unit="timed repeats",
@@ -82,9 +100,11 @@ def _measure_cost(claim: Claim, rows: pd.DataFrame) -> Measured | None:
     )
 
 
-def _condition(claim: Claim, rows: pd.DataFrame, gpu: bool) -> str:
-    """The device and setting, e.g. "NVIDIA H100 80GB HBM3, MiniLM-L6, 2,048 WikiQA test pairs, bf16"."""
+def _condition(claim: Claim, rows: pd.DataFrame, gpu: bool, n: int) -> str:
+    """The device, setting and repeats, e.g. "NVIDIA H100 80GB HBM3, MiniLM-L6, 2,048 WikiQA test
+    pairs, bf16, n = 3 repeats"."""
     first = rows.iloc[0]
     device = first.cpu if gpu else f"a CPU, {first.threads} thread{'s' if first.threads != 1 else ''}"
     versus = f"; vs {rows[rows.method == claim.against].label.iloc[0]}" if claim.floor is None else ""
-    return f"{device}, MiniLM-L{first.layers}, {first.pairs:,} WikiQA test pairs, {first.precision}{versus}"
+    setting = f"MiniLM-L{first.layers}, {first.pairs:,} WikiQA test pairs, {first.precision}"
+    return f"{device}, {setting}, n = {n} repeats{versus}"

@@ -5,10 +5,13 @@ absolute differences, the inference-time claims (ratios of a GPU's seconds), and
 checks apart from the papers' claims. A floor claim is drawn as value − floor, as its paper effect is.
 A claim's row is its pooled estimate over its conditions (one condition: that condition's); the
 paper's effect is a diamond; the colour is the verdict. An untestable claim is a hollow grey marker at
-its measured d, labelled with the precondition that failed. Each axis spans the estimates and the
-papers' effects (the relative one at most ±500 %): a CI that runs off it ends in an arrow at the edge,
-and an estimate off it is an arrow at the edge with its value beside it. Claims measured only as
-forward-pass counts on a CPU are left out (``Measured.descriptive``: no row has an estimate from them).
+its measured d, labelled with the precondition that failed. Every line draws the number the report's
+table shows (``bench.findings.shown``): where conditions disagree (a mixed claim, an untestable one
+whose conditions disagree) that is the range of their d, a broad pale bar without a point. Each axis
+spans the estimates and the papers' effects (the relative one at most ±500 %): a CI that runs off it
+(or has no end) ends in an arrow at the edge, and an estimate off it is an arrow at the edge with its
+value beside it. Claims measured only as forward-pass counts on a CPU are left out
+(``Measured.descriptive``: no row has an estimate from them). ``forest_data`` gives the numbers drawn.
 """
 
 import math
@@ -21,6 +24,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only; no display on servers
 import matplotlib.pyplot as plt
+import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -28,6 +32,7 @@ from matplotlib.lines import Line2D
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import COST, Claim
 from rankuq.bench.findings.rows import Row
+from rankuq.bench.findings.shown import Shown, shown
 
 COLOURS = {
     statistics.REPRODUCED: "tab:green",
@@ -61,6 +66,7 @@ FONT = 8  # points: labels and legend; the values beside arrows 7
 ROW_INCHES = 0.27  # figure height per claim
 PANEL_INCHES = 0.9  # per panel: its title and x label
 LEGEND_INCHES = 0.6
+RANGE_WIDTH, RANGE_ALPHA = 5.0, 0.35  # the range of conditions that disagree: a broad pale bar, no point
 
 
 def panel_of(row: Row) -> str:
@@ -70,15 +76,12 @@ def panel_of(row: Row) -> str:
     return "cost" if row.claim.grid == COST else row.claim.scale
 
 
-def offset(claim: Claim) -> float:
-    """What d is shown against: a floor claim's d is its value − the floor, as the paper's effect is."""
-    return claim.floor if claim.floor is not None else 0.0
-
-
 @dataclass(frozen=True)
 class Item:
-    """One claim's line of a panel, in the panel's units (relative: %): its estimate and 95 % CI
-    (``d`` None: untestable with no estimate), the paper's effect, how it is drawn."""
+    """One claim's line of a panel, in the panel's units (relative: %): what the report's table shows
+    (``bench.findings.shown``), its estimate and 95 % CI (``d`` None: no estimate), or the range of its
+    conditions' d (``span``: they disagree, from ``low`` to ``high``), the paper's effect, how it is
+    drawn."""
 
     label: str
     d: float | None
@@ -87,42 +90,54 @@ class Item:
     paper: float | None
     colour: str
     hollow: bool  # untestable: the failed precondition is named in ``label``
+    span: bool = False
+
+    @property
+    def drawn(self) -> bool:
+        """Whether the line has anything to draw (an estimate or a range)."""
+        return self.d is not None or self.span
 
 
 def item(row: Row) -> Item | None:
-    """The row's line: a judged claim at its overall estimate, an untestable one at its measured d;
-    None for a claim not shown (not measured, or measured only as a CPU's forward-pass counts)."""
+    """The row's line: the table's number (``shown``), a judged claim in its verdict's colour, an
+    untestable one hollow and grey, labelled with the precondition that failed; None for a claim not
+    shown (not measured, or measured only as a CPU's forward-pass counts)."""
+    found = shown(row)
     if row.verdict == statistics.UNTESTABLE:
-        return _untestable(row)
-    if row.overall is None:
+        failed = next((m.failed for m in row.measured if m.failed is not None and not m.descriptive), None)
+        label = f"{row.claim.id} (untestable: {failed.name if failed is not None else 'a precondition'}"
+        label += ")" if found is not None else "; no estimate)"
+        return _scaled(row.claim, label, found, UNTESTABLE_COLOUR, hollow=True)
+    if found is None:
         return None
-    return _scaled(row.claim, row.claim.id, row.overall, COLOURS.get(row.verdict, "black"), hollow=False)
+    return _scaled(row.claim, row.claim.id, found, COLOURS.get(row.verdict, "black"), hollow=False)
 
 
-def _untestable(row: Row) -> Item:
-    """At the overall estimate, else the first condition's with one (never a CPU's count), labelled
-    with the precondition that failed there (the overall: the first that failed)."""
-    measured = [m for m in row.measured if not m.descriptive]
-    first = next((m for m in measured if m.effect is not None), None)
-    estimate = row.overall if row.overall is not None else first.effect if first is not None else None
-    named = ([first] if row.overall is None and first is not None else []) + measured
-    failed = next((m.failed for m in named if m.failed is not None), None)
-    label = f"{row.claim.id} (untestable: {failed.name if failed is not None else 'a precondition'}"
-    if estimate is None:
-        return _scaled(row.claim, f"{label}; no estimate)", None, UNTESTABLE_COLOUR, hollow=True)
-    return _scaled(row.claim, f"{label})", estimate, UNTESTABLE_COLOUR, hollow=True)
-
-
-def _scaled(
-    claim: Claim, label: str, estimate: statistics.Estimate | None, colour: str, hollow: bool
-) -> Item:
+def _scaled(claim: Claim, label: str, found: Shown | None, colour: str, hollow: bool) -> Item:
     factor = 100.0 if claim.scale == "relative" else 1.0
     paper = None if claim.paper_effect is None else claim.paper_effect * factor
-    if estimate is None:
+    if found is None:
         return Item(label, None, math.nan, math.nan, paper, colour, hollow)
-    shift = offset(claim)
-    d, low, high = ((value - shift) * factor for value in (estimate.d, *estimate.interval()))
-    return Item(label, d, low, high, paper, colour, hollow)
+    d = None if found.d is None else found.d * factor
+    return Item(label, d, found.low * factor, found.high * factor, paper, colour, hollow, found.is_range)
+
+
+FOREST_COLUMNS = ["claim", "panel", "verdict", "drawn", "d", "low", "high", "paper"]
+
+
+def forest_data(rows: Sequence[Row]) -> pd.DataFrame:
+    """The numbers the plot draws, one line per claim in its panel's units (relative: %): ``drawn``
+    "estimate" (d and its 95 % CI), "range" (the conditions' lowest and highest d) or "none"."""
+    lines = []
+    for row in rows:
+        line = item(row)
+        if line is None:
+            continue
+        drawn = "range" if line.span else "estimate" if line.d is not None else "none"
+        lines.append(
+            [row.claim.id, panel_of(row), row.verdict, drawn, line.d, line.low, line.high, line.paper]
+        )
+    return pd.DataFrame(lines, columns=FOREST_COLUMNS)
 
 
 def forest_plot(rows: Sequence[Row], path: Path) -> Path:
@@ -144,8 +159,8 @@ def forest_figure(rows: Sequence[Row]) -> Figure:
         if line is not None:
             panels[panel_of(row)].append(line)
     # estimates in the registry's order, then the claims without one at the bottom
-    shown = {name: sorted(lines, key=lambda i: i.d is None) for name, lines in panels.items() if lines}
-    rows_per_panel = [len(lines) + PANEL_INCHES / ROW_INCHES for lines in shown.values()] or [1.0]
+    drawn = {name: sorted(lines, key=lambda i: not i.drawn) for name, lines in panels.items() if lines}
+    rows_per_panel = [len(lines) + PANEL_INCHES / ROW_INCHES for lines in drawn.values()] or [1.0]
     height = LEGEND_INCHES + ROW_INCHES * sum(rows_per_panel)
     figure, axes = plt.subplots(
         len(rows_per_panel),
@@ -154,9 +169,9 @@ def forest_figure(rows: Sequence[Row]) -> Figure:
         gridspec_kw={"height_ratios": rows_per_panel},
         squeeze=False,
     )
-    for axis, (name, lines) in zip(axes[:, 0], shown.items(), strict=False):
+    for axis, (name, lines) in zip(axes[:, 0], drawn.items(), strict=False):
         _panel(axis, lines, name)
-    if not shown:
+    if not drawn:
         axes[0, 0].text(0.5, 0.5, "no claim could be judged", ha="center", va="center", fontsize=FONT)
         axes[0, 0].set_axis_off()
     _legend(figure)
@@ -167,7 +182,10 @@ def forest_figure(rows: Sequence[Row]) -> Figure:
 def limits(lines: Sequence[Item], name: str) -> tuple[float, float]:
     """The axis: the estimates, the papers' effects and 0, widened by at most their span again for
     the CIs (one wide CI must not squash the rest), padded; relative: within ±``RELATIVE_LIMIT``."""
-    points = [0.0, *(v for line in lines for v in (line.d, line.paper) if v is not None and math.isfinite(v))]
+    values = [
+        v for line in lines for v in (line.d, line.paper, *((line.low, line.high) if line.span else ()))
+    ]
+    points = [0.0, *(v for v in values if v is not None and math.isfinite(v))]
     low, high = min(points), max(points)
     span = max(high - low, SMALLEST_SPAN.get(name, 0.01))
     ends = [v for line in lines if line.d is not None for v in (line.low, line.high) if math.isfinite(v)]
@@ -183,10 +201,11 @@ def _panel(axis: Axes, lines: Sequence[Item], name: str) -> None:
     edges = limits(lines, name)
     title, unit = PANELS[name]
     for y, line in enumerate(reversed(lines)):
-        if line.d is None:
+        if not line.drawn:
             continue
         _interval(axis, line, y, edges)
-        _point(axis, line.d, y, edges, Mark("o", line.colour, line.hollow), name)
+        if line.d is not None:
+            _point(axis, line.d, y, edges, Mark("o", line.colour, line.hollow), name)
         if line.paper is not None:
             _point(axis, line.paper, y, edges, Mark("D", "black", hollow=True, size=4), name, "paper ")
     axis.set_xlim(*edges)
@@ -209,17 +228,19 @@ def _panel(axis: Axes, lines: Sequence[Item], name: str) -> None:
 
 
 def _interval(axis: Axes, line: Item, y: float, edges: tuple[float, float]) -> None:
-    """The CI as a line with caps; an end off the axis is an arrowhead at the edge instead of a cap."""
+    """The CI as a line with caps (a range of conditions' d: a broad pale bar); an end off the axis (an
+    infinite one too) is an arrowhead at the edge instead of a cap."""
     low, high = edges
-    ends = [v for v in (line.low, line.high) if math.isfinite(v)]
+    ends = [v for v in (line.low, line.high) if not math.isnan(v)]
     if not ends:
         return
     kept = [v for v in ends if low <= v <= high]
     axis.plot(kept, [y] * len(kept), marker="|", linestyle="", color=line.colour, markersize=6)
     start, stop = max(min(ends), low), min(max(ends), high)
-    dash = "--" if line.hollow else "-"
+    dash = "--" if line.hollow and not line.span else "-"
+    width, alpha = (RANGE_WIDTH, RANGE_ALPHA) if line.span else (1.1, 1.0)
     if start < stop:
-        axis.plot([start, stop], [y, y], color=line.colour, linewidth=1.1, linestyle=dash)
+        axis.plot([start, stop], [y, y], color=line.colour, linewidth=width, linestyle=dash, alpha=alpha)
     arrow = {"arrowstyle": "-|>", "color": line.colour, "lw": 1.1, "shrinkA": 0, "shrinkB": 0}
     for edge, back in ((high, -12), (low, 12)):
         if any(v > high if edge == high else v < low for v in ends):  # the head at the edge, in points
@@ -277,6 +298,16 @@ def _legend(figure: Figure) -> None:
         _handle(UNTESTABLE_COLOUR, "untestable (hollow, the failed precondition named)", hollow=True)
     )
     handles.append(_handle("black", "the paper's effect", hollow=True, marker="D"))
+    handles.append(
+        Line2D(
+            [],
+            [],
+            color="grey",
+            linewidth=RANGE_WIDTH,
+            alpha=RANGE_ALPHA,
+            label="the conditions' range of d (they disagree: not pooled)",
+        )
+    )
     figure.legend(
         handles=handles, loc="upper center", ncol=4, fontsize=FONT, frameon=False, bbox_to_anchor=(0.5, 1.0)
     )

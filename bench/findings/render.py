@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import Claim
-from rankuq.bench.findings.plot import offset
 from rankuq.bench.findings.preconditions import RULES
 from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.run_tables import (
@@ -19,10 +18,12 @@ from rankuq.bench.findings.run_tables import (
     preconditions_table,
     reproducing_command,
     runs_table,
-    scale_table,
+    stale_runs,
 )
 from rankuq.bench.findings.runs import FinishedRun
-from rankuq.bench.findings.verdicts import LEFT_OUT, judged_conditions
+from rankuq.bench.findings.scale import scale_table, setups_table
+from rankuq.bench.findings.shown import Shown, offset, q_p_text, shown
+from rankuq.bench.findings.verdicts import LEFT_OUT, causes, judged_conditions
 from rankuq.bench.results.rendering import markdown_text
 
 VERDICTS = (
@@ -81,14 +82,22 @@ def _power(claim: Claim, m: Measured) -> str:
     if m.p < statistics.ALPHA <= m.adjusted_p:  # its CI may exclude 0: before the correction
         before = f"p {_p(m.p)}, adjusted {_p(m.adjusted_p)}"
         text = f"significant before the BH correction only ({before}); {text}"
-    if claim.paper_effect and claim.expect in ("higher", "lower"):  # the others test a margin or floor
-        need = statistics.scale_for_power(m.effect, claim.paper_effect)
-        if not need.factor <= DATA_REACH:
-            return f"{text}; the paper's effect needs more than ×{DATA_REACH:.0f} the data: {BEYOND}"
-        text += f"; the paper's effect needs ×{need.factor:.1f} the data"
-        if need.seeds is not None:
-            text += f" ({need.seeds} seeds"
-            text += f" or {need.queries} queries per seed)" if need.queries is not None else ")"
+    if not claim.paper_effect or claim.expect not in ("higher", "lower"):  # a margin or floor: no target
+        return text
+    if isinstance(m.effect, statistics.RepeatTest):  # timed repeats: the SE shrinks as 1/sqrt(n)
+        factor = (mde / abs(claim.paper_effect)) ** 2
+        if not factor <= DATA_REACH:
+            return f"{text}; the paper's effect needs more than ×{DATA_REACH:.0f} the repeats: {BEYOND}"
+        return (
+            f"{text}; the paper's effect needs ×{factor:.1f} the repeats ({math.ceil(m.effect.n * factor)})"
+        )
+    need = statistics.scale_for_power(m.effect, claim.paper_effect)
+    if not need.factor <= DATA_REACH:
+        return f"{text}; the paper's effect needs more than ×{DATA_REACH:.0f} the data: {BEYOND}"
+    text += f"; the paper's effect needs ×{need.factor:.1f} the data"
+    if need.seeds is not None:
+        text += f" ({need.seeds} seeds"
+        text += f" or {need.queries} queries per seed)" if need.queries is not None else ")"
     return text
 
 
@@ -104,6 +113,8 @@ def _header(command: str, forest: str, runs: Sequence[FinishedRun]) -> list[str]
         f"[{forest}]({forest})).",
         "",
         *scale_table(runs),
+        *setups_table(runs),
+        *stale_runs(runs),
         f"![Every claim's effect with its 95 % CI beside the paper's effect]({forest})",
         "",
         "## How to read it",
@@ -111,8 +122,11 @@ def _header(command: str, forest: str, runs: Sequence[FinishedRun]) -> list[str]
         "Each claim compares a method's metric with a reference (another method, another metric of the "
         "same cell, the same model without shift, or a floor) on the same queries. d is the effect in the"
         " paper's own terms (absolute, or relative to the reference, as the paper states it), with a 95 %"
-        " confidence interval from one procedure for every claim: a paired two-level bootstrap that draws"
-        " seeds, then queries within each seed, the same draws for both sides (docs/statistics.md). A "
+        " confidence interval from one procedure for every claim: a paired two-level bootstrap whose 10,000"
+        " replicates each draw the seeds with replacement and one resample of the test queries that every "
+        "drawn seed and every side share (a grid's seeds score the same test queries: the crossed design "
+        "of docs/statistics.md); the timing claims, whose data are a benchmark's repeats, use an exact "
+        "sign-flip test over the repeats instead. A "
         "relative d is a ratio of means over the seeds; where the reference is near 0 (below 0.05 in a "
         "condition, as an ECE can be) the claim is judged in absolute terms, the paper's relative effect "
         "taken of the measured reference (said in the row). A floor claim's d is its value − the floor. p"
@@ -120,12 +134,16 @@ def _header(command: str, forest: str, runs: Sequence[FinishedRun]) -> list[str]
         "margin, or leaving it; two-sided against a floor), shown raw and (adjusted) by Benjamini–Hochberg"
         " over every judged condition of the report (the claims' overall tests form a second family); α "
         "= 0.05. A claim over several conditions is judged from their inverse-variance pooled estimate, "
-        "never a vote, unless Cochran's Q says the conditions disagree (mixed). Where a claim rests on one"
+        "never a vote, unless the conditions disagree in direction, one's 95 % CI on each side of 0 (mixed:"
+        " the row then shows the range of their d); where they agree in direction but differ in size "
+        "(Cochran's Q, p < 0.05) the pooled verdict stands and the row gives Q. Where a claim rests on one"
         " condition while its grid has more, the row says so and why.",
         "",
         "A condition is judged only when its preconditions hold (✓; ✗ failed, ? could not be checked); "
         "a condition that fails one still shows its d and CI, marked *not judged*, so that evidence "
-        "either way stays in view:",
+        "either way stays in view (over several conditions: pooled where they agree, else their range). A "
+        "test two grids make on cells they share bit for bit (the same per-query values) counts once, in "
+        "the verdict counts and in Benjamini–Hochberg:",
         "",
         *(f"- **{name}**: {rule}" for name, rule in RULES.items()),
         "",
@@ -145,9 +163,19 @@ def _counts(rows: Sequence[Row], heading: str = "## Verdicts per paper") -> list
         "| --- | --- | " + " | ".join("---" for _ in VERDICTS) + " |",
     ]
     for paper in papers:
-        mine = [row for row in rows if row.claim.paper == paper]
+        mine = [row for row in rows if row.claim.paper == paper and not row.duplicate_of]
         counts = " | ".join(str(sum(row.verdict == v for row in mine)) for v in VERDICTS)
         lines.append(f"| {paper.name} | {len(mine)} | {counts} |")
+    twice = [row for row in rows if row.duplicate_of]
+    if twice:
+        repeats = ", ".join(f"{row.claim.id} (as {row.duplicate_of})" for row in twice)
+        lines += [
+            "",
+            f"Counted once: {len(twice)} claim{'s repeat' if len(twice) > 1 else ' repeats'} the tests of an "
+            "earlier claim "
+            f"on cells two grids share bit for bit ({repeats}); they are left out of these counts and enter "
+            "Benjamini–Hochberg once.",
+        ]
     return [*lines, ""]
 
 
@@ -165,17 +193,22 @@ def _claims_table(rows: Sequence[Row], title: str) -> list[str]:
         measured += (
             f" ±{_number(claim.margin, claim.scale).lstrip('+')})" if claim.expect == "within" else ")"
         )
-        if row.overall is not None:
-            ours = _effect(row.overall, claim.scale, offset(claim)) + _judged_on(row)
-            p = f"{_p(row.overall_p, row.overall)} ({_p(row.overall_adjusted_p)})"
+        found = shown(row)
+        if row.verdict == statistics.UNTESTABLE or found is None:
+            ours, p = _not_judged(row, found), "—"
+            ours += _same_test(row)
         else:
-            ours, p = _not_judged(row), "—"
+            ours = _shown_text(found, claim.scale) + _judged_on(row, found) + _same_test(row)
+            mixed = row.verdict == statistics.MIXED  # no test of a claim whose conditions disagree
+            p = "—" if mixed else f"{_p(row.overall_p, row.overall)} ({_p(row.overall_adjusted_p)})"
         if row.run is not None:
             run = f"{reproducing_command(row.run)} on the {markdown_text(device_of(row.run))}"
         else:
             run = f"`{row.command}`" if row.command else "—"
         if row.run is not None and is_stale(row.run):
             run += " (a stale run: see the run directories below)"
+        if row.run is not None and row.run.grid_file is not None and row.run.grid_file.stale:
+            run += f" (stale against {row.run.grid_file.path}: see the header)"
         effect = claim.paper_effect
         paper_effect = "none given" if effect is None else _number(effect, claim.scale)
         lines.append(
@@ -186,36 +219,58 @@ def _claims_table(rows: Sequence[Row], title: str) -> list[str]:
     return [*lines, ""]
 
 
-def _judged_on(row: Row) -> str:
-    """Which conditions the overall estimate pools: several (with Cochran's Q where they disagree),
-    or one while the grid measured more (and why the others are out)."""
+def _same_test(row: Row) -> str:
+    if not row.duplicate_of:
+        return ""
+    return f" (the same test as {row.duplicate_of}, on the same cells: counted once)"
+
+
+def _shown_text(found: Shown, scale: str) -> str:
+    """d [95 % CI], or the range of the conditions' d: "from x (a) to y (b)"."""
+    if found.is_range:
+        assert found.ends is not None
+        low, high = (markdown_text(end) for end in found.ends)
+        return f"from {_number(found.low, scale)} ({low}) to {_number(found.high, scale)} ({high})"
+    assert found.d is not None
+    return f"{_number(found.d, scale)} [{_number(found.low, scale)}, {_number(found.high, scale)}]"
+
+
+def _judged_on(row: Row, found: Shown) -> str:
+    """Which conditions the overall estimate pools: several (with Cochran's Q where they differ in size;
+    a range where they disagree in direction), or one while the grid measured more (and why the others
+    are out)."""
     judged = judged_conditions(row)
+    if found.is_range:
+        return f" over {found.where}, not pooled: {found.disagree}"
     if len(judged) > 1:
-        text = f" pooled over {len(judged)} conditions"
+        text = f" {found.where}"
         estimate = row.overall
-        if row.verdict == statistics.MIXED and isinstance(estimate, statistics.Pooled):
-            text += f"; Cochran's Q {estimate.q:.1f}, p {_p(estimate.q_p)}: the conditions disagree"
+        if isinstance(estimate, statistics.Pooled) and estimate.q_p < statistics.ALPHA:
+            text += (
+                f"; Cochran's Q {estimate.q:.1f}, p {q_p_text(estimate.q_p)}: the conditions differ in size, "
+                "not in direction (the pooled verdict stands)"
+            )
         return text
     others = [m for m in row.measured if m.verdict in LEFT_OUT]
     if len(judged) == 1 and others:
         why = "; ".join(
-            f"{markdown_text(m.condition)}: {m.failed.name if m.failed else m.verdict}" for m in others
+            f"{cause}: {', '.join(map(markdown_text, where))}" for cause, where in causes(others).items()
         )
         return f" (rests on one condition, {markdown_text(judged[0].condition)}; the others are out: {why})"
     return ""
 
 
-def _not_judged(row: Row) -> str:
-    """An untestable claim's failed precondition, and its effect all the same (pooled over the
-    conditions that have one), so that evidence either way stays in view."""
-    shown = [m for m in row.measured if m.effect is not None]
-    if row.verdict != statistics.UNTESTABLE or not shown:
+def _not_judged(row: Row, found: Shown | None) -> str:
+    """An untestable claim's failed precondition, and its effect all the same (``shown``: one
+    condition's, the conditions pooled where they agree, else their range), so that evidence either way
+    stays in view."""
+    if row.verdict != statistics.UNTESTABLE or found is None:
         return cell(row.note) or "—"
-    effects = [m.effect for m in shown if m.effect is not None]
-    estimate: statistics.Estimate = effects[0] if len(effects) == 1 else statistics.pooled(effects)
-    where = markdown_text(shown[0].condition) if len(shown) == 1 else f"pooled over {len(shown)} conditions"
-    measured = _effect(estimate, row.claim.scale, offset(row.claim))
-    return f"*not judged* ({cell(row.note)}); measured: {measured} ({where})"
+    measured = _shown_text(found, row.claim.scale)
+    if found.is_range:
+        measured += f" over {found.where}, not pooled: {found.disagree}"
+        return f"*not judged* ({cell(row.note)}); measured: {measured}"
+    return f"*not judged* ({cell(row.note)}); measured: {measured} ({markdown_text(found.where)})"
 
 
 def _conditions_table(rows: Sequence[Row], heading: bool = True) -> list[str]:
@@ -229,7 +284,9 @@ def _conditions_table(rows: Sequence[Row], heading: bool = True) -> list[str]:
         for m in row.measured:
             scale = row.claim.scale
             p = _p(m.p, m.effect) if m.effect is not None else "—"
-            verdict = m.verdict + (f": {cell(m.note)}" if m.note else "")
+            # an untestable condition's cause by name: its detail is in the preconditions cell, once
+            note = m.failed.name if m.verdict == statistics.UNTESTABLE and m.failed else cell(m.note)
+            verdict = m.verdict + (f": {note}" if note else "")
             effect = _effect(m.effect, scale, offset(row.claim))
             lines.append(
                 f"| {row.claim.id} | {markdown_text(m.condition)} | {m.value:.3f} vs {m.reference:.3f} | "

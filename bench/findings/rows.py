@@ -15,7 +15,7 @@ class Measured:
     """A claim in one condition: its effect, the two sides' values, the checks, the verdict."""
 
     condition: str
-    effect: statistics.Effect | None
+    effect: statistics.Effect | statistics.RepeatTest | None  # a grid's bootstrap, or a timing's exact test
     value: float  # the method's metric, mean over seeds
     reference: float  # what it is compared with, mean over seeds
     checks: tuple[Check, ...] = ()
@@ -25,6 +25,7 @@ class Measured:
     adjusted_p: float = math.nan  # that p, Benjamini–Hochberg adjusted over the registry's conditions
     unit: str = "seeds × queries"
     descriptive: bool = False  # shown, not judged (a CPU's forward-pass count): outside BH and the estimate
+    digest: str = ""  # the test it is (``sides.digest``): cells two grids share give one, tested once
 
     @property
     def failed(self) -> Check | None:
@@ -44,3 +45,4 @@ class Row:
     overall_p: float = math.nan  # the claim's test on its overall estimate
     overall_adjusted_p: float = math.nan  # adjusted over the registry's claims
     command: str = ""  # what produced the measurements, where no run directory did
+    duplicate_of: str = ""  # the id of an earlier claim that made the same tests on the same cells

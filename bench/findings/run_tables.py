@@ -1,12 +1,14 @@
-"""The findings report's tables about its run directories: the scale of their rankers (and the device
-each trained on), each condition's preconditions, paper 002's break-even per seed, and whether each run
-is what this checkout makes of its grid; with the cell formatting the report shares."""
+"""The findings report's tables about its run directories: the device each trained on, each
+condition's preconditions, paper 002's break-even per seed, and whether each run is what this checkout
+makes of its grid and of its grid file; with the cell formatting the report shares (the header's
+tables of scale and stand-ins are ``bench.findings.scale``'s)."""
 
 import json
 import math
 import shlex
 from collections.abc import Sequence
 
+from rankuq.bench.findings.grid_files import GRIDS
 from rankuq.bench.findings.preconditions import Check, ranker_check, shift_hurts
 from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.sides import source_condition
@@ -32,40 +34,6 @@ def is_stale(run: FinishedRun) -> bool:
     return run.provenance is not None and run.provenance.status == STALE
 
 
-PAPERS_SCALE = (
-    "The papers fine-tuned BERT-base cross-encoders (paper 001: BERT-L2 and BERT-L4; paper 002 several "
-    "pretrained rerankers) on their full training sets, 1 to 3 epochs at up to 512 tokens, on GPUs. The "
-    "rankers here are smaller, as the table says: a verdict is about them, at this scale, and a claim "
-    "not seen here may hold at the papers' scale."
-)
-
-
-def scale_table(runs: Sequence[FinishedRun]) -> list[str]:
-    """The scale of every grid's rankers: backbone, depth, tokens, training data, epochs, device."""
-    if not runs:
-        return []
-    lines = [
-        "## The scale of these rankers",
-        "",
-        PAPERS_SCALE,
-        "",
-        "| run directory | grid | backbone | layers | max tokens | training queries per task | epochs "
-        "| device |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for run in runs:
-        model, train = run.spec.model, run.spec.train
-        queries = f"at most {train.max_queries:,}" if train.max_queries else "all"
-        stops = ", early stopping on dev" if train.early_stopping else ""
-        lines.append(
-            f"| {markdown_text(str(run.folder))} | {run.spec.name} | "
-            f"{markdown_text(model.backbone or 'all-MiniLM-L6-v2')} | "
-            f"{model.layers or 6} | {model.max_length} | {queries} | up to {train.epochs}{stops} | "
-            f"{markdown_text(device_of(run))} |"
-        )
-    return [*lines, ""]
-
-
 def device_of(run: FinishedRun) -> str:
     """Where a run's members trained: the machine its run directory records, else the grid's
     resources (no GPU per trial: the CPU)."""
@@ -81,26 +49,56 @@ def device_of(run: FinishedRun) -> str:
 
 
 def runs_table(runs: Sequence[FinishedRun]) -> list[str]:
-    checked = [(run, run.provenance) for run in runs if run.provenance is not None]
-    if not checked:
+    if not runs:
         return []
     lines = [
         "## Run directories",
         "",
         "Whether each run's cells are what this checkout makes of its grid.yaml "
         "(`rankuq.bench.results.provenance`: the predictions key and probes version seeds.csv "
-        "records per cell against the grid's plan now), and whether it has per-query records.",
+        "records per cell against the grid's plan now), whether that grid.yaml is the checkout's grid "
+        f"file (`{GRIDS}/NAME.yaml`, by the grid's content key; stale: what differs, and the command "
+        "that brings the run up to it), and whether it has per-query records.",
         "",
-        "| run directory | grid | cells | made by this checkout | per-query records |",
-        "| --- | --- | --- | --- | --- |",
+        "| run directory | grid | cells | made by this checkout | current with its grid file "
+        "| per-query records |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
-    for run, found in checked:
+    for run in runs:
+        found = run.provenance
         records = "queries.parquet" if run.queries is not None else "none: rerun"
+        made = "not checked" if found is None else found.describe()
+        cells = len(run.seeds) if found is None else found.cells
         lines.append(
-            f"| {markdown_text(str(run.folder))} | {run.spec.name} | {found.cells} | "
-            f"{cell(found.describe())} | {records} |"
+            f"| {markdown_text(str(run.folder))} | {run.spec.name} | {cells} | {cell(made)} | "
+            f"{cell(grid_file_text(run))} | {records} |"
         )
     return lines
+
+
+def grid_file_text(run: FinishedRun) -> str:
+    """The run's grid against its grid file, and for a stale one the command that updates it."""
+    grid = run.grid_file
+    if grid is None:
+        return "not compared"
+    if grid.stale:
+        return f"{grid.describe()}: rerun {grid.rerun(run.folder)}"
+    return grid.describe()
+
+
+def stale_runs(runs: Sequence[FinishedRun]) -> list[str]:
+    """The report header's warning: the runs whose grid.yaml is not their grid file's (named, with what
+    differs and the command that brings them up to it); nothing when every run is current."""
+    stale = [run for run in runs if run.grid_file is not None and run.grid_file.stale]
+    if not stale:
+        return []
+    return [
+        f"**Stale against {GRIDS}/**: these runs are judged as their own grid.yaml made them, and their "
+        'grid files have changed since; a precondition their grid file would meet reads "rerun":',
+        "",
+        *(f"- {markdown_text(str(run.folder))}: {cell(grid_file_text(run))}" for run in stale),
+        "",
+    ]
 
 
 def preconditions_table(runs: Sequence[FinishedRun]) -> list[str]:
@@ -129,14 +127,26 @@ def preconditions_table(runs: Sequence[FinishedRun]) -> list[str]:
             here = ranker_check(run, condition)
             lines.append(
                 f"| {run.spec.name} | {markdown_text(condition)} | {kind} | "
-                f"{markdown_text(source) if source else '? none in the grid'} | {_mark(works)} | "
-                f"{_mark(hurts)} | {_mark(here)} |"
+                f"{markdown_text(source) if source else _no_source(run)} | {_mark(works)} | "
+                f"{_mark(hurts, 'shift_hurts')} | {_mark(here)} |"
             )
     return [*lines, ""] if len(lines) > 6 else []
 
 
-def _mark(found: Check | None) -> str:
-    return "—" if found is None else cell(f"{MARKS[found.passed]} {found.detail}")
+def _no_source(run: FinishedRun) -> str:
+    grid = run.grid_file
+    if grid is not None and grid.stale:
+        return f"? none in the run (stale: see {grid.path})"
+    return "? none in the grid"
+
+
+def _mark(found: Check | None, column: str = "works_in_domain") -> str:
+    """A check in its column; one that failed for another precondition's reason says which (a shift
+    whose reference does not work: works_in_domain in the shift's column)."""
+    if found is None:
+        return "—"
+    name = "" if found.name == column else f"{found.name}: "
+    return cell(f"{MARKS[found.passed]} {name}{found.detail}")
 
 
 BREAK_EVEN = "break_even.AP"  # the abstention probe's smallest reference size from which u_lin beats u_std

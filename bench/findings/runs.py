@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from rankuq import tasks
-from rankuq.bench.config.grid import GridSpec, Shift, Side, load_grid
+from rankuq.bench.config.grid import GridSpec, Side, load_grid
 from rankuq.bench.findings.claims import COST_COLUMNS, Kind
-from rankuq.bench.planning.plan import side_lists
+from rankuq.bench.findings.conditions import Conditions, of_spec
+from rankuq.bench.findings.grid_files import GridFile, against_grid_file
 from rankuq.bench.probes.parts import QueryParts, read_parts
 from rankuq.bench.results.boards import read_leaderboard, read_whole_csv
 from rankuq.bench.results.provenance import PREDICTIONS_KEY, PROBES, Provenance, check
@@ -39,6 +39,11 @@ class FinishedRun:
     trained: dict[str, Side] = field(default_factory=dict)  # condition → its training side
     # (precondition, condition, ranker) → its check: a bootstrap that many claims of a condition share
     checked: "dict[tuple[str, str, str], Check]" = field(default_factory=dict, compare=False, repr=False)
+    grid_file: GridFile | None = None  # its grid against bench/grids/NAME.yaml (None: not compared)
+
+    @property
+    def conditions(self) -> Conditions:
+        return Conditions(self.kinds, self.tested, self.trained)
 
     def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]:
         """Seed → the metric's parts for a cell (empty where the run recorded none)."""
@@ -50,12 +55,19 @@ class PerQuery(Protocol):
 
     def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]: ...
 
+    def queries(self) -> dict[str, int]:
+        """Condition → the number of test queries it records."""
+        ...
+
 
 class QueryRecords:
     """queries.parquet of a run, read once, looked up by (condition, method, metric)."""
 
     def __init__(self, path: Path) -> None:
         table = pq.read_table(path)
+        self._queries = (
+            table.select(["condition", "qid"]).to_pandas().groupby("condition", sort=False).qid.nunique()
+        )
         keys = table.select(["condition", "method", "metric", "seed"]).to_pandas()
         self._table = table.select(["metric", "statistic", "qid", "parts"])
         # (condition, method, metric) → seed → its rows: indexed once, not scanned per lookup
@@ -65,6 +77,9 @@ class QueryRecords:
         ).indices.items():
             self._rows.setdefault((c, m, name), {})[int(seed)] = rows
         self._cache: dict[tuple[str, str, str], dict[int, QueryParts]] = {}
+
+    def queries(self) -> dict[str, int]:
+        return {str(condition): int(n) for condition, n in self._queries.items()}
 
     def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]:
         key = (condition, method, metric)
@@ -91,24 +106,21 @@ def read_finished_run(folder: Path) -> FinishedRun:
     if missing:
         raise RankuqError(f"{layout.seeds_csv}: missing columns {missing}; {fix}")
     _check_numbers(seeds, layout.seeds_csv, fix, whole=["seed", PROBES])
-    kinds = {shift.label(): (condition_kind(spec, shift), shift.test.variant) for shift in spec.conditions()}
-    tested = {shift.label(): (shift.test.task, shift.test.ns) for shift in spec.conditions()}
-    trained = {shift.label(): shift.train for shift in spec.conditions()}
+    found = of_spec(spec)
     queries = QueryRecords(layout.queries_file) if layout.queries_file.is_file() else None
     provenance = check(folder, spec, params, seeds)
-    return FinishedRun(folder, spec, seeds, board, kinds, provenance, queries, tested, trained)
-
-
-def condition_kind(spec: GridSpec, shift: Shift) -> Kind:
-    """cross-domain when the sides read different data files (trecqa and trecqa_clean are one domain),
-    cross-NS when the negative sampling of the training lists differs from the tested lists', else
-    in-domain."""
-    train, test = tasks.get(shift.train.task), tasks.get(shift.test.task)
-    if not set(train.files) & set(test.files):
-        return "cross-domain"
-    trained = side_lists(spec, shift.train, "train").strategy or train().default_strategy("train")
-    tested = shift.test.ns or test().default_strategy(spec.eval.split)
-    return "cross-NS" if trained != tested else "in-domain"
+    return FinishedRun(
+        folder,
+        spec,
+        seeds,
+        board,
+        found.kinds,
+        provenance,
+        queries,
+        found.tested,
+        found.trained,
+        grid_file=against_grid_file(spec),
+    )
 
 
 def read_cost(path: Path) -> pd.DataFrame:

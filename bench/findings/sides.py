@@ -3,9 +3,12 @@
 paper's terms (``contrast``) and the paired bootstrap over seeds and queries (``bootstrap``); shared by
 the verdicts, the preconditions and the cost claims."""
 
+import hashlib
+import json
+
 import numpy as np
 
-from rankuq.bench.findings import statistics
+from rankuq.bench.findings import conditions, statistics
 from rankuq.bench.findings.claims import Claim
 from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.probes.parts import STATISTICS, QueryParts
@@ -64,6 +67,22 @@ def bootstrap(
     return statistics.paired_bootstrap(rows, chosen, d, design="crossed", pool=pool)
 
 
+def digest(claim: Claim, sides: Sides) -> str:
+    """What makes a comparison the test it is: the claim's comparison (metric, reference, floor, scale,
+    direction, margin) and every side's per-query values per seed, bit for bit. Two grids that share
+    cells (the same predictions, so the same values) give one digest: one test, counted once."""
+    found = hashlib.sha256()
+    comparison = [claim.metric, claim.reference, claim.floor, claim.scale, claim.expect, claim.margin]
+    found.update(json.dumps([*comparison, claim.baseline_condition is not None], default=str).encode())
+    for side in sides:
+        for seed in sorted(side):
+            parts = side[seed]
+            qids = "\x1f".join(map(str, parts.qids))
+            found.update(f"|{seed}|{parts.statistic}|{qids}|".encode())
+            found.update(np.ascontiguousarray(parts.rows, dtype=float).tobytes())
+    return found.hexdigest()[:16]
+
+
 def side_values(sides: Sides) -> list[float]:
     """Each side's metric on all its queries, mean over seeds."""
     return [float(np.mean([parts.value() for parts in side.values()])) for side in sides]
@@ -102,15 +121,7 @@ def no_shift_condition(run: FinishedRun, condition: str) -> str | None:
     negative sampling and list variant), trained on that task with those lists' own negatives: the
     reference a shift is measured against (Penha & Hauff 2021, Table 1). A cross-NS condition's
     reference is the model trained with the tested negatives, not the one it was trained as."""
-    lists, variant = run.tested[condition], run.kinds[condition][1]
-    return next(
-        (
-            other
-            for other, (kind, other_variant) in run.kinds.items()
-            if kind == "in-domain" and other_variant == variant and run.tested[other] == lists
-        ),
-        None,
-    )
+    return conditions.no_shift(run.conditions, run.tested[condition], run.kinds[condition][1])
 
 
 def source_condition(run: FinishedRun, condition: str) -> str | None:
@@ -120,12 +131,4 @@ def source_condition(run: FinishedRun, condition: str) -> str | None:
     if run.kinds[condition][0] == "in-domain":
         return condition
     train = run.trained.get(condition)
-    if train is None:
-        return None
-    found = [
-        other
-        for other, (kind, _) in run.kinds.items()
-        if kind == "in-domain" and run.trained.get(other) == train and run.tested[other][0] == train.task
-    ]
-    found.sort(key=lambda other: run.kinds[other][1] != run.kinds[condition][1])
-    return found[0] if found else None
+    return None if train is None else conditions.source(run.conditions, train, run.kinds[condition][1])

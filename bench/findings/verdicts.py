@@ -7,8 +7,8 @@ is judged in a condition, its preconditions are checked (``bench.findings.precon
 that fails makes the condition *untestable* with the reason. The p-values of every judged
 condition of the registry are adjusted together (Benjamini–Hochberg) and each condition gets its
 verdict from its CI, the paper's effect and the adjusted p (``statistics.judge``); a claim over
-several conditions is judged from the pooled estimate, or *mixed* where the conditions significantly
-disagree (``statistics.overall``). The cost claims are measured in ``bench.findings.cost``.
+several conditions is judged from the pooled estimate, or *mixed* where the conditions disagree in
+direction (``statistics.overall``). The cost claims are measured in ``bench.findings.cost``.
 """
 
 import math
@@ -23,7 +23,7 @@ from rankuq.bench.findings.cost import assess_cost
 from rankuq.bench.findings.preconditions import Check, check, shift_hurts
 from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.runs import FinishedRun
-from rankuq.bench.findings.sides import bootstrap, contrast, no_shift_condition, side_values, sides_of
+from rankuq.bench.findings.sides import bootstrap, contrast, digest, no_shift_condition, side_values, sides_of
 
 
 def conditions_of(claim: Claim, run: FinishedRun) -> list[str]:
@@ -60,7 +60,8 @@ def measure(claim: Claim, run: FinishedRun, condition: str) -> Measured:
     if effect is not None and effect.se == 0 and effect.d == 0 and claim.floor is None:
         same = "the two sides are equal on every query and seed: d has no spread to test"
         checks += (Check("distinct", False, same),)
-    return Measured(condition, effect, values[0], float(reference), checks, note=note)
+    key = digest(claim, sides)
+    return Measured(condition, effect, values[0], float(reference), checks, note=note, digest=key)
 
 
 def assess(claim: Claim, runs: Sequence[FinishedRun], cost: pd.DataFrame | None = None) -> Row:
@@ -135,7 +136,9 @@ def judge_all(rows: Sequence[Row]) -> list[Row]:
     ]
     p_values = [_claim_p(rows[i].claim, rows[i].measured[j].effect) for i, j in tested]
     families = [rows[i].claim.sanity for i, _ in tested]
-    adjusted = dict(zip(tested, _adjusted(p_values, families), strict=True))
+    # a test made twice (cells two grids share: the same digest) enters Benjamini–Hochberg once
+    keys = [rows[i].measured[j].digest or f"{i}.{j}" for i, j in tested]
+    adjusted = dict(zip(tested, _adjusted_once(p_values, families, keys), strict=True))
     conditions = [
         replace(
             row,
@@ -144,15 +147,49 @@ def judge_all(rows: Sequence[Row]) -> list[Row]:
         for i, row in enumerate(rows)
     ]
     estimates = [_estimate(row) for row in conditions]
+    # a claim whose conditions disagree in direction is mixed whatever its pooled p: no test of it
     overall_p = [
-        _claim_p(row.claim, estimate) if estimate is not None else math.nan
+        _claim_p(row.claim, estimate) if estimate is not None and not in_both_directions(row) else math.nan
         for row, estimate in zip(conditions, estimates, strict=True)
     ]
-    overall_adjusted = _adjusted(overall_p, [row.claim.sanity for row in rows])
-    return [
+    row_keys = [_row_key(row, judged_conditions(row)) or str(i) for i, row in enumerate(conditions)]
+    overall_adjusted = _adjusted_once(overall_p, [row.claim.sanity for row in rows], row_keys)
+    judged = [
         _overall(row, estimate, float(p))
         for row, estimate, p in zip(conditions, estimates, overall_adjusted, strict=True)
     ]
+    return _mark_duplicates(judged)
+
+
+def _row_key(row: Row, measured: Sequence[Measured]) -> str | None:
+    """The tests a row makes (its conditions' digests), or None where one has none."""
+    digests = [m.digest for m in measured if not m.descriptive]
+    return "+".join(sorted(digests)) if digests and all(digests) else None
+
+
+def _mark_duplicates(rows: Sequence[Row]) -> list[Row]:
+    """A row whose every condition is a test an earlier row made on the same cells (``Measured.digest``)
+    names that row: the report counts the tests once."""
+    first: dict[str, str] = {}
+    marked = []
+    for row in rows:
+        key = _row_key(row, row.measured)
+        owner = first.setdefault(key, row.claim.id) if key is not None else row.claim.id
+        marked.append(replace(row, duplicate_of=owner) if owner != row.claim.id else row)
+    return marked
+
+
+def _adjusted_once(p_values: Sequence[float], families: Sequence[bool], keys: Sequence[str]) -> list[float]:
+    """``_adjusted`` with each key's p entering once: the same test made twice counts once in m, and
+    every copy gets its adjusted p."""
+    first: dict[tuple[bool, str], int] = {}
+    for k, key in enumerate(keys):
+        first.setdefault((families[k], key), k)
+    unique = sorted(set(first.values()))
+    adjusted = dict(
+        zip(unique, _adjusted([p_values[k] for k in unique], [families[k] for k in unique]), strict=True)
+    )
+    return [adjusted[first[(families[k], key)]] for k, key in enumerate(keys)]
 
 
 def _adjusted(p_values: Sequence[float], families: Sequence[bool]) -> list[float]:
@@ -228,7 +265,7 @@ def _overall(row: Row, estimate: statistics.Estimate | None, adjusted: float) ->
         untestable = [m for m in row.measured if m.verdict == statistics.UNTESTABLE]
         verdict = statistics.UNTESTABLE if untestable else statistics.NOT_MEASURED
         note = row.note or (
-            untestable[0].note if untestable else row.measured[0].note if row.measured else ""
+            untestable_note(untestable) if untestable else row.measured[0].note if row.measured else ""
         )
         return replace(row, verdict=verdict, note=note)
     claim, p = row.claim, adjusted if math.isfinite(adjusted) else None
@@ -237,8 +274,39 @@ def _overall(row: Row, estimate: statistics.Estimate | None, adjusted: float) ->
     verdict = statistics.overall(
         effects, verdicts, _expect(claim), _paper(claim), _margin(claim), adjusted_p=p
     )
-    overall_p = _claim_p(claim, estimate)
+    overall_p = _claim_p(claim, estimate) if verdict != statistics.MIXED else math.nan
     return replace(row, verdict=verdict, overall=estimate, overall_p=overall_p, overall_adjusted_p=adjusted)
+
+
+def in_both_directions(row: Row, measured: Sequence[Measured] | None = None) -> bool:
+    """Whether the row's judged conditions (or ``measured``) disagree in direction: one's 95 % CI on
+    one side of 0 (a floor claim: of the floor), another's on the other (``statistics.overall``)."""
+    found = judged_conditions(row) if measured is None else measured
+    effects = [m.effect for m in found if m.effect is not None and math.isfinite(m.effect.d)]
+    point = statistics.point_of(_expect(row.claim), _margin(row.claim))
+    return len(effects) > 1 and statistics.disagree_in_direction(effects, point)
+
+
+def causes(measured: Sequence[Measured]) -> dict[str, list[str]]:
+    """The conditions left out, by what left them out (the precondition, or not measured), in order."""
+    found: dict[str, list[str]] = {}
+    for m in measured:
+        found.setdefault(m.failed.name if m.failed else m.verdict, []).append(m.condition)
+    return found
+
+
+def untestable_note(untestable: Sequence[Measured]) -> str:
+    """An untestable claim's cause, named once: the first condition's failed precondition with its
+    detail, then where else it failed and what else failed where (no detail repeated)."""
+    first = untestable[0]
+    if len(untestable) == 1:
+        return first.note
+    grouped = causes(untestable[1:])
+    name = first.failed.name if first.failed else first.verdict
+    same = grouped.pop(name, [])
+    where = [f"also in {', '.join(same)}"] if same else []
+    where += [f"{other} in {', '.join(conditions)}" for other, conditions in grouped.items()]
+    return f"{first.note} (in {first.condition}; {'; '.join(where)})"
 
 
 def scope(claim: Claim) -> str:

@@ -24,7 +24,9 @@ Scale = Literal["absolute", "relative"]
 # b_selected: RA's b on dev is not 0 in every seed (a degenerate selection is no finding);
 # distinct: checked for every claim, never declared: the two sides differ on some query and seed (two
 #   identical rankings, e.g. a deterministic ranker's CVaR ranking, give d = 0 with no spread: no test).
-Precondition = Literal["works_in_domain", "shift_hurts", "headroom", "b_selected", "distinct"]
+# repeats: checked for every cost claim, never declared: a timing rests on at least 10 timed repeats
+#   (statistics.MIN_REPEATS), since an exact test over n repeats cannot give p below 2 / 2ⁿ.
+Precondition = Literal["works_in_domain", "shift_hurts", "headroom", "b_selected", "distinct", "repeats"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class Claim:
     number); ``source`` cites the table or figure, ``quote`` quotes what the paper reports.
     ``kinds``, ``variant``, ``condition``: the conditions of the grid the claim is about.
     Over several conditions the overall verdict is the pooled estimate's, or "mixed" where the
-    conditions significantly disagree (Cochran's Q), whatever their own verdicts.
+    conditions disagree in direction (one's 95 % CI on each side of 0), whatever their own verdicts.
     """
 
     id: str

@@ -14,6 +14,8 @@ seed to the effect d of that seed; the effect is the mean of d over the seeds.
   p-value from a bootstrap over seeds, then queries (one query resample for every side: paired).
 - ``power``: ``minimum_detectable_effect``, ``scale_for_power``: what the data can detect, and how
   much more data would detect the paper's effect.
+- ``repeats``: ``sign_flip``: the exact sign-flip test over a benchmark's timed repeats (the cost
+  claims), whose smallest p fits their number; ``MIN_REPEATS`` of them at least.
 - ``judging``: ``benjamini_hochberg``: adjusted p-values over the registry; ``judge``, ``pooled``,
   ``overall``: the verdict of a condition and of a claim over its conditions.
 
@@ -38,17 +40,22 @@ from rankuq.bench.findings.statistics.judging import (
     Pooled,
     benjamini_hochberg,
     claim_p,
+    directions,
+    disagree_in_direction,
     judge,
     overall,
+    point_of,
     pooled,
 )
 from rankuq.bench.findings.statistics.power import Scale, minimum_detectable_effect, scale_for_power
+from rankuq.bench.findings.statistics.repeats import MIN_REPEATS, RepeatTest, sign_flip
 from rankuq.bench.probes.parts import BatchStatistic, Statistic, SumStatistic, mean, ratio_of_means
 
 __all__ = [
     "ALPHA",
     "DEFINITIONS",
     "INCONCLUSIVE",
+    "MIN_REPEATS",
     "MIXED",
     "NOT_MEASURED",
     "OPPOSITE",
@@ -64,21 +71,26 @@ __all__ = [
     "Expect",
     "Pool",
     "Pooled",
+    "RepeatTest",
     "Scale",
     "Statistic",
     "SumStatistic",
     "benjamini_hochberg",
     "claim_p",
     "difference",
+    "directions",
+    "disagree_in_direction",
     "judge",
     "mean",
     "minimum_detectable_effect",
     "over_best",
     "overall",
     "paired_bootstrap",
+    "point_of",
     "pooled",
     "ratio_of_means",
     "relative",
     "scale_for_power",
+    "sign_flip",
     "value",
 ]

@@ -41,8 +41,10 @@ DEFINITIONS: dict[str, str] = {
     "minimum detectable effect and the data needed",
     UNTESTABLE: "a named precondition fails (the ranker is not above BM25, the shift does not degrade "
     "the model, the metric has no headroom, the selection is degenerate)",
-    MIXED: "over conditions only: they significantly disagree (Cochran's Q test of heterogeneity, "
-    "p < 0.05, whatever each condition's verdict): no single effect describes them; the row gives Q "
+    MIXED: "over conditions only: they disagree in direction, one condition's 95 % CI on the paper's "
+    "side of 0 (a floor claim: of the floor) and another's on the other side: no single effect "
+    "describes them, and the row shows the range of their d, not a pooled one. Conditions that agree "
+    "in direction but differ in size (Cochran's Q, p < 0.05) keep the pooled verdict, the row giving Q "
     "and its p",
     NOT_MEASURED: "no run directory holds the claim's values, or they give no finite estimate",
 }
@@ -207,6 +209,27 @@ def pooled(effects: Sequence[Estimate]) -> Pooled:
     return Pooled(d, se, p, q, q_p, len(used), tuple(float(x) for x in w), used)
 
 
+def directions(effects: Sequence[Estimate], point: float = 0.0, alpha: float = ALPHA) -> list[int]:
+    """Each estimate's side of ``point`` (0, or a floor): +1 where its (1 − α) CI lies above it, −1
+    below, 0 where the CI covers it (or is not finite)."""
+    found = []
+    for effect in effects:
+        low, high = effect.interval(1 - alpha)
+        found.append(1 if low > point else -1 if high < point else 0)
+    return found
+
+
+def disagree_in_direction(effects: Sequence[Estimate], point: float = 0.0, alpha: float = ALPHA) -> bool:
+    """Whether one estimate's (1 − α) CI lies on one side of ``point`` and another's on the other."""
+    sides = directions(effects, point, alpha)
+    return 1 in sides and -1 in sides
+
+
+def point_of(expect: Expect, margin: float | None) -> float:
+    """What a claim's direction is read against: the floor of an "at least" claim, else 0."""
+    return margin if expect == "at least" and margin is not None else 0.0
+
+
 def overall(
     effects: Sequence[Estimate],
     verdicts: Sequence[str],
@@ -221,10 +244,12 @@ def overall(
     ``verdicts``: the conditions' own verdicts (``judge``'s, or untestable / not measured from the
     preconditions), in the order of ``effects``. Conditions judged untestable or not measured, or
     without a finite d, are left out; none left: untestable if any was, else not measured. One left:
-    its own ``judge`` verdict (its bootstrap CI, not a normal one). Several: *mixed* when they
-    significantly disagree, Cochran's Q p < α, whatever their own verdicts (a pooled estimate of
-    conditions that differ describes none of them); otherwise ``judge`` of the ``pooled`` estimate
-    (``adjusted_p``: the claim's BH-adjusted pooled ``claim_p``, where the caller adjusts it).
+    its own ``judge`` verdict (its bootstrap CI, not a normal one). Several: *mixed* when they disagree
+    in direction, one condition's (1 − α) CI on one side of 0 (an "at least" claim: of its floor) and
+    another's on the other (``disagree_in_direction``): no single effect describes them; otherwise
+    ``judge`` of the ``pooled`` estimate (``adjusted_p``: the claim's BH-adjusted pooled ``claim_p``,
+    where the caller adjusts it), also where Cochran's Q says they differ in size only: the caller
+    reports Q beside the verdict.
     """
     if len(effects) != len(verdicts):
         raise ValueError("one verdict per effect")
@@ -237,7 +262,6 @@ def overall(
         return UNTESTABLE if UNTESTABLE in verdicts else NOT_MEASURED
     if len(kept) == 1:
         return judge(kept[0][0], expect, paper_effect, margin, adjusted_p, alpha)
-    estimate = pooled([e for e, _ in kept])
-    if estimate.q_p < alpha:
+    if disagree_in_direction([e for e, _ in kept], point_of(expect, margin), alpha):
         return MIXED
-    return judge(estimate, expect, paper_effect, margin, adjusted_p, alpha)
+    return judge(pooled([e for e, _ in kept]), expect, paper_effect, margin, adjusted_p, alpha)

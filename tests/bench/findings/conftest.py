@@ -35,6 +35,12 @@ class Records:
     def parts(self, condition: str, method: str, metric: str) -> dict[int, QueryParts]:
         return self._parts.get((condition, method, metric), {})
 
+    def queries(self) -> dict[str, int]:
+        found: dict[str, set[str]] = {}
+        for (condition, _, _), seeds in self._parts.items():
+            found.setdefault(condition, set()).update(q for parts in seeds.values() for q in parts.qids)
+        return {condition: len(qids) for condition, qids in found.items()}
+
 
 def values(mean: float, noise: float, seed: int) -> np.ndarray:
     return mean + noise * np.random.default_rng(seed).standard_normal(QIDS.size)

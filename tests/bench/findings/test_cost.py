@@ -1,6 +1,8 @@
 """The cost claims (bench.findings.cost) on hand-made timings in method_cost's table: a GPU's
-judged, a CPU's shown as forward-pass counts outside Benjamini–Hochberg."""
+judged by an exact sign-flip test over its timed repeats (at least 10 of them), a CPU's shown as
+forward-pass counts outside Benjamini–Hochberg."""
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,7 +36,12 @@ def cost_table(seconds: dict[str, list[float]], device: str | None = H100, pairs
     return table if device is None else table.assign(cpu=device)
 
 
-BERT, SNGP, MC = [1.0, 1.1, 0.9, 1.0], [1.1, 1.2, 1.0, 1.05], [11.0, 12.0, 10.0, 11.5]
+def ten(*values: float) -> list[float]:
+    """Ten repeats' seconds: ``values`` in turn."""
+    return [values[i % len(values)] for i in range(10)]
+
+
+BERT, SNGP, MC = ten(1.0, 1.1, 0.9, 1.0), ten(1.1, 1.2, 1.0, 1.05), ten(11.0, 12.0, 10.0, 11.5)
 
 
 def test_the_cost_claims_compare_each_repeat_s_time_over_bert_s():
@@ -43,14 +50,18 @@ def test_the_cost_claims_compare_each_repeat_s_time_over_bert_s():
     (m,) = row.measured
     ratios, reference = np.divide(SNGP, BERT), np.divide(MC, BERT)
     assert m.value == pytest.approx(ratios.mean()) and m.reference == pytest.approx(reference.mean())
-    assert m.effect.d == pytest.approx(ratios.mean() - reference.mean())  # one "seed", repeats as queries
-    assert m.effect.n_seeds == 1 and m.unit == "timed repeats" and not m.descriptive
-    assert m.condition == f"{H100}, MiniLM-L6, 256 WikiQA test pairs, fp32; vs mc_dropout (T=10)"
+    assert m.effect.d == pytest.approx(ratios.mean() - reference.mean())  # the repeats' paired mean
+    assert isinstance(m.effect, statistics.RepeatTest) and m.effect.n == 10
+    assert m.effect.p == pytest.approx(2 / 2**10)  # every repeat the paper's way: the exact test's floor
+    assert m.unit == "timed repeats" and not m.descriptive
+    assert (
+        m.condition == f"{H100}, MiniLM-L6, 256 WikiQA test pairs, fp32, n = 10 repeats; vs mc_dropout (T=10)"
+    )
     assert row.verdict == statistics.REPRODUCED and row.command.endswith("method_cost --out c.csv")
     assert "CPU" not in claim.text  # the GPU's timings are the evidence, not forward-pass counts
     # Dearer than the ensemble in every repeat: refuted; no file, or no timing of it: not measured.
     dear = replace(claim, id="vs-ensemble", against="ensemble")
-    table = cost_table({"bert": BERT, "sngp": [6.0, 6.7, 5.2, 6.1], "ensemble": [5.0, 5.6, 4.4, 5.2]})
+    table = cost_table({"bert": BERT, "sngp": ten(6.0, 6.7, 5.2, 6.1), "ensemble": ten(5.0, 5.6, 4.4, 5.2)})
     assert judge_all([assess(dear, [], table)])[0].verdict == statistics.REFUTED
     assert judge_all([assess(claim, [], None)])[0].verdict == statistics.NOT_MEASURED
     missing = judge_all([assess(claim, [], cost_table({"bert": BERT, "sngp": SNGP}))])[0]
@@ -59,7 +70,7 @@ def test_the_cost_claims_compare_each_repeat_s_time_over_bert_s():
 
 def test_an_at_least_8x_claim_reads_the_other_method_s_time_over_the_gp_head_s():
     claim = next(c for c in CLAIMS if c.id == "gp-cost-gpf-8x-ensemble")
-    gpf, ensemble = [1.0, 1.1, 0.9, 1.0], [10.0, 10.5, 9.8, 10.2]
+    gpf, ensemble = ten(1.0, 1.1, 0.9, 1.0), ten(10.0, 10.5, 9.8, 10.2)
     [row] = judge_all([assess(claim, [], cost_table({"gpf": gpf, "ensemble": ensemble, "bert": gpf}))])
     assert row.overall.d == pytest.approx(np.mean(np.divide(ensemble, gpf)))
     assert row.verdict == statistics.REPRODUCED  # about 10× in every repeat, above the floor of 8
@@ -77,10 +88,10 @@ def test_the_cpu_column_tells_a_gpu_from_a_cpu():
 def _files(tmp_path: Path) -> list[Path]:
     """A GPU's file and a CPU's, both holding bert, sngp, gpf, mc_dropout and the ensemble at MiniLM-L6."""
     gpu, cpu = tmp_path / "gpu.csv", tmp_path / "cpu.csv"
-    ten, five = [10 * b for b in BERT], [5 * b for b in BERT]
-    timed = {"bert": BERT, "sngp": SNGP, "gpf": SNGP, "mc_dropout": MC, "ensemble": [9.0, 9.8, 8.2, 9.1]}
+    tenfold, fivefold = [10 * b for b in BERT], [5 * b for b in BERT]
+    timed = {"bert": BERT, "sngp": SNGP, "gpf": SNGP, "mc_dropout": MC, "ensemble": ten(9.0, 9.8, 8.2, 9.1)}
     cost_table(timed, pairs=2048).to_csv(gpu, index=False)
-    counted = {"bert": BERT, "sngp": BERT, "gpf": BERT, "mc_dropout": ten, "ensemble": five}
+    counted = {"bert": BERT, "sngp": BERT, "gpf": BERT, "mc_dropout": tenfold, "ensemble": fivefold}
     cost_table(counted, device=None).to_csv(cpu, index=False)
     return [gpu, cpu]
 
@@ -112,7 +123,7 @@ def test_a_cpu_s_timings_are_shown_as_forward_pass_counts_and_change_no_adjusted
         )
     row = both[1]
     judged_on_gpu, counted = row.measured
-    assert judged_on_gpu.condition.startswith(f"{H100}, MiniLM-L6, 2,048 WikiQA test pairs, fp32")
+    assert judged_on_gpu.condition.startswith(f"{H100}, MiniLM-L6, 2,048 WikiQA test pairs, fp32, n = 10")
     assert judged_on_gpu.verdict == statistics.REPRODUCED and not judged_on_gpu.descriptive
     assert counted.descriptive and counted.verdict == DESCRIPTIVE and counted.note == CPU
     assert counted.note.startswith("forward-pass count") and np.isnan(counted.adjusted_p)
@@ -129,7 +140,7 @@ def test_several_cost_files_are_read_and_a_bad_one_is_named_with_its_line(tmp_pa
     gpu, cpu = _files(tmp_path)
     assert read_costs([]) is None
     table = read_costs([gpu, cpu])
-    assert table is not None and set(table.file) == {str(gpu), str(cpu)} and len(table) == 40
+    assert table is not None and set(table.file) == {str(gpu), str(cpu)} and len(table) == 100
     bad = tmp_path / "bad.csv"
     broken = pd.read_csv(cpu).astype({"repeat": object})
     broken.loc[1, "repeat"] = "x"  # line 3: the header is line 1
@@ -138,3 +149,35 @@ def test_several_cost_files_are_read_and_a_bad_one_is_named_with_its_line(tmp_pa
         read_costs([gpu, bad])
     arguments = build_parser().parse_args(["findings", "run", "--cost", str(gpu), "--cost", str(cpu)])
     assert arguments.cost == [gpu, cpu]
+
+
+def test_a_timing_of_fewer_than_ten_repeats_is_untestable_and_says_n(tmp_path):
+    """Five repeats, every one the paper's way: the exact test over them cannot give p below
+    2 / 2⁵ = 0.0625, so no verdict is drawn; the claim reads untestable, "n = 5 < 10", and its rows
+    name n. A bootstrap over the same five repeats would have called it p < 2e-04."""
+    claim = next(c for c in CLAIMS if c.id == "gp-cost-sngp-vs-mc_dropout")
+    five = {name: seconds[:5] for name, seconds in {"bert": BERT, "sngp": SNGP, "mc_dropout": MC}.items()}
+    [row] = judge_all([assess(claim, [], cost_table(five))])
+    (m,) = row.measured
+    assert row.verdict == statistics.UNTESTABLE and m.failed.name == "repeats"
+    assert row.note.startswith(
+        "repeats: n = 5 < 10 timed repeats: the exact test over 5 repeats cannot give p"
+    )
+    assert m.effect.p == pytest.approx(2 / 2**5) and m.effect.p >= statistics.ALPHA
+    assert ", n = 5 repeats" in m.condition
+    assert math.isinf(m.effect.interval()[0])  # no 95 % interval from five repeats: unbounded
+    # The same timings over ten repeats are judged.
+    [row] = judge_all([assess(claim, [], cost_table({"bert": BERT, "sngp": SNGP, "mc_dropout": MC}))])
+    assert row.verdict == statistics.REPRODUCED
+
+
+def test_the_committed_cost_files_name_their_repeats():
+    """The CSVs docs/ keeps: every condition says n; a file under 10 repeats judges nothing."""
+    cost = read_costs([DOCS / "gpu" / "h100-2026-11-27-method_cost.csv", DOCS / "method_cost.csv"])
+    claim = next(c for c in CLAIMS if c.id == "gp-cost-gpf-vs-ensemble")
+    [row] = judge_all([assess(claim, [], cost)])
+    for m in row.measured:
+        n = m.effect.n
+        assert f", n = {n} repeats" in m.condition
+        if n < statistics.MIN_REPEATS and not m.descriptive:
+            assert m.verdict == statistics.UNTESTABLE and m.failed.name == "repeats"

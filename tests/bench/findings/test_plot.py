@@ -143,3 +143,53 @@ def test_the_same_rows_give_the_same_png_bytes_and_legible_text(lower_ece, tmp_p
         t for axis in figure.axes for t in [*axis.texts, *axis.get_yticklabels(), *axis.get_xticklabels()]
     ]
     assert min(t.get_fontsize() for t in [*texts, *figure.legends[0].get_texts()]) >= 7
+
+
+def test_the_plot_draws_the_number_the_table_shows_for_every_row(run_of, values, lower_ece):
+    """Each row's line is the table's number (``shown``): a judged claim's estimate, an untestable
+    claim's pooled d where its conditions agree, and the conditions' range (a pale bar, no point) where
+    they disagree in direction (mixed, or untestable); ``forest_data`` lists what is drawn."""
+    from rankuq.bench.findings.plot import RANGE_WIDTH, forest_data
+    from rankuq.bench.findings.render import _claims_table
+    from rankuq.bench.findings.shown import shown
+
+    def run(b_ensemble: float, bert_ap: float):
+        records = {
+            ("a", "bert", "ECE"): [values(0.10, 0.01, s) for s in range(3)],
+            ("a", "ensemble", "ECE"): [values(0.05, 0.01, 10 + s) for s in range(3)],
+            ("b", "bert", "ECE"): [values(0.10, 0.01, 20 + s) for s in range(3)],
+            ("b", "ensemble", "ECE"): [values(b_ensemble, 0.01, 30 + s) for s in range(3)],
+        }
+        for c in "ab":
+            records[(c, "bert", "AP")] = [values(bert_ap, 0.05, 40 + s) for s in range(3)]
+            records[(c, "bm25", "AP")] = [values(0.60, 0.05, 50 + s) for s in range(3)]
+            records[(c, "ensemble", "AP")] = [values(0.70, 0.05, 60 + s) for s in range(3)]
+        return run_of(records)
+
+    gated = replace(lower_ece, preconditions=("works_in_domain",))
+    rows = judge_all(
+        [
+            assess(replace(gated, id="mixed"), [run(0.15, 0.8)]),
+            assess(replace(gated, id="pooled"), [run(0.05, 0.8)]),
+            assess(replace(gated, id="gated-range"), [run(0.15, 0.4)]),
+            assess(replace(gated, id="gated-pooled"), [run(0.05, 0.4)]),
+        ]
+    )
+    verdicts = [row.verdict for row in rows]
+    assert verdicts == [statistics.MIXED, statistics.REPRODUCED, statistics.UNTESTABLE, statistics.UNTESTABLE]
+    data = forest_data(rows).set_index("claim")
+    assert data.drawn.tolist() == ["range", "estimate", "range", "estimate"]
+    for row in rows:
+        found, drawn = shown(row), data.loc[row.claim.id]
+        assert (drawn.low, drawn.high) == pytest.approx((100 * found.low, 100 * found.high))
+        assert (found.d is None and drawn.d != drawn.d) or drawn.d == pytest.approx(100 * found.d)
+        text = _claims_table([row], "t")[-2]  # the table prints the same numbers (%, one decimal)
+        shown_numbers = [found.low, found.high] if found.d is None else [found.d, found.low, found.high]
+        assert all(f"{v:+.1%}" in text for v in shown_numbers)
+    axis = panels(rows)["relative effects"]
+    bars = [line for line in axis.lines if line.get_linewidth() == RANGE_WIDTH]
+    drawn_bars = sorted(float(x) for bar in bars for x in bar.get_xdata())
+    ranges = sorted(float(data.loc[c, end]) for c in ("mixed", "gated-range") for end in ("low", "high"))
+    assert drawn_bars == pytest.approx(ranges)
+    points = [line for line in axis.lines if line.get_marker() == "o"]
+    assert sorted(p.get_xdata()[0] for p in points) == pytest.approx(sorted(data.d.dropna()))

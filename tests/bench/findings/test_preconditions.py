@@ -23,7 +23,8 @@ def test_a_ranker_below_bm25_where_it_was_trained_makes_its_condition_untestable
     [row] = judge_all([assess(claim, [run])])
     assert row.verdict == statistics.UNTESTABLE
     note = row.measured[0].note
-    assert note.startswith("works_in_domain: here: bert's AP − BM25's = -0.2") and "ensemble's AP" in note
+    assert note.startswith("works_in_domain: here: bert's AP − BM25's = -0.2")
+    assert "ensemble's AP" not in note  # the cause is named, the ranker that works is not
     assert row.measured[0].effect is not None  # gated out, its d still measured (and shown)
 
 
@@ -56,6 +57,7 @@ def _shifted_run(run_of, values, shifted_bert_ap: float):
         ("shifted", "bert", "AP"): [values(shifted_bert_ap, 0.05, 50 + s) for s in range(3)],
         ("shifted", "bm25", "AP"): [values(0.60, 0.05, 60 + s) for s in range(3)],
         ("own", "bert", "AP"): [values(0.65, 0.05, 70 + s) for s in range(3)],
+        ("own", "bm25", "AP"): [values(0.50, 0.05, 100 + s) for s in range(3)],
         ("shifted", "bert", "ECE"): [values(0.20, 0.01, s) for s in range(3)],
         ("shifted", "ensemble", "ECE"): [values(0.10, 0.01, 10 + s) for s in range(3)],
         ("shifted", "ensemble", "AP"): [values(0.30, 0.05, 80 + s) for s in range(3)],
@@ -156,11 +158,58 @@ def test_a_ranker_check_is_worked_out_once_per_run(run_of, values, monkeypatch):
     assert again == first and again is not first and len(calls) == 2
 
 
-def test_a_claim_on_the_method_s_effectiveness_against_bert_is_not_gated_on_the_method(lower_ece):
-    """ "Keeps BERT's R@1" measures whether the method works: gating it on that would hide a refutation."""
+def test_a_method_that_does_not_work_makes_its_effectiveness_claim_untestable_not_refuted(
+    run_of, values, lower_ece
+):
+    """One cause, one verdict: a GP head below BM25 where it was trained does not "lose BERT's R@1" as
+    a finding of its own; its effectiveness claim against bert is untestable for works_in_domain of the
+    method, named once (bert, which works, is not named)."""
     from rankuq.bench.findings.preconditions import rankers_of
 
-    keeps = replace(lower_ece, metric="R@1", against="bert", expect="no worse", margin=0.01)
-    assert rankers_of(keeps) == ("bert",)
-    assert rankers_of(lower_ece) == ("bert", "ensemble")
+    keeps = replace(
+        lower_ece,
+        metric="R@1",
+        against="bert",
+        expect="higher",
+        scale="absolute",
+        paper_effect=0.01,
+        preconditions=("works_in_domain",),
+    )
+    assert rankers_of(keeps) == ("bert", "ensemble") == rankers_of(lower_ece)
     assert rankers_of(replace(lower_ece, method="bert", against="bm25")) == ("bert",)
+    records = {
+        ("c", "bert", "R@1"): [values(0.60, 0.05, s) for s in range(3)],
+        ("c", "ensemble", "R@1"): [values(0.20, 0.05, 10 + s) for s in range(3)],
+        ("c", "bert", "AP"): [values(0.70, 0.05, 20 + s) for s in range(3)],
+        ("c", "bm25", "AP"): [values(0.60, 0.05, 30 + s) for s in range(3)],
+    }
+    broken = {**records, ("c", "ensemble", "AP"): [values(0.30, 0.05, 40 + s) for s in range(3)]}
+    [row] = judge_all([assess(keeps, [run_of(broken)])])
+    assert row.verdict == statistics.UNTESTABLE and row.measured[0].failed.name == "works_in_domain"
+    assert row.note == "works_in_domain: here: ensemble's AP − BM25's = " + row.note.split("= ")[1]
+    assert "bert's AP" not in row.note and row.measured[0].effect.d < -0.3  # measured, shown, not judged
+    # The same R@1 from a ranker that works where it was trained: the claim is judged, and refuted.
+    working = {**records, ("c", "ensemble", "AP"): [values(0.72, 0.05, 40 + s) for s in range(3)]}
+    [row] = judge_all([assess(keeps, [run_of(working)])])
+    assert row.verdict == statistics.REFUTED
+
+
+def test_a_shift_whose_reference_does_not_work_is_untestable_for_that_not_for_shift_hurts(
+    run_of, values, lower_ece
+):
+    """The no-shift model on the test domain (own) below BM25 there: the shift is compared with no
+    working ranker, so the claim is untestable by works_in_domain (of the reference), not shift_hurts."""
+    claim = replace(lower_ece, preconditions=("works_in_domain", "shift_hurts"), kinds=("cross-domain",))
+    from rankuq.bench.findings.run_tables import preconditions_table
+
+    run = _shifted_run(run_of, values, shifted_bert_ap=0.35)
+    own = run.parts("own", "bert", "AP")  # own's bert at 0.65; BM25 as good there: bert is not above it
+    run.queries._parts[("own", "bm25", "AP")] = own
+    [row] = judge_all([assess(claim, [run])])
+    m = row.measured[0]
+    assert row.verdict == statistics.UNTESTABLE and m.failed.name == "works_in_domain"
+    assert m.note.startswith("works_in_domain: the shift's reference, bert trained in own (the test domain")
+    assert [c.name for c in m.checks] == ["works_in_domain", "works_in_domain"] and m.checks[0].passed
+    # The preconditions table's shift column names the cause too.
+    [line] = [line for line in preconditions_table([run]) if line.startswith("| g | shifted |")]
+    assert "| ✗ works_in_domain: the shift's reference" in line

@@ -16,9 +16,10 @@ from rankuq.bench.cli.main import main
 from rankuq.bench.config.grid import load_grid
 from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import Claim, Paper
+from rankuq.bench.findings.conditions import condition_kind
 from rankuq.bench.findings.findings import findings
 from rankuq.bench.findings.run_tables import break_even_reading, break_even_text
-from rankuq.bench.findings.runs import condition_kind, read_finished_run
+from rankuq.bench.findings.runs import read_finished_run
 from rankuq.bench.findings.verdicts import assess, judge_all
 from rankuq.errors import RankuqError
 

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from rankuq.bench.config.grid import load_grid, parse_grid
-from rankuq.bench.findings.runs import condition_kind, read_finished_run
+from rankuq.bench.findings.conditions import condition_kind
+from rankuq.bench.findings.runs import read_finished_run
 from rankuq.errors import RankuqError
 
 GRIDS = Path(__file__).parents[3] / "bench" / "grids"

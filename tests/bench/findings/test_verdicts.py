@@ -96,9 +96,12 @@ def test_a_floor_is_judged_on_the_value_itself(run_of, values):
     assert below.verdict == statistics.REFUTED
 
 
-def test_conditions_that_significantly_disagree_are_mixed_and_others_pooled(run_of, values, lower_ece):
-    """Mixed by Cochran's Q whatever the conditions' own verdicts: two reproduced conditions of −50 %
-    and −10 % are mixed too (no single effect describes them); agreeing ones are pooled."""
+def test_conditions_are_mixed_only_where_they_disagree_in_direction(run_of, values, lower_ece):
+    """Mixed where one condition's 95 % CI lies on the paper's side of 0 and another's on the other
+    (−50 % and +50 %): the row shows their range, no pooled d and no p. Conditions that agree in
+    direction but differ in size (−50 % and −10 %, Cochran's Q p < 0.05) keep the pooled verdict, the
+    row giving Q; agreeing ones are pooled."""
+    from rankuq.bench.findings.render import _claims_table
 
     def run(b_ensemble: float):
         return run_of(
@@ -112,13 +115,58 @@ def test_conditions_that_significantly_disagree_are_mixed_and_others_pooled(run_
 
     [row] = judge_all([assess(lower_ece, [run(0.15)])])
     assert [m.verdict for m in row.measured] == [statistics.REPRODUCED, statistics.REFUTED]
-    assert row.verdict == statistics.MIXED
+    assert row.verdict == statistics.MIXED and math.isnan(row.overall_p)
+    line = _claims_table([row], "t")[-2]
+    a, b = (m.effect.d for m in row.measured)
+    assert f"| from {a:+.1%} (a) to {b:+.1%} (b) over 2 conditions, not pooled: they disagree in " in line
+    assert "the 95 % CI of b above 0, of a below it" in line and "| — | **mixed** |" in line
     [row] = judge_all([assess(lower_ece, [run(0.09)])])
     assert [m.verdict for m in row.measured] == [statistics.REPRODUCED, statistics.REPRODUCED]
-    assert row.verdict == statistics.MIXED and row.overall.q_p < statistics.ALPHA
+    assert row.verdict == statistics.REPRODUCED and row.overall.q_p < statistics.ALPHA
+    line = _claims_table([row], "t")[-2]
+    assert f"{row.overall.d:+.1%} [" in line and "pooled over 2 conditions; Cochran's Q " in line
+    assert "the conditions differ in size, not in direction (the pooled verdict stands)" in line
     [row] = judge_all([assess(lower_ece, [run(0.05)])])
     assert row.verdict == statistics.REPRODUCED and isinstance(row.overall, statistics.Pooled)
     assert -0.55 < row.overall.d < -0.45 and row.overall.q_p >= statistics.ALPHA
+    assert "Cochran" not in _claims_table([row], "t")[-2]
+
+
+def test_an_untestable_claim_shows_its_conditions_range_where_they_disagree(run_of, values, lower_ece):
+    """Gated out by works_in_domain in both conditions, −50 % and +50 % are shown as their range,
+    never pooled into a d near 0 that neither condition has; agreeing ones are pooled."""
+    from rankuq.bench.findings.render import _claims_table
+    from rankuq.bench.findings.shown import shown
+
+    claim = replace(lower_ece, preconditions=("works_in_domain",))
+
+    def run(b_ensemble: float):
+        records = {
+            ("a", "bert", "ECE"): [values(0.10, 0.01, s) for s in range(3)],
+            ("a", "ensemble", "ECE"): [values(0.05, 0.01, 10 + s) for s in range(3)],
+            ("b", "bert", "ECE"): [values(0.10, 0.01, 20 + s) for s in range(3)],
+            ("b", "ensemble", "ECE"): [values(b_ensemble, 0.01, 30 + s) for s in range(3)],
+        }
+        for c in "ab":  # bert below BM25 in both
+            records[(c, "bert", "AP")] = [values(0.40, 0.05, 40 + s) for s in range(3)]
+            records[(c, "bm25", "AP")] = [values(0.60, 0.05, 50 + s) for s in range(3)]
+        return run_of(records)
+
+    [row] = judge_all([assess(claim, [run(0.15)])])
+    assert row.verdict == statistics.UNTESTABLE
+    found = shown(row)
+    a, b = (m.effect.d for m in row.measured)
+    assert found.is_range and (found.low, found.high) == (a, b) and found.ends == ("a", "b")
+    line = _claims_table([row], "t")[-2]
+    assert f"; measured: from {a:+.1%} (a) to {b:+.1%} (b) over 2 conditions, not pooled: they " in line
+    [row] = judge_all([assess(claim, [run(0.05)])])
+    found = shown(row)
+    pooled = statistics.pooled([m.effect for m in row.measured])
+    assert (
+        not found.is_range
+        and found.d == pytest.approx(pooled.d)
+        and found.where == "pooled over 2 conditions"
+    )
 
 
 def test_benjamini_hochberg_adjusts_over_the_registry(run_of, values, lower_ece):
@@ -136,3 +184,61 @@ def test_benjamini_hochberg_adjusts_over_the_registry(run_of, values, lower_ece)
     adjusted = [row.measured[0].adjusted_p for row in rows]
     assert all(p == pytest.approx(raw) for p in adjusted)  # four equal p's: BH leaves them as they are
     assert not math.isnan(rows[0].overall_adjusted_p)
+
+
+def test_an_untestable_claim_names_its_cause_once(lower_ece):
+    """The claim's note gives the first failed precondition's detail and where else it (or another)
+    failed, by name; a condition's verdict cell names the precondition, its detail being in the
+    preconditions cell beside it."""
+    from rankuq.bench.findings.preconditions import Check
+    from rankuq.bench.findings.render import _conditions_table
+    from rankuq.bench.findings.rows import Measured, Row
+    from rankuq.bench.findings.verdicts import untestable_note
+
+    def failed(condition: str, name: str, detail: str) -> Measured:
+        check = Check(name, False, detail)  # type: ignore[arg-type]
+        return Measured(condition, None, 0.1, 0.1, (check,), statistics.UNTESTABLE, f"{name}: {detail}")
+
+    measured = (
+        failed("a", "works_in_domain", "here: gpf's AP − BM25's = -0.059"),
+        failed("b", "works_in_domain", "here: gpf's AP − BM25's = -0.070"),
+        failed("c", "shift_hurts", "bert's AP here − bert trained in a = +0.010"),
+    )
+    note = untestable_note(measured)
+    assert note == "works_in_domain: here: gpf's AP − BM25's = -0.059 (in a; also in b; shift_hurts in c)"
+    assert untestable_note(measured[:1]) == measured[0].note
+    [row] = judge_all([Row(lower_ece, None, measured, statistics.NOT_MEASURED, "")])
+    assert row.verdict == statistics.UNTESTABLE and row.note == note
+    table = "\n".join(_conditions_table([row]))
+    assert table.count("-0.059") == 1 and "| untestable: works_in_domain |" in table
+    assert "| untestable: shift_hurts |" in table
+
+
+def test_a_test_two_grids_make_on_shared_cells_counts_once(run_of, values, lower_ece):
+    """Grid h copies grid g's cells bit for bit (as gp's ClariQ cells may be paper000's): the claim
+    measured in both is one test. It enters Benjamini–Hochberg once (the adjusted p of a registry with
+    it once), the second row names the first, and the verdict counts count it once; a grid whose
+    values differ in one query is another test."""
+    from rankuq.bench.findings.render import _counts
+
+    records = {
+        ("c", "bert", "ECE"): [values(0.10, 0.05, s) for s in range(3)],
+        ("c", "ensemble", "ECE"): [values(0.09, 0.05, 10 + s) for s in range(3)],
+    }
+    g, h = run_of(records), run_of(records)
+    h = replace(h, spec=h.spec.model_copy(update={"name": "h"}))
+    other = replace(lower_ece, id="other")
+    [once] = judge_all([assess(lower_ece, [g])])
+    first, second = judge_all([assess(lower_ece, [g]), assess(replace(other, grid="h"), [h])])
+    assert first.measured[0].digest == second.measured[0].digest != ""
+    assert second.duplicate_of == "000-ece" and not first.duplicate_of
+    assert first.measured[0].adjusted_p == second.measured[0].adjusted_p == once.measured[0].adjusted_p
+    assert first.overall_adjusted_p == once.overall_adjusted_p
+    table = "\n".join(_counts([first, second]))
+    assert "| a test | 1 |" in table and "Counted once: 1 claim repeats the tests" in table
+    # One query's value changed: another test, two in the family, both counted.
+    changed = {key: [v.copy() for v in seeds] for key, seeds in records.items()}
+    changed[("c", "ensemble", "ECE")][0][0] += 0.01
+    first, second = judge_all([assess(lower_ece, [g]), assess(replace(other, grid="g"), [run_of(changed)])])
+    assert first.measured[0].digest != second.measured[0].digest and not second.duplicate_of
+    assert "| a test | 2 |" in "\n".join(_counts([first, second]))

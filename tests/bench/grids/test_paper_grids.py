@@ -12,7 +12,8 @@ import pytest
 
 from rankuq.bench.config.grid import GridSpec, load_grid
 from rankuq.bench.findings.claims import CLAIMS, COST, R10, SHIFTS, Claim
-from rankuq.bench.findings.runs import FinishedRun, condition_kind
+from rankuq.bench.findings.conditions import condition_kind
+from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.sides import no_shift_condition, source_condition
 from rankuq.bench.findings.verdicts import conditions_of
 from rankuq.methods.base import MethodParams

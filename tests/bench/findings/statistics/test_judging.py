@@ -134,11 +134,18 @@ def test_pooled_is_the_inverse_variance_mean(normal) -> None:
     assert math.isnan(pooled([]).d)
 
 
-def test_overall_is_mixed_only_when_conditions_significantly_disagree(normal) -> None:
+def test_overall_is_mixed_only_when_conditions_disagree_in_direction(normal) -> None:
     up, down, small = normal(0.3, 0.05), normal(-0.3, 0.05), normal(0.05, 0.02)
     assert overall([up, down], [REPRODUCED, REFUTED], "higher", 0.3) == MIXED
-    # Heterogeneous (Q p ≈ 1e-6) though every condition goes the paper's way: mixed all the same.
-    assert overall([up, small], [REPRODUCED, REPRODUCED], "higher", 0.3) == MIXED
+    # Heterogeneous (Q p ≈ 1e-6) but every CI above 0: the pooled verdict stands, not mixed.
+    assert pooled([up, small]).q_p < 1e-5
+    assert overall([up, small], [REPRODUCED, REPRODUCED], "higher", 0.3) == REPRODUCED
+    # One condition's CI covers 0: no disagreement in direction, however far apart (Q p small).
+    assert overall([up, normal(-0.1, 0.1)], [REPRODUCED, INCONCLUSIVE], "higher", 0.3) != MIXED
+    # A floor claim's direction is read against its floor, not 0: 0.75 and 0.65 around 0.7.
+    above, below = normal(0.75, 0.01), normal(0.65, 0.01)
+    assert overall([above, below], [REPRODUCED, REFUTED], "at least", None, margin=0.7) == MIXED
+    assert overall([above, normal(0.9, 0.01)], [REPRODUCED] * 2, "at least", None, margin=0.7) == REPRODUCED
     # Homogeneous (Q p ≈ 0.3): the pooled estimate decides.
     assert overall([up, normal(0.22, 0.05)], [REPRODUCED, REPRODUCED], "higher", 0.3) == REPRODUCED
     # Untestable conditions do not enter; one left: its own verdict.
