@@ -118,13 +118,18 @@ def metrics() -> str:
     rows = [
         (
             _code(family.spelling),
-            "pooled over candidates" if family.pooled else "per query, averaged",
+            f"by the {family.probe} probe"
+            if family.probe
+            else "pooled over candidates"
+            if family.pooled
+            else "per query, averaged",
+            family.better,
             family.description,
         )
         for family in (FAMILIES.get(name) for name in FAMILIES.names())
     ]
     defaults = ", ".join(_code(name) for name in DEFAULT_METRICS)
-    return _table(["metric", "value", "definition"], rows) + f"\n\nBy default: {defaults}."
+    return _table(["metric", "value", "better", "definition"], rows) + f"\n\nBy default: {defaults}."
 
 
 def grids() -> str:

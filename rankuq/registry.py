@@ -37,7 +37,8 @@ class Registry(Generic[T]):
     def get(self, name: str) -> T:
         items = self._loaded()
         if name not in items:
-            raise RankuqError(f"unknown {self.kind} '{name}'; valid {self.kind}s: {', '.join(self.names())}")
+            plural = f"{self.kind[:-1]}ies" if self.kind.endswith("y") else f"{self.kind}s"  # strategies
+            raise RankuqError(f"unknown {self.kind} '{name}'; valid {plural}: {', '.join(self.names())}")
         return items[name]
 
     def names(self) -> list[str]:

@@ -38,13 +38,15 @@ def data_root(override: str | Path | None = None) -> Path:
     )
 
 
-def require_files(paths: Iterable[Path]) -> None:
-    """Fail on the first missing data file, naming it and how to point rankuq elsewhere."""
+def require_files(paths: Iterable[Path], root: Path | None = None) -> None:
+    """Fail on the first missing data file, naming it and how to point rankuq elsewhere: the data
+    folder ``root`` holds the file's top folder (beir/ for beir/my-data/corpus.jsonl)."""
     for path in paths:
         if not path.is_file():
+            held = path.relative_to(root).parts[0] if root and path.is_relative_to(root) else path.parent.name
             raise RankuqError(
                 f"data file not found: {path}; set ${DATA_ENV} or pass --data-dir "
-                f"to the folder that holds {path.parent.name}/"
+                f"to the data folder that holds {held}/"
             )
 
 

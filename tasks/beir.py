@@ -109,11 +109,17 @@ def _read_qrels(path: Path) -> Qrels:
 
 
 def _read_queries(path: Path, wanted: Qrels) -> dict[str, str]:
-    texts = {}
+    """The text of each ``wanted`` query; a judged query _id given twice with two texts raises."""
+    texts: dict[str, str] = {}
     with open_text(path, "use a BEIR queries.jsonl (one {_id, text} object per line)") as handle:
         for line, record in jsonl_rows(handle, path, ("_id", "text")):
-            if record["_id"] in wanted:
-                texts[record["_id"]] = require_text(path, line, "query text", record["text"])
+            qid = record["_id"]
+            if qid in wanted:
+                text = require_text(path, line, "query text", record["text"])
+                if texts.setdefault(qid, text) != text:
+                    raise line_error(
+                        path, line, f"query _id {qid} appears twice with different texts; keep one"
+                    )
     return texts
 
 
@@ -136,6 +142,10 @@ class BeirFolder(Task):
         if split is None:  # what caches hash: the files there are
             return [path for path in super().source_files(root) if path.is_file()]
         files = super().source_files(root, split)
+        for path in files:
+            packed = path.with_name(f"{path.name}.gz")
+            if not path.is_file() and packed.is_file():
+                raise RankuqError(f"{packed}: gzip is not read in a BEIR folder; gunzip it to {path.name}")
         if not files[-1].is_file() and files[-1].parent.is_dir():
             have = self.available_splits(root)
             only = f"; {self.name} is test-only: use it as a shift's test side" if have == ("test",) else ""
@@ -147,10 +157,15 @@ class BeirFolder(Task):
 
     def pool(self, split: str, root: Path) -> Pool:
         corpus, queries, qrels_path = paths = self.source_files(root, split)
-        require_files(paths)
+        require_files(paths, root)
         qrels = _read_qrels(qrels_path)
         if not qrels:
             raise RankuqError(f"{qrels_path}: no judgments after the header; use the file as released")
+        if all(grade == 0 for judgments in qrels.values() for _, _, grade in judgments):
+            raise RankuqError(
+                f"{qrels_path}: every judgment is 0 (not relevant), so no query has a relevant document "
+                "to rank; judge the relevant documents 1 or more"
+            )
         builder = PoolBuilder(self.name, split, qrels_path, native=False)
         skipped = read_corpus(corpus, builder)
         add_queries(builder, qrels, _read_queries(queries, qrels), (qrels_path, queries), skipped)

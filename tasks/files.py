@@ -66,8 +66,11 @@ def jsonl_rows(handle: TextIO, path: Path, keys: Sequence[str]) -> Iterator[tupl
         if not isinstance(record, dict):
             raise line_error(path, line, "not a JSON object; one object per line")
         for key in keys:
-            if not isinstance(record.get(key), str):
+            if key not in record:
                 raise line_error(path, line, f"missing string key '{key}'; expected keys {list(keys)}")
+            if not isinstance(record[key], str):
+                kind = "null" if record[key] is None else type(record[key]).__name__
+                raise line_error(path, line, f"'{key}' is {kind} ({record[key]!r:.40}), expected a string")
         yield line, record
 
 

@@ -5,9 +5,13 @@ import hashlib
 import json
 import re
 import sys
+from typing import TYPE_CHECKING
 
 from rankuq.bench.cli.common import EVALUATE_PROBES, print_table
 from rankuq.errors import RankuqError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAX_NAME = 100  # a grid name's longest (bench.config.grid's plain names)
 # The options of zero-shot evaluation (--model, --task) alone.
@@ -32,6 +36,11 @@ def evaluate_command(args: argparse.Namespace) -> None:
     if args.model is not None or args.task is not None:
         _zero_shot(args)
         return
+    if args.trec_run is None and args.qrels is None and args.predictions is None:
+        raise RankuqError(
+            "evaluate a TREC run with its qrels (--run RUN --qrels QRELS), a predictions file "
+            "(--predictions FILE.parquet) or a cross-encoder checkpoint on a task (--model DIR --task NAME)"
+        )
     given = [name for name in MODEL_OPTIONS if getattr(args, name.removeprefix("--").replace("-", "_"))]
     if given:
         raise RankuqError(f"{given[0]} applies to a model scored on a task: give --model DIR --task NAME")
@@ -76,6 +85,8 @@ def _zero_shot(args: argparse.Namespace) -> None:
         raise RankuqError(f"--model {args.model}: no such folder; give a cross-encoder checkpoint folder")
     if args.max_length is not None and not SHORTEST <= args.max_length <= LONGEST:
         raise RankuqError(f"--max-length {args.max_length}: give {SHORTEST} to {LONGEST} tokens")
+    if args.n is not None and args.n < 2:  # 0 was taken as the default 10 (the grid checks the most)
+        raise RankuqError(f"--n {args.n}: a list needs 2 or more candidates, e.g. --n 10")
     # Its files (weights whole) and head, before the grid's imports (torch: seconds on a loaded machine).
     locate_backbone(str(args.model))
     check_saved_head(args.model, f"model.backbone {args.model}")
@@ -97,16 +108,29 @@ def _zero_shot(args: argparse.Namespace) -> None:
     said = sys.stderr if args.json else sys.stdout  # --json: stdout holds the one JSON object
     print(f"max length: {length} tokens ({source})", file=said)
     planned = plan_grid(request)  # shown before the long work, then run as it is
+    if args.plan and args.json:
+        lines = describe(planned).splitlines()
+        print(json.dumps({"max_length": length, "max_length_from": source, "grid": grid, "plan": lines}))
+        return
     print(describe(planned), file=sys.stdout if args.plan else said)
     if args.plan:
         return
     run_dir = grid_run(request, planned=planned).layout.root
     board = read_run_dir(run_dir)
     if args.json:
-        print(board.table.to_json(orient="records"))
+        print(board_json(board.table))
         return
     show_board(board)
     print(f"written: leaderboard.md, .csv and report.html in {run_dir}")
+
+
+def board_json(table: "pd.DataFrame") -> str:
+    """A board's rows as JSON records; a row of one seed has no spread: its stds are null, not 0.0."""
+    import pandas as pd
+
+    single = pd.to_numeric(table.seeds, errors="coerce") <= 1
+    stds = [column for column in table.columns if column.endswith(" std")]
+    return table.assign(**{column: table[column].mask(single) for column in stds}).to_json(orient="records")
 
 
 def zero_shot_grid(args: argparse.Namespace, max_length: int, dev: bool) -> dict[str, object]:
@@ -115,7 +139,9 @@ def zero_shot_grid(args: argparse.Namespace, max_length: int, dev: bool) -> dict
     (``dev``; else on a held-out part of the tested split, as for a test-only BEIR folder)."""
     from rankuq.bench.config.grid import condition_name
 
-    side = {"task": args.task} | {key: getattr(args, key) for key in ("ns", "n") if getattr(args, key)}
+    side = {"task": args.task} | {
+        key: getattr(args, key) for key in ("ns", "n") if getattr(args, key) is not None
+    }
     label = "-".join(str(value) for value in side.values())
     condition: dict[str, object] = (
         {"tasks": [args.task]}

@@ -38,6 +38,10 @@ def leaderboard_command(args: argparse.Namespace) -> None:
             else read_tracking(args.tracking_uri, args.grid, Path(downloads), args.experiment)
         )
         known = metrics_of(board.table)
+        if args.columns == []:  # '' or ',,,': no name at all would show a board of no metric
+            raise RankuqError(
+                f"--columns: no metric named; give some of the board's columns: {', '.join(known)}"
+            )
         unknown = [name for name in args.columns or () if name not in known]
         if unknown:
             raise RankuqError(

@@ -104,6 +104,9 @@ def list_metrics(args: argparse.Namespace) -> None:
             "name": name,
             "spelling": family.spelling,
             "pooled": family.pooled,
+            "kind": family.kind,
+            "better": family.better,
+            "probe": family.probe,
             "description": family.description,
         }
         for name, family in _entries(FAMILIES)
@@ -111,12 +114,16 @@ def list_metrics(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps({"metrics": found, "default": list(DEFAULT_METRICS)}))
         return
-    rows = [
-        [m["spelling"], "pooled over candidates" if m["pooled"] else "per query, averaged", m["description"]]
-        for m in found
-    ]
-    print_table("metrics", ["name", "value", "definition"], rows)
+    rows = [[m["spelling"], _value(m), f"{m['better']}", m["description"]] for m in found]
+    print_table("metrics", ["name", "value", "better", "definition"], rows)
     print(f"by default: {', '.join(DEFAULT_METRICS)}; any other ir-measures name is delegated to it")
+
+
+def _value(metric: dict) -> str:
+    """How a metric's value is taken: by a probe, pooled over candidate rows, or per query."""
+    if metric["probe"]:
+        return f"by the {metric['probe']} probe"
+    return "pooled over candidates" if metric["pooled"] else "per query, averaged"
 
 
 def _cached(rows: Callable[[], list[dict]]) -> list[dict]:

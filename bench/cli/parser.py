@@ -48,7 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
         listing = commands.add_parser(registry, help=f"list the registered {registry}")
         listing.add_argument("--json", action="store_true", help=f"print the {registry} as JSON")
 
-    evaluate = commands.add_parser("evaluate", help="score a TREC run or a predictions Parquet file")
+    evaluate = commands.add_parser(
+        "evaluate",
+        help="score a TREC run, a predictions Parquet file, or a cross-encoder checkpoint on a task "
+        "(--model DIR --task NAME)",
+    )
     evaluate.add_argument(
         "--run", dest="trec_run", type=Path, help="TREC run file (qid Q0 docno rank score tag)"
     )

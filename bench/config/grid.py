@@ -19,6 +19,7 @@ from pydantic import (
 
 from rankuq import methods, tasks
 from rankuq.backbone import TINY, ModelConfig
+from rankuq.bench import metrics
 from rankuq.bench.config.evaluation import EvalConfig
 from rankuq.bench.config.resources import ResourcesConfig
 from rankuq.bench.config.search_space import SearchConfig, check_space, sections_of
@@ -303,7 +304,7 @@ def _check_search(spec: GridSpec, search: SearchConfig, params: dict[str, Method
                 "search.space.risk.b: b is searched on the risk probe's dev predictions; "
                 "add risk to eval.probes and set eval.dev_split"
             )
-        if search.mode == "min":
+        if metrics.get(search.metric).family.kind != "ranking":
             raise ValueError(
                 f"search.space.risk.b: b reorders candidates, which {search.metric} does not see; "
                 "search it by a ranking metric (R@1, AP, RR, nDCG@10)"

@@ -32,8 +32,6 @@ DOMAINS: dict[str, tuple[tuple[str, ...], type | None]] = {
 _UPPER_EXCLUDED = {"randint", "lograndint"}
 # Searching the number of epochs would move the scheduler's time axis (ASHA stops between epochs).
 NOT_SEARCHABLE = {"train.epochs"}
-# Metrics where lower is better; every other metric is maximised.
-MINIMISED = {"ECE", "ECE.all"}
 
 
 class RiskParams(BaseModel):
@@ -76,7 +74,8 @@ class SearchConfig(BaseModel):
 
     @property
     def mode(self) -> str:
-        return "min" if self.metric in MINIMISED else "max"
+        """Tune's mode: "min" for a metric whose family declares lower better (ECE, Brier, NLL)."""
+        return "min" if metrics.get(self.metric).lower_is_better else "max"
 
     def training_keys(self) -> list[str]:
         """The searched keys that change training (all but the probes' ``risk.*``)."""

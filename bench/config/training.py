@@ -1,7 +1,9 @@
 """Training settings of a grid (``train:``): the fine-tuning loop's hyperparameters and early stopping."""
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -12,6 +14,7 @@ from pydantic import (
 )
 
 from rankuq.bench import metrics
+from rankuq.errors import RankuqError
 
 
 class EarlyStopping(BaseModel):
@@ -23,14 +26,29 @@ class EarlyStopping(BaseModel):
     patience: Annotated[int, Field(ge=1, le=10_000)] = Field(
         description="epochs without a better dev value before training stops"
     )
-    metric: str = Field("AP", description="the dev lists' ranking metric to maximise")
+    metric: str = Field("AP", description="the dev lists' ranking metric, the best epoch its highest")
 
     @field_validator("metric")
     @classmethod
     def _ranking_metric(cls, value: str) -> str:
-        if metrics.get(value).family.name.startswith("ECE"):
-            raise ValueError(f"early stopping maximises a ranking metric (AP, nDCG@10, R@1…), not {value}")
+        try:
+            metric = metrics.get(value)
+        except RankuqError as error:
+            raise ValueError(str(error)) from None
+        # The members' training loop keeps the epoch of the highest dev value (bench.engine.member_training),
+        # not yet ``best_epoch``: a metric where lower is better would keep the worst epoch.
+        if metric.lower_is_better:
+            raise ValueError(
+                "early stopping keeps the epoch of the highest dev value, so it takes a ranking metric "
+                f"(AP, nDCG@10, R@1…), not {value}, where lower is better"
+            )
         return value
+
+    def best_epoch(self, history: Sequence[float]) -> int:
+        """The index of the best of the epochs' dev values ``history``: the highest, or the lowest for
+        a metric whose family declares lower better; the first best epoch wins a tie."""
+        values = np.asarray(history, dtype=np.float64)
+        return int(np.argmin(values) if metrics.get(self.metric).lower_is_better else np.argmax(values))
 
 
 class TrainConfig(BaseModel):

@@ -16,8 +16,9 @@ from rankuq.bench.probes.calibration import query_parts, scoring_rule_parts
 from rankuq.bench.probes.significance import paired_t
 from rankuq.errors import RankuqError
 
-# tested by the paired bootstrap over queries; only where both sides' scores are probabilities
-CALIBRATION_ERRORS = ("ECE", "ECE.all", "ERCE", "Brier", "NLL")
+# tested by the paired bootstrap over queries; only where both sides' scores are probabilities (the
+# calibration errors and scoring rules bench.metrics declares: ECE, ECE.all, ERCE, Brier, NLL)
+CALIBRATION_ERRORS = metrics.CALIBRATION_ERRORS
 RESAMPLES = 1000
 PERMUTATIONS = 10_000  # of the randomisation test (Smucker et al., 2007 used 10^5; 10^4 resolves p to 0.01)
 BOOTSTRAP_SEED = 0

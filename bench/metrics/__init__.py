@@ -4,7 +4,11 @@ Names are spelled as ir-measures spells them: ``P@k``, ``R@k``, ``AP[@k]``, ``RR
 ``nDCG[@k]``, plus ``ECE`` and the scoring rules ``Brier`` and ``NLL`` (``scoring_rules``). Ranking
 metrics equal ir-measures (pytrec_eval) per query; see ``matrix`` for the tie rule and the query set.
 Any other measure ir-measures computes (``RR@10``, ``P(rel=2)@10``, ``Judged@10``, ``ERR@20``,
-``Rprec``) is delegated to it (``delegated``).
+``Rprec``) is delegated to it (``delegated``). ``ERCE`` is declared here and measured by the
+calibration probe.
+
+Each family's kind and direction are declared on it (``base.family``); the lists below and
+``lower_is_better`` are derived from those declarations, not written again.
 """
 
 from collections.abc import Sequence
@@ -19,19 +23,62 @@ from rankuq.bench.metrics import (  # noqa: F401  (they register)
     ap,
     delegated,
     ece,
+    erce,
     ndcg,
     precision,
     recall,
     rr,
     scoring_rules,
 )
-from rankuq.bench.metrics.base import FAMILIES, Family
+from rankuq.bench.metrics.base import FAMILIES, KINDS, Family, Kind
 from rankuq.bench.metrics.matrix import RankedLists, ranked_lists
 from rankuq.errors import RankuqError
 
-__all__ = ["DEFAULT_METRICS", "FAMILIES", "Metric", "compute", "get", "per_query"]
+__all__ = [
+    "CALIBRATION_ERRORS",
+    "DEFAULT_METRICS",
+    "FAMILIES",
+    "FROM_PROBABILITIES",
+    "Metric",
+    "compute",
+    "get",
+    "lower_is_better",
+    "of_kind",
+    "per_query",
+]
 
+# The ranking metrics `evaluate`, `compare` and the leaderboard show unless told otherwise.
 DEFAULT_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10")
+
+
+def of_kind(*kinds: Kind, probed: bool = True) -> tuple[str, ...]:
+    """The families of ``kinds``, kind by kind in ``KINDS``' order and by name within one; without
+    ``probed``, only those a predictions table gives (not ERCE, the calibration probe's)."""
+    return tuple(
+        name
+        for kind in KINDS
+        if kind in kinds
+        for name in FAMILIES.names()
+        if FAMILIES.get(name).kind == kind and (probed or FAMILIES.get(name).probe is None)
+    )
+
+
+# The calibration errors and scoring rules (lower is better): ECE, ECE.all, ERCE, Brier, NLL
+CALIBRATION_ERRORS = of_kind("calibration", "scoring rule")
+# Those a predictions table of probabilities gives: ECE, ECE.all, Brier, NLL
+FROM_PROBABILITIES = of_kind("calibration", "scoring rule", probed=False)
+
+
+def lower_is_better(name: str) -> bool:
+    """Whether a lower value of metric ``name`` is better, as its family declares: a board's column
+    (``ECE``, ``Brier``) or a probe's variant of a family (``ECE.adaptive``, ``ECE.nonrel_5``: ECE's);
+    any other name (``R@1``, ``RA AP``, an ir-measures measure) is better higher."""
+    for family_name in (name.partition("@")[0], name.partition(".")[0]):
+        if family_name in FAMILIES:
+            return FAMILIES.get(family_name).lower_is_better
+    return False
+
+
 _DELEGATED_EXAMPLES = "RR@10, P(rel=2)@10, Judged@10, ERR@20, Rprec"
 
 
@@ -44,6 +91,10 @@ class Metric:
     family: Family
     k: int | None
     measure: Measure | None = None
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self.family.lower_is_better
 
     def __call__(self, lists: RankedLists) -> np.ndarray | float:
         if self.measure is not None:  # its provider needs the cids and the qrels, not label matrices
@@ -65,6 +116,12 @@ def get(name: str) -> Metric:
     family = FAMILIES.get(family_name) if family_name in FAMILIES else None
     if family is None or (at and family.cutoff == "none"):  # RR@10: the core has RR without a cutoff
         return _delegated(name)
+    if family.probe is not None:
+        raise RankuqError(
+            f"metric '{name}' is measured by the {family.probe} probe (on the leaderboard with "
+            f"{family.probe} in eval.probes), not from a predictions table; choose one of "
+            f"{', '.join(DEFAULT_METRICS + FROM_PROBABILITIES)}"
+        )
     if not at and family.cutoff == "required":
         raise RankuqError(f"metric '{name}' needs a cutoff, e.g. '{family_name}@10'")
     if at and not (cutoff.isdigit() and int(cutoff) > 0):
@@ -76,7 +133,7 @@ def _delegated(name: str) -> Metric:
     """An ir-measures measure that an installed provider computes and the core does not."""
     measure = delegated.parse(name)
     if measure is None:
-        valid = ", ".join(FAMILIES.get(f).spelling for f in FAMILIES)
+        valid = ", ".join(FAMILIES.get(f).spelling for f in FAMILIES if FAMILIES.get(f).probe is None)
         raise RankuqError(
             f"unknown metric '{name}'; valid metric families: {valid}, or a measure of ir-measures "
             f"(e.g. {_DELEGATED_EXAMPLES})"

@@ -1,4 +1,10 @@
-"""The metric-family registry and the helpers every metric file shares."""
+"""The metric-family registry and the helpers every metric file shares.
+
+A family's facts are declared once, on its ``@family`` line: how it takes a cutoff, whether it pools
+the candidates, its kind (a ranking metric, a calibration error or a proper scoring rule) and which
+way is better. Every list of names the rest of the bench keeps (the leaderboard's columns, the
+paired tests, Tune's ``mode``, early stopping's best epoch) is derived from them (``bench.metrics``).
+"""
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,6 +15,9 @@ import numpy as np
 from rankuq.registry import Registry, first_paragraph
 
 Cutoff = Literal["required", "optional", "none"]
+Kind = Literal["ranking", "calibration", "scoring rule"]
+KINDS: tuple[Kind, ...] = ("ranking", "calibration", "scoring rule")  # the order lists of names follow
+Better = Literal["higher", "lower"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -17,13 +26,22 @@ class Family:
     """A metric family such as ``nDCG``: ``fn(lists[, k])`` on a ``RankedLists``.
 
     ``pooled`` families return one float over all candidate rows (ECE); the others return one
-    value per query, which callers average.
+    value per query, which callers average. ``kind`` and ``better`` say what it measures and which
+    way is better; ``probe`` names the probe that measures it where the predictions table cannot
+    (ERCE compares each draw's scores: ``fn`` then only refuses and documents it).
     """
 
     name: str
     fn: Callable[..., Any]
     cutoff: Cutoff
     pooled: bool
+    kind: Kind = "ranking"
+    better: Better = "higher"
+    probe: str | None = None
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self.better == "lower"
 
     @property
     def spelling(self) -> str:
@@ -39,11 +57,20 @@ class Family:
 FAMILIES: Registry[Family] = Registry("metric")
 
 
-def family(name: str, *, cutoff: Cutoff, pooled: bool = False) -> Callable[[F], F]:
-    """Register the decorated function as metric family ``name``; the function stays plain."""
+def family(
+    name: str,
+    *,
+    cutoff: Cutoff,
+    pooled: bool = False,
+    kind: Kind = "ranking",
+    better: Better = "higher",
+    probe: str | None = None,
+) -> Callable[[F], F]:
+    """Register the decorated function as metric family ``name`` with its facts; the function stays
+    plain."""
 
     def add(fn: F) -> F:
-        FAMILIES.register(Family(name, fn, cutoff, pooled))
+        FAMILIES.register(Family(name, fn, cutoff, pooled, kind, better, probe))
         return fn
 
     return add

@@ -164,7 +164,7 @@ def check_probabilities(lists: RankedLists, metric: str = "ECE") -> None:
         )
 
 
-@family("ECE", cutoff="none", pooled=True)
+@family("ECE", cutoff="none", pooled=True, kind="calibration", better="lower")
 def ece(lists: RankedLists) -> float:
     """Paper 000's ECE (10 equal-width bins): over the queries with a relevant and a non-relevant
     candidate, relevant and non-relevant candidates balanced within each query by
@@ -180,7 +180,7 @@ def ece(lists: RankedLists) -> float:
     return expected_calibration_error(lists.scores, relevant, weights=weights)
 
 
-@family("ECE.all", cutoff="none", pooled=True)
+@family("ECE.all", cutoff="none", pooled=True, kind="calibration", better="lower")
 def ece_all(lists: RankedLists) -> float:
     """ECE with 10 equal-width bins over every candidate row of the evaluated queries (the lists'
     own prior); relevant = label > 0."""

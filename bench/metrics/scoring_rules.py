@@ -35,13 +35,13 @@ def log_losses(lists: RankedLists) -> np.ndarray:
 LOSSES: dict[str, Callable[[RankedLists], np.ndarray]] = {"Brier": brier_losses, "NLL": log_losses}
 
 
-@family("Brier", cutoff="none", pooled=True)
+@family("Brier", cutoff="none", pooled=True, kind="scoring rule", better="lower")
 def brier(lists: RankedLists) -> float:
     """The Brier score (Brier, 1950): mean (p − y)² over every candidate row; relevant = label > 0."""
     return float(brier_losses(lists).mean())
 
 
-@family("NLL", cutoff="none", pooled=True)
+@family("NLL", cutoff="none", pooled=True, kind="scoring rule", better="lower")
 def nll(lists: RankedLists) -> float:
     """The negative log-likelihood: mean −[y log p + (1 − y) log(1 − p)] over every candidate row,
     p clipped as scikit-learn's ``log_loss``; relevant = label > 0."""

@@ -19,12 +19,14 @@ from rankuq.bench import metrics
 from rankuq.bench.evaluation.blackbox import read_inputs
 from rankuq.bench.evaluation.corrections import corrected
 from rankuq.bench.evaluation.paired_tests import randomisation_ps
+from rankuq.bench.metrics import lower_is_better
 from rankuq.bench.probes.significance import paired_t
-from rankuq.bench.results.leaderboard import ALPHA, BETTER, WORSE, lower_is_better, marks
+from rankuq.bench.results.leaderboard import ALPHA, BETTER, WORSE, marks
 from rankuq.errors import RankuqError
 from rankuq.tasks.trec_format import read_trec_qrels
 
 TESTS = {"t": "t-test", "randomisation": "randomisation"}  # option value → column label
+TEST_NAMES = {"t": "t-test", "randomisation": "randomisation test"}  # option value → its name in prose
 CORRECTION_NAMES = {"bh": "Benjamini–Hochberg", "holm": "Holm"}  # option value → its name in prose
 
 
@@ -74,7 +76,7 @@ def compare(
     assert qids is not None
     if len(qids) < 2:
         raise RankuqError(
-            f"--test {test}: a paired {TESTS[test]} test needs 2 or more queries, but {qrels} judges "
+            f"--test {test}: a paired {TEST_NAMES[test]} needs 2 or more queries, but {qrels} judges "
             f"{len(qids)} with a relevant document; compare runs over more queries"
         )
     table = _table(values, labels[0], chosen, correction, test)
@@ -139,6 +141,6 @@ def footnote(comparison: Comparison) -> str:
     return (
         f"{BETTER} significantly better, {WORSE} significantly worse than the baseline "
         f"{comparison.baseline}: "
-        f"two-sided paired {TESTS[comparison.test]} over the {comparison.queries} queries of the qrels, "
+        f"two-sided paired {TEST_NAMES[comparison.test]} over the {comparison.queries} queries of the qrels, "
         f"p < {ALPHA} after the {correction} correction over the table's {tested} tests"
     )

@@ -11,28 +11,25 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rankuq.bench import metrics
+from rankuq.bench.metrics import lower_is_better
 from rankuq.bench.results.columns import concat, in_parallel, strings, where
 from rankuq.bench.rundir.atomic import atomic_write
 
-RANKING_METRICS = ("R@1", "R@5", "P@1", "AP", "RR", "nDCG@10")
+RANKING_METRICS = metrics.DEFAULT_METRICS
 # Each column follows one paper's formula, one estimator for every method (docs/probes.md): ECE, ECE.all
 # Penha & Hauff, 2021 (bench.metrics.ece); ERCE Cohen et al., 2021 (bench.probes.calibration); Brier
 # Brier, 1950 and NLL the log loss (bench.metrics.scoring_rules); RA Penha & Hauff, 2021; nAUC
 # Gisserot-Boukhlef et al., 2024.
 LEADERBOARD_METRICS = (
     *RANKING_METRICS,
-    "ECE",
-    "ECE.all",
-    "ERCE",
-    "Brier",
-    "NLL",
+    *metrics.CALIBRATION_ERRORS,  # ECE, ECE.all, ERCE, Brier, NLL: as bench.metrics declares them
     "RA R@1",
     "RA AP",
     "RA nDCG@10",
     "nAUC AP u_max",
 )
 KEYS = ("condition", "method", "seeds", "baseline")
-LOWER_IS_BETTER = ("ECE", "ERCE", "Brier", "NLL")  # name prefixes: calibration errors, scoring rules
 ALPHA = 0.05  # on the Benjamini–Hochberg adjusted p-values (``adjusted_p_values``)
 BETTER, WORSE = "†", "‡"
 MISSING = "—"
@@ -68,10 +65,6 @@ def metrics_of(board: pd.DataFrame) -> list[str]:
 def board_columns(metrics: Iterable[str]) -> list[str]:
     """The number columns of a board's metrics: mean, sample std over seeds, paired-test p-value."""
     return [f"{m}{suffix}" for m in metrics for suffix in ("", " std", " p")]
-
-
-def lower_is_better(metric: str) -> bool:
-    return metric.startswith(LOWER_IS_BETTER)
 
 
 def write_csv(board: pd.DataFrame, path: Path) -> Path:

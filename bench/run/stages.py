@@ -45,8 +45,9 @@ from rankuq.tasks.base import data_root
 from rankuq.tasks.shards import build_shards
 
 Tables = dict[Cell, pa.Table]
-# metrics of probabilities the leaderboard computes from the table: calibration errors, scoring rules
-CALIBRATION = ("ECE", "ECE.all", "Brier", "NLL")
+# metrics of probabilities the leaderboard computes from the table: the calibration errors and scoring
+# rules bench.metrics declares, less the probe's ERCE (ECE, ECE.all, Brier, NLL)
+CALIBRATION = metrics.FROM_PROBABILITIES
 
 
 def _bars(console: Console) -> Progress:

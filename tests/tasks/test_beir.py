@@ -1,5 +1,6 @@
 """BEIR-style folders (corpus.jsonl, queries.jsonl, qrels/<split>.tsv) on fixture files."""
 
+import gzip
 import json
 from pathlib import Path
 
@@ -87,6 +88,22 @@ def test_negative_grade_counts_as_non_relevant(tmp_path: Path) -> None:
             r"corpus\.jsonl: line 13: document _id d1 appears twice",
         ),
         ({"queries": [{"_id": "q1", "text": ""}]}, r"queries\.jsonl: line 1: empty query text"),
+        (  # issue 48: the second text was taken silently
+            {"queries": [*QUERIES, {"_id": "q1", "text": "another question"}]},
+            r"queries\.jsonl: line 4: query _id q1 appears twice with different texts; keep one$",
+        ),
+        (
+            {"queries": [*QUERIES, {"_id": "q2", "text": 7}]},
+            r"queries\.jsonl: line 4: 'text' is int \(7\), expected a string$",
+        ),
+        (
+            {"corpus": [*CORPUS, {"_id": "d99", "text": None}]},
+            r"corpus\.jsonl: line 13: 'text' is null \(None\), expected a string$",
+        ),
+        (  # issue 48: it passed --plan, then failed in Ray Data after 73 s
+            {"qrels": ["query-id\tcorpus-id\tscore", "q1\td1\t0", "q2\td2\t-1"]},
+            r"qrels/test\.tsv: every judgment is 0 \(not relevant\), so no query has a relevant document",
+        ),
     ],
 )
 def test_bad_files(tmp_path: Path, kwargs: dict, message: str) -> None:
@@ -102,6 +119,32 @@ def test_a_missing_split_names_the_splits_the_qrels_folder_has(tmp_path: Path) -
     )
     with pytest.raises(RankuqError, match=message):
         Beir().pool("dev", tmp_path)
+
+
+def test_a_query_given_twice_with_the_same_text_is_read_once(tmp_path: Path) -> None:
+    write(tmp_path, queries=[*QUERIES, {"_id": "q1", "text": "topic 1 passages"}])
+    assert Beir().pool("test", tmp_path).contexts[0] == ["topic 1 passages"]
+
+
+@pytest.mark.parametrize("packed", ["corpus.jsonl", "qrels/test.tsv"])
+def test_a_gzipped_file_is_named_not_taken_for_a_missing_one(tmp_path: Path, packed: str) -> None:
+    folder = write(tmp_path)
+    path = folder / packed
+    path.with_name(f"{path.name}.gz").write_bytes(gzip.compress(path.read_bytes()))
+    path.unlink()
+    name = path.name.replace(".", r"\.")
+    with pytest.raises(
+        RankuqError, match=rf"{name}\.gz: gzip is not read in a BEIR folder; gunzip it to {name}$"
+    ):
+        Beir().pool("test", tmp_path)
+
+
+def test_a_missing_folder_s_advice_names_the_data_folder_that_holds_beir(tmp_path: Path) -> None:
+    """Not the folder one level down, which holds my-data/ (issue 48)."""
+    with pytest.raises(
+        RankuqError, match=r"my-data/corpus\.jsonl; .* --data-dir to the data folder that holds beir/$"
+    ):
+        tasks.get("beir/my-data")().pool("test", tmp_path)
 
 
 def test_documents_without_title_and_text_are_skipped_with_their_judgments(

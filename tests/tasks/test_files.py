@@ -39,7 +39,11 @@ def test_undecodable_bytes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("line", "message"),
-    [("[1, 2]", r"line 2: not a JSON object"), ('{"_id": 3}', r"line 2: missing string key '_id'")],
+    [
+        ("[1, 2]", r"line 2: not a JSON object"),
+        ('{"_id": 3}', r"line 2: '_id' is int \(3\), expected a string"),
+        ('{"text": "a"}', r"line 2: missing string key '_id'"),
+    ],
 )
 def test_jsonl_errors(tmp_path: Path, line: str, message: str) -> None:
     path = tmp_path / "f.jsonl"

@@ -181,7 +181,7 @@ def test_count_rows_matches_the_built_lists_on_real_wikiqa(variant: str, include
         ({"n": 2.5}, r"n is 2\.5"),
         ({"seed": -1}, r"seed is -1; set it to a non-negative integer"),
         ({"variant": "skewed"}, r"unknown variant 'skewed'; valid variants: standard, imbalance, nota"),
-        ({"strategy": "tfidf"}, r"unknown negative-sampling strategy 'tfidf'; valid .*bm25, dense"),
+        ({"strategy": "tfidf"}, r"strategy 'tfidf'; valid negative-sampling strategies: .*bm25, dense"),
         ({"strategy": "native"}, r"synthetic\.tsv: synthetic/test has no native candidate lists; .*random"),
         (
             {"n": 61},

@@ -107,3 +107,84 @@ def test_zero_shot_on_a_saved_member_is_its_leaderboard_row(finished, tmp_path, 
     (trained,) = seeds[(seeds["method"] == "bert") & (seeds["seed"] == 0)][metrics].to_numpy(float)
     given = zero_shot.set_index("method").loc["bert", metrics].to_numpy(float)
     np.testing.assert_allclose(given, trained, rtol=1e-6)
+
+
+def test_plan_json_prints_one_json_object(cross_encoder, beir_data, tmp_path, capsys):
+    """Issue 48: --json was ignored with --plan."""
+    command = [
+        "evaluate",
+        "--model",
+        str(cross_encoder),
+        "--task",
+        "beir/my-data",
+        "--data-dir",
+        str(beir_data),
+    ]
+    assert main([*command, "--run-dir", str(tmp_path / "run"), "--plan", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert (found["max_length"], found["grid"]["tasks"], found["grid"]["train"]) == (
+        512,
+        ["beir/my-data"],
+        {"epochs": 0},
+    )
+    assert found["plan"][0].startswith(f"grid zero-shot-{cross_encoder.name}-beir-my-data: 1 cells")
+
+
+def test_n_below_2_is_one_line_not_the_default(cross_encoder, capsys):
+    """Issue 48: --n 0 was taken as the default 10."""
+    assert main(["evaluate", "--model", str(cross_encoder), "--task", "wikiqa", "--n", "0", "--plan"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.endswith("--n 0: a list needs 2 or more candidates, e.g. --n 10")
+
+
+def test_a_beir_folder_judged_all_zero_is_refused_at_plan(cross_encoder, tmp_path, capsys):
+    """Issue 48: --plan accepted it, and the run failed in Ray Data 73 s later."""
+    folder = tmp_path / "data" / "beir" / "zero"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text('{"_id": "d1", "text": "a"}\n{"_id": "d2", "text": "b"}\n')
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "a question"}\n')
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t0\nq1\td2\t0\n")
+    command = [
+        "evaluate",
+        "--model",
+        str(cross_encoder),
+        "--task",
+        "beir/zero",
+        "--data-dir",
+        str(tmp_path / "data"),
+    ]
+    assert main([*command, "--run-dir", str(tmp_path / "run"), "--plan"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "test.tsv: every judgment is 0 (not relevant), so no query has a relevant document" in line
+
+
+def test_evaluate_alone_names_its_three_forms(capsys):
+    assert main(["evaluate"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "(--run RUN --qrels QRELS)" in line and "(--predictions FILE.parquet)" in line
+    assert "a cross-encoder checkpoint on a task (--model DIR --task NAME)" in line
+
+
+def test_rankuq_help_describes_evaluate_with_model(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "a cross-encoder checkpoint on a task (--model DIR --task NAME)" in help_text
+
+
+def test_the_json_board_has_no_std_for_one_seed():
+    """Issue 48: "std 0.0" for one seed, which has no spread."""
+    from rankuq.bench.cli.evaluate import board_json
+
+    table = pd.DataFrame(
+        {
+            "method": ["bert", "bm25"],
+            "seeds": [1, 3],
+            "R@1": [0.5, 0.4],
+            "R@1 std": [0.0, 0.02],
+            "R@1 p": [np.nan] * 2,
+        }
+    )
+    rows = json.loads(board_json(table))
+    assert rows[0]["R@1 std"] is None and rows[0]["R@1"] == 0.5
+    assert rows[1]["R@1 std"] == 0.02

@@ -105,3 +105,14 @@ def test_columns_chooses_the_metrics_and_an_unknown_one_is_one_line(run_dir, cap
     assert main(["leaderboard", str(run_dir), "--columns", "R@1,MAPS"]) == 2
     error = capsys.readouterr().err.strip()
     assert "--columns MAPS: not on this board; its columns: " in error and "\n" not in error
+
+
+@pytest.mark.parametrize("columns", ["", ",,,"])
+def test_columns_naming_no_metric_is_one_line_naming_the_columns(run_dir, capsys, columns):
+    """Issue 48: they printed a board with no metric column."""
+    assert main(["leaderboard", str(run_dir), "--columns", columns]) == 2
+    out, error = capsys.readouterr()
+    assert error.strip().endswith(
+        "--columns: no metric named; give some of the board's columns: R@1, ECE, nAUC AP u_max"
+    )
+    assert "\n" not in error.strip() and not out

@@ -73,7 +73,14 @@ def test_every_listing_prints_its_registry_as_json(capsys, monkeypatch, tmp_path
     assert [m["name"] for m in found["metrics"]["metrics"]] == FAMILIES.names()
     assert found["metrics"]["default"] == list(DEFAULT_METRICS)
     ndcg = next(m for m in found["metrics"]["metrics"] if m["name"] == "nDCG")
-    assert (ndcg["spelling"], ndcg["pooled"]) == ("nDCG[@k]", False)
+    assert (ndcg["spelling"], ndcg["pooled"], ndcg["kind"], ndcg["better"]) == (
+        "nDCG[@k]",
+        False,
+        "ranking",
+        "higher",
+    )
+    erce = next(m for m in found["metrics"]["metrics"] if m["name"] == "ERCE")  # issue 48: it was missing
+    assert (erce["kind"], erce["better"], erce["probe"]) == ("calibration", "lower", "calibration")
     assert (
         main(["methods", "--json"]) == 0 and json.loads(capsys.readouterr().out) == found["methods"]
     )  # cached

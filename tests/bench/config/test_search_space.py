@@ -77,6 +77,14 @@ def grid_with(search: dict, **more: object) -> dict:
             r"b reorders candidates, which ECE does not",
         ),
         (
+            {"metric": "Brier", "space": {"risk.b": {"uniform": [0, 2]}}},
+            r"b reorders candidates, which Brier does not",
+        ),
+        (
+            {"metric": "ERCE", "space": {"train.lr": LR}},
+            r"search.metric: metric 'ERCE' is measured by the calibration probe",
+        ),
+        (
             {"metrc": "R@1", "space": {"train.lr": LR}},
             r"search.metrc: unknown key; valid keys here: algorithm, metric",
         ),
@@ -135,9 +143,12 @@ def test_a_space_becomes_tune_domains_drawing_what_the_fields_take():
     np.testing.assert_allclose(np.round(dropout / 0.05) * 0.05, dropout)  # steps of q = 0.05
     assert dropout.min() >= 0.05 and dropout.max() <= 0.3 + 1e-9
     assert set(draws["gpf.gamma"]) == {0.0, 1.0, 2.0, 5.0}
-    for metric in ("ECE", "ECE.all"):
-        ece, _ = parse_grid(grid_with({"metric": metric, "space": {"train.lr": LR}}), "grid.yaml")
-        assert ece.search.mode == "min", metric
+    for metric in ("ECE", "ECE.all", "Brier", "NLL"):  # Brier and NLL were maximised before issue 49
+        lower, _ = parse_grid(grid_with({"metric": metric, "space": {"train.lr": LR}}), "grid.yaml")
+        assert lower.search.mode == "min", metric
+    for metric in ("AP", "nDCG@10", "RR@10"):  # a ranking metric, ir-measures' too
+        higher, _ = parse_grid(grid_with({"metric": metric, "space": {"train.lr": LR}}), "grid.yaml")
+        assert higher.search.mode == "max", metric
     seeking, _ = parse_grid(grid_with({"space": {"risk.b": {"uniform": [-1.0, 1.0]}}}), "grid.yaml")
     assert all(-1 <= b <= 1 for b in seeking.search.domains(["risk.b"])["risk.b"].sample(size=50))
 

@@ -42,9 +42,15 @@ def test_early_stopping_maximises_a_ranking_metric(metric):
     [
         (
             {"patience": 1, "metric": "ECE"},
-            "early stopping maximises a ranking metric (AP, nDCG@10, R@1…), not ECE",
+            "early stopping keeps the epoch of the highest dev value, so it takes a ranking metric "
+            "(AP, nDCG@10, R@1…), not ECE, where lower is better",
         ),
-        ({"patience": 1, "metric": "ECE.all"}, "not ECE.all"),
+        ({"patience": 1, "metric": "ECE.all"}, "not ECE.all, where lower is better"),
+        # accepted and maximised before the direction was declared on the metric (issue 49)
+        ({"patience": 1, "metric": "NLL"}, "not NLL, where lower is better"),
+        ({"patience": 1, "metric": "Brier"}, "not Brier, where lower is better"),
+        ({"patience": 1, "metric": "ERCE"}, "ERCE' is measured by the calibration probe"),
+        ({"patience": 1, "metric": "AP@"}, "metric 'AP@': the cutoff must be a positive integer"),
         ({"patience": 0}, "Input should be greater than or equal to 1"),
         ({"patience": 1, "metrc": "AP"}, "Extra inputs are not permitted"),
     ],
@@ -52,6 +58,20 @@ def test_early_stopping_maximises_a_ranking_metric(metric):
 def test_bad_early_stopping_is_refused(values, message):
     with pytest.raises(ValidationError, match=re.escape(message)):
         EarlyStopping(**values)
+
+
+def test_the_best_epoch_is_the_highest_dev_value_of_a_ranking_metric_the_first_on_ties():
+    assert EarlyStopping(patience=1, metric="AP").best_epoch([0.3, 0.5, 0.2, 0.5]) == 1
+
+
+@pytest.mark.parametrize("metric", ["ECE", "ECE.all", "Brier", "NLL"])
+def test_the_best_epoch_of_a_metric_where_lower_is_better_is_its_lowest_dev_value(metric):
+    """The comparison that decides "better" follows the metric's declared direction. The validator
+    still refuses these metrics while the members' loop compares with argmax (member_training.py):
+    built here without it."""
+    stopping = EarlyStopping.model_construct(patience=1, metric=metric)
+    assert stopping.best_epoch([0.30, 0.12, 0.25, 0.12]) == 1
+    assert stopping.best_epoch([0.1, 0.2, 0.3]) == 0
 
 
 @pytest.mark.parametrize(

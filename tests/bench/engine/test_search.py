@@ -17,8 +17,9 @@ from rankuq import methods
 from rankuq.backbone import ModelConfig
 from rankuq.bench import metrics
 from rankuq.bench.config.grid import parse_grid
+from rankuq.bench.config.search_space import SearchConfig
 from rankuq.bench.engine.scoring import score_frame
-from rankuq.bench.engine.search import search_risk_b
+from rankuq.bench.engine.search import _search, search_risk_b
 from rankuq.bench.probes import scored_lists
 from rankuq.bench.probes.risk import risk_aware_mean
 from rankuq.bench.results.mlflow_store import StoreClient, default_tracking_uri
@@ -59,6 +60,28 @@ def test_a_search_leaves_ctrl_c_to_the_driver(ray_session, wikiqa, tmp_path):
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def _calibration_trial(config: dict[str, float]) -> None:
+    """A trial that reports a made-up dev Brier of its lr, lowest at the smallest lr."""
+    from ray import tune
+
+    tune.report({"epoch": 1, "Brier": config["train.lr"] * 100})
+
+
+def test_a_search_by_brier_keeps_the_trial_with_the_lowest_brier(ray_session, tmp_path):
+    """Brier validated and was maximised before the metric declared lower better (issue 49): Tune was
+    told mode max and the choice kept the worst-calibrated trial. A real Tune experiment, no model."""
+    from ray.tune.schedulers import FIFOScheduler
+
+    search = SearchConfig(metric="Brier", num_samples=3, space={"train.lr": {"choice": [3e-3, 1e-3, 2e-3]}})
+    assert search.mode == "min"
+    folder, storage = tmp_path / "search", str(tmp_path / "ray")
+    found = _search("lr", _calibration_trial, search, ["train.lr"], FIFOScheduler(), 0, folder, storage, 1)
+    trials = pd.read_csv(found.folder / "trials.csv")
+    assert trials.Brier.nunique() > 1  # the trials differ, so maximising would choose another
+    assert found.score == trials.Brier.min()
+    assert found.best == {"train.lr": trials.loc[trials.Brier.idxmin(), "train.lr"]}
 
 
 # The integration: a 4-trial search of the shared cross-encoder's learning rate and dropout with ASHA

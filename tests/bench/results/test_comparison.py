@@ -122,10 +122,10 @@ def test_one_query_is_refused_naming_the_test_asked(tmp_path: Path, capsys: pyte
     qrels = write(tmp_path / "qrels", ["q1 0 rel 1"])
     base = write(tmp_path / "base", ["q1 Q0 rel 0 0.9 b", "q1 Q0 other 0 0.5 b"])
     run = write(tmp_path / "run", ["q1 Q0 rel 0 0.1 r", "q1 Q0 other 0 0.5 r"])
-    for test, name in (("randomisation", "randomisation"), ("t", "t-test")):
+    for test, name in (("randomisation", "randomisation test"), ("t", "t-test")):  # not "t-test test"
         assert main(["compare", str(base), str(run), "--qrels", str(qrels), "--test", test]) == 2
         error = capsys.readouterr().err.strip()
-        assert f"--test {test}: a paired {name} test needs 2 or more queries" in error and "\n" not in error
+        assert f"--test {test}: a paired {name} needs 2 or more queries" in error and "\n" not in error
 
 
 def test_the_api_and_the_command_give_the_table(
