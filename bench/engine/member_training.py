@@ -126,7 +126,7 @@ def fine_tune_member(
             scoring = time.time()
             history.append(on_dev())
             timing["seconds_dev_scoring"] += time.time() - scoring
-            best = int(np.argmax(history))  # the first best epoch wins a tie
+            best = stopping.best_epoch(history)  # the metric's declared direction; the first best wins a tie
             patience_out = len(history) - 1 - best >= stopping.patience
             stop = patience_out and state["epoch"] < train_config.epochs  # before the last epoch
             if best == len(history) - 1:
