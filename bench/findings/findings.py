@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rankuq.bench.findings.claims import CLAIMS, Claim
-from rankuq.bench.findings.plot import forest_plot
+from rankuq.bench.findings.plot import forest_data, forest_plot
 from rankuq.bench.findings.render import README_END, README_START, readme_summary, render
 from rankuq.bench.findings.run_tables import is_stale, reproducing_command
 from rankuq.bench.findings.runs import read_costs, read_finished_run
@@ -40,7 +40,8 @@ def findings(
     readme: Path | None = None,
 ) -> Path:
     """Measure every claim in the run directories (the cost claims in method_cost's CSVs ``cost``),
-    write ``out`` and its forest plot beside it, and the summary block of ``readme`` if given;
+    write ``out``, its forest plot beside it (the PNG, and the numbers it draws as a CSV), and the
+    summary block of ``readme`` if given;
     returns ``out``. A run whose cells this checkout would make otherwise (stale) is refused unless
     ``allow_stale``, which writes it marked."""
     if not run_dirs:
@@ -69,6 +70,9 @@ def findings(
     forest = out.with_name(f"{out.stem}-forest.png")
     out.parent.mkdir(parents=True, exist_ok=True)
     forest_plot(rows, forest)
+    # the numbers the plot draws, beside it: what a regeneration is checked against, as the PNG's bytes
+    # depend on matplotlib's version
+    atomic_write(forest.with_suffix(".csv"), forest_data(rows).to_csv(index=False, float_format="%.6g"))
     atomic_write(out, render(rows, command, runs, forest.name))
     if readme is not None:
         report = Path(os.path.relpath(out.resolve(), readme.resolve().parent)).as_posix()

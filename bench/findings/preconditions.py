@@ -53,7 +53,17 @@ class Check:
 def check(name: Precondition, claim: Claim, run: FinishedRun, condition: str, reference: float) -> Check:
     """One precondition of a claim in a condition (see ``bench.findings.claims.Precondition``)."""
     if name == "works_in_domain":
-        return works_in_domain(run, condition, rankers_of(claim))
+        found = works_in_domain(run, condition, rankers_of(claim))
+        plain = no_shift_condition(run, condition) if claim.baseline_condition is not None else None
+        if found.passed is False or plain is None or plain == condition:
+            return found
+        # a claim against the model without shift (the shift's reference) needs that model working too
+        reference = _reference_works(run, plain, claim.method)
+        if reference.passed is False or (found.passed and reference.passed is None):
+            return reference
+        if found.passed is None:
+            return found
+        return Check(name, True, f"{found.detail}; {reference.detail}")
     if name == "shift_hurts":
         if run.kinds[condition][0] == "in-domain":
             return Check(name, True, "no shift in this condition")
@@ -126,21 +136,30 @@ def shift_hurts(run: FinishedRun, condition: str) -> Check:
             found = _in_grid_file(run, lambda among: conditions.no_shift(among, tested, variant))
             fix = "add one to compare the shifted model with"
             run.checked[key] = Check("shift_hurts", None, f"{missing} ({lists}): {found or fix}")
-        elif not (reference := ranker_check(run, plain)).passed:
-            # bert where the shift's reference was trained, on its own domain: not above BM25 there, the
-            # reference compares with no working ranker; the cause is that, not the shift
-            run.checked[key] = Check(
-                "works_in_domain",
-                reference.passed,
-                f"the shift's reference, bert trained in {plain} (the test domain, without shift), does not"
-                f" work there: {reference.detail}",
-            )
+        elif not (reference := _reference_works(run, plain)).passed:
+            # the shift's reference not above BM25 on its own domain: the shift is compared with no
+            # working ranker; the cause is that, not the shift
+            run.checked[key] = reference
         else:
             mine, theirs = (run.parts(c, "bert", PRECONDITION_METRIC) for c in (condition, plain))
             what = f"bert's {PRECONDITION_METRIC} here − bert trained in {plain}, on the same lists"
             run.checked[key] = _compared("shift_hurts", mine, theirs, what, above=False, missing=what)
     result: Check = run.checked[key]
     return result
+
+
+def _reference_works(run: FinishedRun, plain: str, ranker: str = "bert") -> Check:
+    """The shift's reference (``ranker`` trained on the test domain without shift, condition ``plain``)
+    above BM25 there: passed, or a works_in_domain check naming that reference."""
+    found = ranker_check(run, plain, ranker)
+    if found.passed:
+        return Check("works_in_domain", True, f"the shift's reference, in {plain}: {found.detail}")
+    return Check(
+        "works_in_domain",
+        found.passed,
+        f"the shift's reference, {ranker} trained in {plain} (the test domain, without shift), does not "
+        f"work there: {found.detail}",
+    )
 
 
 def _in_grid_file(run: FinishedRun, lookup: Callable[[conditions.Conditions], str | None]) -> str | None:

@@ -213,3 +213,30 @@ def test_a_shift_whose_reference_does_not_work_is_untestable_for_that_not_for_sh
     # The preconditions table's shift column names the cause too.
     [line] = [line for line in preconditions_table([run]) if line.startswith("| g | shifted |")]
     assert "| ✗ works_in_domain: the shift's reference" in line
+
+
+def test_a_claim_against_the_model_without_shift_needs_that_model_working(run_of, values, lower_ece):
+    """ "BERT's R@1 is lower under the shift than without": its reference, bert trained on the test
+    domain (own), below BM25 there makes the claim untestable by works_in_domain of that reference,
+    not judged against a model that does not rank (a drop or a rise against it says nothing)."""
+    claim = replace(
+        lower_ece,
+        method="bert",
+        metric="AP",
+        baseline_condition="no-shift",
+        kinds=("cross-domain",),
+        preconditions=("works_in_domain",),
+    )
+    run = _shifted_run(run_of, values, shifted_bert_ap=0.35)
+    [row] = judge_all([assess(claim, [run])])
+    m = row.measured[0]
+    assert m.verdict != statistics.UNTESTABLE and m.checks[0].passed
+    assert (
+        "in plain, where it was trained" in m.checks[0].detail
+        and "the shift's reference, in own" in m.checks[0].detail
+    )
+    run = _shifted_run(run_of, values, shifted_bert_ap=0.35)
+    run.queries._parts[("own", "bm25", "AP")] = run.parts("own", "bert", "AP")
+    [row] = judge_all([assess(claim, [run])])
+    assert row.verdict == statistics.UNTESTABLE
+    assert row.note.startswith("works_in_domain: the shift's reference, bert trained in own (the test domain")

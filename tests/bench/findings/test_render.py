@@ -143,6 +143,30 @@ def test_docs_findings_md_is_what_its_own_command_writes_from_the_committed_resu
         readme.read_text().replace(f"{out.name}-forest", "findings-forest")
         == (root / "README.md").read_text()
     )
+    # The forest plot's numbers (its PNG's bytes follow matplotlib's version): the same as committed,
+    # and every line the number its claim's row in the table shows.
+    drawn = out.with_name("findings-forest.csv").read_text()
+    assert drawn == (root / "docs" / "findings-forest.csv").read_text()
+    table = {line.split(":", 1)[0].removeprefix("| "): line for line in doc.splitlines() if ": " in line[:80]}
+    forest = pd.read_csv(out.with_name("findings-forest.csv"))
+    assert len(forest) > 100 and set(forest.claim) <= set(table)
+    for line in forest.itertuples():
+        ours = table[line.claim].split(" | ")[4]  # the "ours: d [95 % CI]" cell
+        assert _numbers_agree(ours, line), (line.claim, ours)
+
+
+def _numbers_agree(cell: str, line) -> bool:
+    """The table cell prints the line's d, low and high (a range: from low to high) as the report
+    rounds them: 0.1 % for a relative panel's %, 0.001 otherwise."""
+    # an untestable row's number follows its cause: "*not judged* (cause); measured: …"
+    shown = cell.rsplit("); measured: ", 1)[-1] if cell.startswith("*not judged*") else cell
+    printed = [float(x.rstrip("%")) for x in re.findall(r"[+-](?:\d+\.\d+%?|inf%?)", shown)]
+    relative = line.panel == "relative"
+    drawn = {"estimate": [line.d, line.low, line.high], "range": [line.low, line.high]}.get(line.drawn, [])
+    unit = 0.05 if relative else 0.0005  # half the printed precision
+    return len(printed) >= len(drawn) and all(
+        a == b or abs(a - b) <= unit + 1e-9 for a, b in zip(printed, drawn, strict=False)
+    )
 
 
 def test_a_readme_summary_is_the_reports_verdict_table_between_its_markers(finished, tmp_path):
