@@ -1,0 +1,51 @@
+"""The GP heads rank where they were trained: gp.yaml's ClariQ recipe (real ClariQ, the real MiniLM,
+real Ray), one seed, each head well above BM25 on the same R_10 lists.
+
+Slow (about 6 minutes on 2 idle cores): `pytest -m slow`. The heads that learned almost nothing
+(R@1 0.25-0.28 where BM25 has 0.41, issue 47) fail it; so does `pg_gp` today (docs/reproducing.md).
+"""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rankuq.bench.config.grid import parse_grid
+from rankuq.bench.run.runner import run_stages
+
+GRIDS = Path(__file__).parents[3] / "bench" / "grids"
+MARGIN = 0.10  # R@1 above BM25's: the old heads were 0.13-0.16 below it
+
+
+@pytest.fixture(scope="module")
+def board(ray_session, tmp_path_factory: pytest.TempPathFactory):
+    grid = yaml.safe_load((GRIDS / "gp.yaml").read_text())
+    grid |= {
+        "name": "gp-heads",
+        "shifts": grid["shifts"][:1],  # clariq in domain
+        "methods": {"bm25": {}, "sngp": {}, "gpf": grid["methods"]["gpf"], "pg_gp": {}},
+        "seeds": [0],
+        "baseline": "bm25",
+        "eval": {"probes": []},
+    }
+    spec, params = parse_grid(grid, "gp.yaml's ClariQ condition")
+    return run_stages(spec, params, tmp_path_factory.mktemp("gp-heads")).set_index("method")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "head",
+    [
+        "sngp",
+        "gpf",
+        pytest.param(
+            "pg_gp",
+            marks=pytest.mark.xfail(
+                strict=True, reason="pg_gp learns only through the batch marginal likelihood (issue 47)"
+            ),
+        ),
+    ],
+)
+def test_a_gp_head_ranks_well_above_bm25_where_it_was_trained(board, head: str):
+    assert board.loc[head, "R@1"] >= board.loc["bm25", "R@1"] + MARGIN
+    assert board.loc[head, "AP"] > board.loc["bm25", "AP"]
