@@ -48,6 +48,7 @@ def findings(
         raise RankuqError("rankuq findings: name at least one run directory of `rankuq run`")
     if readme is not None:
         _readme_with(readme, "")  # a README without its block fails before the claims are measured
+    costs = read_costs(cost)  # a bad --cost file fails before the runs are planned (seconds each)
     runs = [read_finished_run(Path(folder)) for folder in run_dirs]
     folders = [run.folder.resolve() for run in runs]
     twice = sorted({str(folder) for folder in folders if folders.count(folder) > 1})
@@ -61,7 +62,6 @@ def findings(
             f"{run.folder}: {run.provenance.describe()}; rerun {reproducing_command(run)} "
             "(it redoes what changed), or pass --allow-stale to write the findings with the run marked stale"
         )
-    costs = read_costs(cost)
     given = [arg for path in cost for arg in ("--cost", str(path))]
     given += ["--allow-stale"] if allow_stale else []
     given += ["--readme", str(readme)] if readme is not None else []
