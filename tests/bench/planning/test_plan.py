@@ -156,7 +156,7 @@ def test_early_stopping_selects_on_the_train_side_s_dev_lists_and_is_out_of_the_
             {"eval": {"dev_split": None}},
             "train.early_stopping scores the train side's dev split; set eval.dev_split",
         ),
-        ({"train": {"early_stopping": {"patience": 1, "metric": "ECE"}}}, "takes a ranking metric"),
+        ({"train": {"early_stopping": {"patience": 1, "metric": "ERCE"}}}, "by the calibration probe"),
         ({"train": {"early_stopping": {"patience": 0}}}, "train.early_stopping.patience"),
     ],
 )
