@@ -58,12 +58,12 @@ def check(name: Precondition, claim: Claim, run: FinishedRun, condition: str, re
         if found.passed is False or plain is None or plain == condition:
             return found
         # a claim against the model without shift (the shift's reference) needs that model working too
-        reference = _reference_works(run, plain, claim.method)
-        if reference.passed is False or (found.passed and reference.passed is None):
-            return reference
+        plain_works = _reference_works(run, plain, claim.method)
+        if plain_works.passed is False or (found.passed and plain_works.passed is None):
+            return plain_works
         if found.passed is None:
             return found
-        return Check(name, True, f"{found.detail}; {reference.detail}")
+        return Check(name, True, f"{found.detail}; {plain_works.detail}")
     if name == "shift_hurts":
         if run.kinds[condition][0] == "in-domain":
             return Check(name, True, "no shift in this condition")
