@@ -5,7 +5,6 @@ conditions one has and the other lacks, and every other setting by its dotted na
 against its grid file is still judged (its numbers are what its own grid.yaml made); the report says so,
 and a precondition that its grid file would meet reads "rerun it", not "add" the condition."""
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Literal
 from rankuq.bench.config.grid import GridSpec, load_grid
 from rankuq.bench.findings.conditions import Conditions, of_spec
 from rankuq.bench.planning.plan import content_key
+from rankuq.bench.results.tracking import flat
 
 Status = Literal["current", "stale", "no grid file"]
 CURRENT: Status = "current"
@@ -87,19 +87,8 @@ def differences(run: GridSpec, file: GridSpec, path: str) -> tuple[str, ...]:
     changed = [name for name in mine if name in theirs and mine[name] != theirs[name]]
     if changed:
         found.append(f"condition{'s' if len(changed) > 1 else ''} {', '.join(changed)} changed")
-    a, b = (_flat(spec.model_dump(mode="json", exclude={"tasks", "shifts"})) for spec in (run, file))
+    a, b = (flat(spec.model_dump(mode="json", exclude={"tasks", "shifts"})) for spec in (run, file))
     for key in sorted(set(a) | set(b)):
         if a.get(key) != b.get(key):
             found.append(f"{key}: {a.get(key)!r} in the run, {b.get(key)!r} in {path}")
     return tuple(found)
-
-
-def _flat(data: Mapping[str, object], prefix: str = "") -> dict[str, object]:
-    """Nested settings as dotted names (model.layers, methods.ensemble.M); a list stays one value."""
-    flat: dict[str, object] = {}
-    for key, value in data.items():
-        if isinstance(value, Mapping) and value:
-            flat |= _flat(value, f"{prefix}{key}.")
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
