@@ -2,9 +2,10 @@
 
 from abc import abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import torch
+from pydantic import Field
 from safetensors.torch import load_file, save_file
 from torch import nn
 from torch.nn.utils import parametrize
@@ -55,6 +56,9 @@ class HeadParams(MethodParams):
     """Parameters every head method has: the encoder its head sits on."""
 
     encoder: EncoderName = "bert"
+    head_lr: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None, description="learning rate of the head, which starts from nothing (None: train.lr)"
+    )
 
 
 class HeadMethod(NeuralMethod):
@@ -68,7 +72,24 @@ class HeadMethod(NeuralMethod):
     inference_only: ClassVar[frozenset[str]] = frozenset()
 
     def training_identity(self) -> dict[str, Any]:
-        return {"method": self.name, **self.params.model_dump(exclude=set(self.inference_only))}
+        # head_lr left unset is left out, so members cached before the option keep their keys
+        unset = {"head_lr"} if self.head_lr() is None else set()
+        return {"method": self.name, **self.params.model_dump(exclude=set(self.inference_only) | unset)}
+
+    def parameter_groups(self, model: nn.Module) -> list[dict[str, Any]]:
+        """The head at ``head_lr`` where one is set: a head trained from nothing on a pretrained
+        encoder moves too little at the encoder's rate in the few hundred steps of a grid's member."""
+        head_lr = self.head_lr()
+        if head_lr is None:
+            return super().parameter_groups(model)
+        assert isinstance(model, Ranker)
+        head = list(model.head.parameters())
+        rest = [weight for weight in model.parameters() if all(weight is not mine for mine in head)]
+        return [{"params": rest}, {"params": head, "lr": head_lr}]
+
+    def head_lr(self) -> float | None:
+        """``head_lr`` of a method whose parameters are ``HeadParams`` (Conv-KNRM's are not)."""
+        return self.params.head_lr if isinstance(self.params, HeadParams) else None
 
     def build_model(self, model: ModelConfig, seed: int) -> Ranker:
         params = self.params

@@ -34,7 +34,7 @@ seed 0, 94 training steps; bert R@1 0.705, BM25 0.426; docs/methods.md):
 """
 
 import math
-from typing import Annotated, Any
+from typing import Annotated
 
 import torch
 from pydantic import Field
@@ -49,7 +49,6 @@ from rankuq.methods.gp import (
     GPParams,
     RandomFeatures,
     bound_spectral_norm,
-    gp_ranker,
     mean_field_probability,
 )
 from rankuq.methods.ranker import Ranker
@@ -109,14 +108,6 @@ class SNGP(GPMethod):
         for layer in ranker.encoder.feature_layers(self.params.spectral_norm):
             bound_spectral_norm(layer, self.params.c)
         return ranker
-
-    def parameter_groups(self, model: nn.Module) -> list[dict[str, Any]]:
-        """β at ``head_lr``: it starts from nothing, and at the encoder's rate it moves too little."""
-        if self.params.head_lr is None:
-            return super().parameter_groups(model)
-        head = list(gp_ranker(model)[1].parameters())
-        rest = [weight for weight in model.parameters() if all(weight is not mine for mine in head)]
-        return [{"params": rest}, {"params": head, "lr": self.params.head_lr}]
 
     def build_head(self, dim: int) -> SNGPHead:
         return SNGPHead(dim, self.params)

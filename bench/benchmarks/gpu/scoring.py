@@ -234,7 +234,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m rankuq.bench.benchmarks.gpu.scoring")
     parser.add_argument("out", type=Path, help="folder for scoring.json")
     parser.add_argument("--pairs", type=int, default=24_464, help="WikiQA test pairs (limit.json: 6,116 x 4)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--cpu", action="store_true", help="run on the CPU even where a GPU is")
     parser.add_argument("--tiny", action="store_true", help="the tiny random BERT (the wiring's test)")
     args = parser.parse_args()
