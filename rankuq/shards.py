@@ -1,7 +1,8 @@
 """Reading candidate-list shard folders (contract 1): what tasks/ writes and methods/ and bench/ read.
 
 A folder holds ``part-00000.parquet …`` (runs of whole queries) and ``manifest.json``;
-``rankuq.tasks.shards.build_shards`` writes them.
+``rankuq.tasks.shards.build_shards`` writes them. Lists of the ``retrieved`` variant also hold
+``qrels.parquet``: the split's judgments (qid, cid, label), which they are measured against.
 """
 
 import re
@@ -15,6 +16,7 @@ from rankuq.errors import RankuqError
 
 PART = "part-{:05d}.parquet"
 MANIFEST = "manifest.json"
+JUDGMENTS = "qrels.parquet"
 
 
 def shard_files(path: Path) -> list[Path]:
@@ -35,6 +37,20 @@ def read_shards(path: Path) -> pa.Table:
             f"{path}: unreadable shards ({exc}); delete the folder so build_shards rebuilds it"
         ) from exc
     return validate_candidates(table, str(path))
+
+
+def read_judgments(path: Path) -> pa.Table | None:
+    """The judgments (qid, cid, label) a shard folder's lists are measured against, or None where
+    its lists are measured against their own labels (every variant but ``retrieved``)."""
+    file = Path(path) / JUDGMENTS
+    if not file.is_file():
+        return None
+    try:
+        return pq.read_table(file)
+    except (OSError, pa.ArrowException) as exc:
+        raise RankuqError(
+            f"{file}: unreadable judgments ({exc}); delete the folder so build_shards rebuilds it"
+        ) from exc
 
 
 def plain_name(name: str, joiner: str = "+", limit: int = 48) -> str:

@@ -14,6 +14,12 @@ Variants:
 - ``nota``: Penha & Hauff (2021, §4.2) on answerable queries: for a seeded half the relevant candidates are
   removed (``nota``), for the other half one negative is. Both halves hold ``n`` candidates — 1
   relevant + n-1 negatives, or n negatives — so list length never gives the label away.
+- ``retrieved``: each query's top ``n`` of the strategy's retrieval as it ranks them, labelled by the
+  judgments (unjudged: 0); nothing is put in or taken out, and a query none of whose relevant
+  documents is retrieved keeps its list. The protocol BEIR and MTEB report for a reranker (Thakur
+  et al., 2021, §5: BM25's top 100 reranked): such lists are measured against the split's full
+  judgments (``tasks.shards.read_judgments``), not their own labels. A TREC run strategy's lists are
+  always the run's, as here (variant standard or retrieved).
 """
 
 import logging
@@ -33,7 +39,7 @@ from rankuq.tasks.pool import Pool
 logger = logging.getLogger(__name__)
 
 DEFAULT_N = 10
-VARIANTS = ("standard", "imbalance", "nota")
+VARIANTS = ("standard", "imbalance", "nota", "retrieved")
 # Spare retrieval depth: identical texts under different cids are skipped, and still fill n.
 SPARE = 8
 
@@ -83,11 +89,12 @@ def count_rows(pool: Pool, strategy: str, n: int | None, variant: str, include_n
     """(candidate rows, answerable queries) that ``build_lists`` would cut from ``pool``, without
     sampling a negative: whole native lists keep their judged candidates, other lists hold at most
     ``n`` (fewer only where a corpus is smaller); a query without a relevant candidate counts only with
-    ``include_nota`` and a standard list (the imbalance and nota variants drop it, as ``_plan`` does).
+    ``include_nota`` and a standard list (the imbalance and nota variants drop it, as ``_plan`` does)
+    and always in a retrieved one.
     ``rankuq run --plan`` sizes unbuilt lists with it."""
     size = resolve_n(strategy, n, variant)
     answerable = [any(label > 0 for _, label in judged) for judged in pool.judged]
-    unanswerable_kept = include_nota and variant == "standard"
+    unanswerable_kept = variant == "retrieved" or (include_nota and variant == "standard")
     kept = [q for q, has in enumerate(answerable) if has or unanswerable_kept]
     if size is None:
         return sum(len(pool.judged[q]) for q in kept), sum(answerable)
@@ -114,8 +121,8 @@ def build_lists(
     if n is None:
         return _whole_judged_lists(pool, name)
     strategy_class = negatives.get(name)
-    if strategy_class.from_trec_run:
-        return _trec_run_lists(pool, strategy_class(cache_dir), n, seed, variant)
+    if strategy_class.from_trec_run or variant == "retrieved":
+        return _retrieved_lists(pool, strategy_class(cache_dir), n, seed, variant)
     if len(pool.cids) < n:
         raise RankuqError(
             f"{pool.source}: the candidate pool of {pool.task}/{pool.split} holds {len(pool.cids)} "
@@ -137,12 +144,13 @@ def build_lists(
     return _lists_table(pool, lists, name, seed)
 
 
-def _trec_run_lists(pool: Pool, strategy: negatives.Strategy, n: int, seed: int, variant: str) -> pa.Table:
-    """Each query's top ``n`` of a first-stage TREC run, labelled by the pool's judgments (unjudged: 0)."""
-    if variant != "standard":
+def _retrieved_lists(pool: Pool, strategy: negatives.Strategy, n: int, seed: int, variant: str) -> pa.Table:
+    """Each query's top ``n`` of the strategy's ranking (a first-stage TREC run, or BM25's or the
+    dense retriever's over the whole pool), labelled by the pool's judgments (unjudged: 0)."""
+    if variant not in ("standard", "retrieved"):
         raise RankuqError(
             f"variant '{variant}' adds or removes relevant candidates; a run's lists are kept as the run "
-            "ranks them: use variant standard with a run strategy"
+            "ranks them: use variant standard or retrieved with a run strategy"
         )
     queries = np.arange(len(pool.qids))
     ranked = strategy.candidates(pool, queries, np.full(queries.size, n), seed)
@@ -151,7 +159,8 @@ def _trec_run_lists(pool: Pool, strategy: negatives.Strategy, n: int, seed: int,
         labels = dict(pool.judged[q])
         if rows.size:
             lists[q] = [(row, max(labels.get(row, 0), 0)) for row in rows.tolist()]
-    drops = Counter({"not in the run": len(pool.qids) - len(lists)})
+    missing = "not in the run" if strategy.from_trec_run else "with nothing retrieved"
+    drops = Counter({missing: len(pool.qids) - len(lists)})
     _log(pool, strategy.name, n, variant, len(lists), drops)
     return _lists_table(pool, lists, strategy.name, seed)
 

@@ -23,11 +23,12 @@ import pyarrow.parquet as pq
 from rankuq import tasks
 from rankuq.contract import validate_candidates
 from rankuq.errors import RankuqError
-from rankuq.shards import MANIFEST, PART, plain_name
+from rankuq.shards import JUDGMENTS, MANIFEST, PART, plain_name
 from rankuq.tasks import negatives
 from rankuq.tasks.base import require_files
 from rankuq.tasks.embeddings import encoder_id
 from rankuq.tasks.lists import build_lists, check_native, check_settings, resolve_n
+from rankuq.tasks.pool import Pool
 
 # Part of every cache key: bump it when a loader's output changes for the same source bytes.
 SCHEMA_VERSION = "contract1-v3"  # v3: the manifest records each part's bytes
@@ -112,8 +113,24 @@ def build_shards(task: str, split: str, *, root: Path, cache_dir: Path, **option
     if not settings["include_nota"]:
         table = table.filter(pc.invert(table.column("nota")))
     table = validate_candidates(table, f"{task}/{split}")
-    _publish(table, target, int(settings["rows_per_shard"]), settings | _counts(table, len(pool.qids)))
+    judgments = _judgments(pool) if variant == "retrieved" else None
+    manifest = settings | _counts(table, len(pool.qids))
+    _publish(table, target, int(settings["rows_per_shard"]), manifest, judgments)
     return target
+
+
+def _judgments(pool: Pool) -> pa.Table:
+    """Every judgment of the split (qid, cid, label; a negative label as 0), as ir-measures reads
+    qrels: what ``retrieved`` lists, which keep only what was retrieved, are measured against."""
+    pairs = [(q, row, max(label, 0)) for q, judged in enumerate(pool.judged) for row, label in judged]
+    queries, rows, labels = (np.array(column, np.int64) for column in zip(*pairs, strict=True))
+    return pa.table(
+        {
+            "qid": pa.array(pool.qids, pa.string()).take(pa.array(queries)),
+            "cid": pa.array(pool.cids, pa.string()).take(pa.array(rows)),
+            "label": pa.array(labels.astype(np.int8)),
+        }
+    )
 
 
 def _target(cache_dir: Path, task: str, split: str, key: str) -> Path:
@@ -149,8 +166,15 @@ def _counts(table: pa.Table, pool_queries: int) -> dict[str, int]:
     }
 
 
-def _publish(table: pa.Table, target: Path, rows_per_shard: int, manifest: dict[str, object]) -> None:
-    """Write the shards and manifest into a temporary sibling folder, then rename it to ``target``."""
+def _publish(
+    table: pa.Table,
+    target: Path,
+    rows_per_shard: int,
+    manifest: dict[str, object],
+    judgments: pa.Table | None = None,
+) -> None:
+    """Write the shards, the judgments (where given) and the manifest into a temporary sibling
+    folder, then rename it to ``target``."""
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
@@ -160,6 +184,9 @@ def _publish(table: pa.Table, target: Path, rows_per_shard: int, manifest: dict[
             part = temp / PART.format(index)
             pq.write_table(table.slice(start, stop - start), part)
             sizes[part.name] = part.stat().st_size
+        if judgments is not None:
+            pq.write_table(judgments, temp / JUDGMENTS)
+            manifest = manifest | {"judgments": judgments.num_rows}
         manifest = manifest | {"part_bytes": sizes}
         (temp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         os.replace(temp, target)
@@ -193,7 +220,16 @@ def _damage(folder: Path) -> str | None:
             total += pq.read_metadata(path).num_rows
         except (OSError, pa.ArrowException) as error:
             return f"have an unreadable {name} ({error})"
-    return None if total == rows else f"hold {total} rows, the manifest says {rows}"
+    if total != rows:
+        return f"hold {total} rows, the manifest says {rows}"
+    if "judgments" in manifest:
+        try:
+            judged = pq.read_metadata(folder / JUDGMENTS).num_rows
+        except (OSError, pa.ArrowException) as error:
+            return f"have no readable {JUDGMENTS} ({error})"
+        if judged != manifest["judgments"]:
+            return f"hold {judged} judgments, the manifest says {manifest['judgments']}"
+    return None
 
 
 def _shard_bounds(qids: np.ndarray, rows_per_shard: int) -> list[tuple[int, int]]:

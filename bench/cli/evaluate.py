@@ -14,8 +14,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
 MAX_NAME = 100  # a grid name's longest (bench.config.grid's plain names)
+RERANK_DEPTH = 100  # BEIR's reranking depth (Thakur et al., 2021, §5: BM25's top 100)
 # The options of zero-shot evaluation (--model, --task) alone.
-MODEL_OPTIONS = ("--max-length", "--ns", "--n", "--split", "--data-dir", "--seeds", "--plan", "--run-dir")
+MODEL_OPTIONS = (
+    *("--max-length", "--protocol", "--ns", "--n", "--split", "--data-dir", "--seeds", "--plan", "--run-dir"),
+)
 # The file options of black-box evaluation → their dest (bench.cli.parser): TREC runs are trec_run.
 FILE_OPTIONS = {
     "--run": "trec_run",
@@ -103,14 +106,23 @@ def _zero_shot(args: argparse.Namespace) -> None:
     else:
         length, source = own_max_length(args.model)
     splits = tasks.get(args.task)().available_splits(tasks.data_root(args.data_dir))
-    grid = zero_shot_grid(args, length, "dev" in splits and args.split != "dev")
+    dev = "dev" in splits and args.split != "dev"
+    if not dev:
+        _check_fits(args)
+    grid = zero_shot_grid(args, length, dev)
     request = GridRequest(grid, args.run_dir, source=f"--model {args.model}", holder=args.command_line)
     said = sys.stderr if args.json else sys.stdout  # --json: stdout holds the one JSON object
     print(f"max length: {length} tokens ({source})", file=said)
+    protocol = {"protocol": protocol_of(args), "measured": describe_protocol(zero_shot_side(args))}
+    print(f"protocol: {protocol['measured']}", file=said)
     planned = plan_grid(request)  # shown before the long work, then run as it is
     if args.plan and args.json:
         lines = describe(planned).splitlines()
-        print(json.dumps({"max_length": length, "max_length_from": source, "grid": grid, "plan": lines}))
+        print(
+            json.dumps(
+                {"max_length": length, "max_length_from": source} | protocol | {"grid": grid, "plan": lines}
+            )
+        )
         return
     print(describe(planned), file=sys.stdout if args.plan else said)
     if args.plan:
@@ -124,6 +136,21 @@ def _zero_shot(args: argparse.Namespace) -> None:
     print(f"written: leaderboard.md, .csv and report.html in {run_dir}")
 
 
+def _check_fits(args: argparse.Namespace) -> None:
+    """A method fitted on held-out judgments (temperature scaling) needs a dev split the tested
+    one is not: said before any work, in the folder's terms."""
+    from rankuq import methods
+
+    fitted = [name for name in args.methods if methods.get(name).posthoc]
+    if fitted:
+        where = "other queries' judgments in qrels/dev.tsv beside qrels/test.tsv"
+        raise RankuqError(
+            f"--methods {fitted[0]}: it is fitted on a dev split's judgments, and {args.task} has none "
+            f"apart from the split scored; add {where} (the probes then fit there too), or leave "
+            f"{', '.join(fitted)} out (bert and mc_dropout need no fit)"
+        )
+
+
 def board_json(table: "pd.DataFrame") -> str:
     """A board's rows as JSON records; a row of one seed has no spread: its stds are null, not 0.0."""
     import pandas as pd
@@ -133,15 +160,48 @@ def board_json(table: "pd.DataFrame") -> str:
     return table.assign(**{column: table[column].mask(single) for column in stds}).to_json(orient="records")
 
 
-def zero_shot_grid(args: argparse.Namespace, max_length: int, dev: bool) -> dict[str, object]:
-    """The one-condition grid ``evaluate --model`` runs: the checkpoint as given on ``--task``'s
-    lists (``--ns``, ``--n``, ``--split``), the probes fitted on its dev split where it has one
-    (``dev``; else on a held-out part of the tested split, as for a test-only BEIR folder)."""
-    from rankuq.bench.config.grid import condition_name
+def protocol_of(args: argparse.Namespace) -> str:
+    """``--protocol``, or its default: rerank a BEIR folder's retrieved documents (what its users
+    compare with), the papers' lists for the other tasks."""
+    return args.protocol or ("rerank" if args.task.startswith("beir/") else "lists")
 
-    side = {"task": args.task} | {
+
+def describe_protocol(side: dict[str, object]) -> str:
+    """What the numbers of a zero-shot condition whose test side is ``side`` are measured on."""
+    if side.get("variant") == "retrieved":
+        return (
+            f"rerank: the top {side['n']} of {side['ns']} over the whole corpus as retrieved (no relevant "
+            "document put in), measured against the split's full qrels, as BEIR and MTEB report"
+        )
+    return (
+        f"lists: {side.get('n') or 'the'} candidates a query with its relevant ones put in "
+        "(the papers' lists), measured on the lists' own labels; --protocol rerank for BEIR's numbers"
+    )
+
+
+def zero_shot_side(args: argparse.Namespace) -> dict[str, object]:
+    """The lists ``evaluate --model`` scores (``--protocol``, ``--ns``, ``--n``) as a grid's side."""
+    side: dict[str, object] = {"task": args.task} | {
         key: getattr(args, key) for key in ("ns", "n") if getattr(args, key) is not None
     }
+    if protocol_of(args) == "lists":
+        return side
+    return {
+        "task": args.task,
+        "ns": side.get("ns", "bm25"),
+        "n": side.get("n", RERANK_DEPTH),
+        "variant": "retrieved",
+    }
+
+
+def zero_shot_grid(args: argparse.Namespace, max_length: int, dev: bool) -> dict[str, object]:
+    """The one-condition grid ``evaluate --model`` runs: the checkpoint as given on ``--task``'s
+    lists (``--protocol``, ``--ns``, ``--n``, ``--split``), the probes fitted on its dev split where
+    it has one (``dev``; else on a held-out part of the tested split, as for a test-only BEIR folder)."""
+    from rankuq.bench.config.grid import condition_name
+
+    side = zero_shot_side(args)
+    baseline = [] if args.baseline == "none" else [args.baseline]
     label = "-".join(str(value) for value in side.values())
     condition: dict[str, object] = (
         {"tasks": [args.task]}
@@ -152,7 +212,8 @@ def zero_shot_grid(args: argparse.Namespace, max_length: int, dev: bool) -> dict
         "name": short_name(f"zero-shot-{args.model.resolve().name}-{label}"),
         "data_dir": args.data_dir,
         **condition,
-        "methods": {method: {} for method in args.methods},
+        "methods": {method: {} for method in [*args.methods, *baseline]},
+        "baseline": baseline[0] if baseline else None,
         "seeds": args.seeds or [0],
         "model": {"backbone": str(args.model.resolve()), "max_length": max_length},
         "train": {"epochs": 0},

@@ -72,6 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --model: the methods on it, e.g. bert,temperature,mc_dropout (default: bert)",
     )
     evaluate.add_argument(
+        "--baseline",
+        default="bm25",
+        help="with --model: the method the others are tested against (marks † and ‡), added to "
+        "--methods where missing; none for no test (default: bm25)",
+    )
+    evaluate.add_argument(
         "--run-dir",
         type=Path,
         help="with --model: the run's folder (default: runs/zero-shot-<folder>-<task>)",
@@ -83,9 +89,21 @@ def build_parser() -> argparse.ArgumentParser:
         "folder records it; the length used is printed)",
     )
     evaluate.add_argument(
-        "--ns", help="with --model: the lists' negative sampling, e.g. bm25 (default: the task's own lists)"
+        "--protocol",
+        choices=["rerank", "lists"],
+        help="with --model: rerank = the top --n (100) of BM25 (or --ns) as retrieved, measured against "
+        "the task's full qrels, as BEIR and MTEB report; lists = the papers' lists of --n (10) "
+        "candidates with the relevant ones put in, measured on their labels (default: rerank for a "
+        "beir/ task, lists otherwise)",
     )
-    evaluate.add_argument("--n", type=int, help="with --model: candidates per list (default: 10)")
+    evaluate.add_argument(
+        "--ns",
+        help="with --model: the lists' negative sampling, or with --protocol rerank the retriever, e.g. "
+        "bm25 (default: bm25 to rerank, else the task's own lists)",
+    )
+    evaluate.add_argument(
+        "--n", type=int, help="with --model: candidates per list (default: 100 to rerank, else 10)"
+    )
     evaluate.add_argument("--split", help="with --model: the split scored (default: test)")
     evaluate.add_argument(
         "--data-dir", help="with --model: the data folder (default: $RANKUQ_DATA or ../shared/data)"

@@ -28,9 +28,14 @@ _RESAMPLE_CELLS = 1 << 22  # resample × query counts per block (32 MiB of int64
 T = TypeVar("T")
 
 
-def seed_averaged(tables: Sequence[pa.Table], names: Sequence[str]) -> tuple[np.ndarray, dict]:
-    """Per-query metric values averaged over seeds (every seed scores the same queries)."""
-    per_seed = [metrics.per_query(t, names, drop_queries_without_relevant=True) for t in tables]
+def seed_averaged(
+    tables: Sequence[pa.Table], names: Sequence[str], qrels: pa.Table | None = None
+) -> tuple[np.ndarray, dict]:
+    """Per-query metric values averaged over seeds (every seed scores the same queries): against
+    ``qrels`` where given (every query of them), else the tables' labels (queries with a relevant one)."""
+    per_seed = [
+        metrics.per_query(t, names, qrels=qrels, drop_queries_without_relevant=qrels is None) for t in tables
+    ]
     qids = per_seed[0][0]
     if any(not np.array_equal(qids, other) for other, _ in per_seed[1:]):
         raise RankuqError("the seeds of a cell scored different queries; clear the run's predictions cache")
@@ -38,10 +43,14 @@ def seed_averaged(tables: Sequence[pa.Table], names: Sequence[str]) -> tuple[np.
 
 
 def significance(
-    tables: Mapping[str, Sequence[pa.Table]], baseline: str, names: Sequence[str]
+    tables: Mapping[str, Sequence[pa.Table]],
+    baseline: str,
+    names: Sequence[str],
+    qrels: pa.Table | None = None,
 ) -> dict[str, dict[str, float]]:
     """method → metric → p-value against ``baseline``, for the methods of one condition (the
-    baseline has none), over the queries with a relevant candidate.
+    baseline has none), over the queries with a relevant candidate (every query of ``qrels`` for
+    the ranking metrics, where the lists are measured against them).
 
     Ranking metrics: a two-sided paired t-test on per-query values averaged over seeds. The
     calibration errors and scoring rules (``CALIBRATION_ERRORS``): ``bootstrap_p``, a paired
@@ -52,7 +61,7 @@ def significance(
     calibration = [name for name in names if name in CALIBRATION_ERRORS]
     p_values: dict[str, dict[str, float]] = {method: {} for method in tables if method != baseline}
     if ranking:
-        base, others = _same_queries(tables, baseline, lambda seeds, _: seed_averaged(seeds, ranking))
+        base, others = _same_queries(tables, baseline, lambda seeds, _: seed_averaged(seeds, ranking, qrels))
         for method, values in others.items():
             p_values[method] |= {name: paired_t(values[name], base[name]).p for name in ranking}
     if calibration:

@@ -243,9 +243,10 @@ def side_lists(spec: GridSpec, side: Side, split: str) -> Lists:
         side.ns or (spec.train.ns if split == "train" else None),
         side.n,
         side.variant,
-        # NOTA lists are what the nota variant and probe are about; ranking metrics skip them anyway.
+        # NOTA lists are what the nota variant and probe are about; ranking metrics skip them anyway,
+        # except on retrieved lists, measured against the full judgments: there they count as 0.
         include_nota=split == "train"
-        or side.variant == "nota"
+        or side.variant in ("nota", "retrieved")
         or spec.eval.include_nota
         or "nota" in spec.eval.probes,
     )

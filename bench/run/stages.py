@@ -41,6 +41,7 @@ from rankuq.bench.results.leaderboard import RANKING_METRICS, leaderboard
 from rankuq.bench.rundir.atomic import atomic_write
 from rankuq.bench.rundir.layout import BEST_FILE
 from rankuq.methods.base import Fitted
+from rankuq.shards import read_judgments
 from rankuq.tasks.base import data_root
 from rankuq.tasks.shards import build_shards
 
@@ -261,25 +262,30 @@ def aggregate(plan: Plan, tested: Tables, studies: dict[Cell, Study]) -> Evaluat
     baseline), the plot index, leaderboard.csv, seeds.csv (every probe value of every seed) and
     queries.parquet (the same split by query: what `rankuq findings` resamples), and the Markdown and
     HTML reports."""
-    results = pd.DataFrame([_seed_row(cell, tested[cell], studies[cell]) for cell in plan.cells])
-    board = leaderboard(results, _significance(plan, tested), plan.spec.baseline)
+    judgments = {condition: read_judgments(folder) for condition, folder in plan.tested.items()}
+    rows = [_seed_row(cell, tested[cell], studies[cell], judgments[cell.condition]) for cell in plan.cells]
+    results = pd.DataFrame(rows)
+    board = leaderboard(results, _significance(plan, tested, judgments), plan.spec.baseline)
     return Evaluation(results, board, write_grid_files(plan, results, board, studies))
 
 
-def _seed_row(cell: Cell, table: pa.Table, study: Study) -> dict[str, object]:
+def _seed_row(cell: Cell, table: pa.Table, study: Study, judgments: pa.Table | None) -> dict[str, object]:
     """A seed's leaderboard values: ranking metrics and, for probabilities, Penha & Hauff, 2021's balanced
     ECE, the pooled ECE.all, Brier and NLL (from the table, probes or not), then the probes' headline
     values. Scores that are not probabilities (BM25's) get none of them and no ERCE: the probe's ERCE
-    of raw scores says nothing."""
+    of raw scores says nothing. Retrieved lists are measured against their split's ``judgments``
+    (every query of the qrels, as ir-measures does), other lists against their own labels."""
     probabilistic = is_probabilistic(table)
     names = [*RANKING_METRICS, *(CALIBRATION if probabilistic else ())]
-    values = metrics.compute(table, names, drop_queries_without_relevant=True)
+    values = metrics.compute(table, names, qrels=judgments, drop_queries_without_relevant=judgments is None)
     keys = {"condition": cell.condition, "method": cell.method, "seed": cell.seed}
     row = {**keys, **dict.fromkeys(CALIBRATION, np.nan), **headline(study.metrics), **values}
     return row if probabilistic else {**row, "ERCE": np.nan}
 
 
-def _significance(plan: Plan, tested: Tables) -> dict[tuple[str, str], dict[str, float]]:
+def _significance(
+    plan: Plan, tested: Tables, judgments: dict[str, pa.Table | None]
+) -> dict[tuple[str, str], dict[str, float]]:
     """Each (condition, method)'s p-values against the baseline method of that condition."""
     baseline = plan.spec.baseline
     if baseline is None:
@@ -290,6 +296,7 @@ def _significance(plan: Plan, tested: Tables) -> dict[tuple[str, str], dict[str,
         for cell, table in tested.items():
             if cell.condition == condition:
                 tables.setdefault(cell.method, []).append(table)
-        tests = significance(tables, baseline, [*RANKING_METRICS, *CALIBRATION_ERRORS])
+        names = [*RANKING_METRICS, *CALIBRATION_ERRORS]
+        tests = significance(tables, baseline, names, judgments[condition])
         p_values.update({(condition, method): values for method, values in tests.items()})
     return p_values

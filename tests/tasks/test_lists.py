@@ -218,7 +218,9 @@ def test_trec_run_lists_are_its_top_n_as_they_are(
         assert sorted(row["cid"] for row in rows) == ["d0", "d1", "d2"]  # the top 3 by score
         assert all(row["label"] == judged[qid].get(row["cid"], 0) for row in rows)
         assert {row["ns"] for row in rows} == {f"run:{run}"}
-    with pytest.raises(RankuqError, match=r"variant 'imbalance' .* use variant standard with a run strategy"):
+    with pytest.raises(
+        RankuqError, match=r"variant 'imbalance' .* use variant standard or retrieved with a run strategy"
+    ):
         build_lists(pool, f"run:{run}", n=3, variant="imbalance")
 
 

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -294,3 +295,40 @@ def test_bad_list_settings(tmp_path: Path, kwargs: dict[str, object], message: s
     with pytest.raises(RankuqError, match=message):
         build_shards(**arguments, root=tasks.data_root(), cache_dir=tmp_path)  # type: ignore[arg-type]
     assert not list(tmp_path.iterdir())
+
+
+def test_retrieved_lists_keep_what_bm25_ranks_and_carry_the_full_judgments(tmp_path: Path) -> None:
+    """The retrieved variant (BEIR's reranking protocol): each WikiQA dev question's top 5 of BM25
+    over the whole corpus as retrieved, nothing put in; qrels.parquet holds every judgment of the
+    split, so relevant sentences BM25 missed still count against the lists."""
+    from rankuq.shards import read_judgments
+    from rankuq.tasks.negatives import BM25
+
+    options = {"strategy": "bm25", "n": 5, "variant": "retrieved"}
+    folder = build_shards("wikiqa", "dev", root=tasks.data_root(), cache_dir=tmp_path, **options)
+    lists, judgments = read_shards(folder), read_judgments(folder)
+    pool = WikiQA().pool("dev", tasks.data_root())
+    assert judgments is not None and judgments.num_rows == sum(len(judged) for judged in pool.judged)
+    assert lists.group_by("qid").aggregate([("cid", "count")])["cid_count"].to_pylist() == [5] * len(
+        pool.qids
+    )
+    top = BM25().candidates(pool, np.arange(len(pool.qids)), np.full(len(pool.qids), 5), 0)
+    retrieved = {pool.qids[q]: {pool.cids[row] for row in rows} for q, rows in enumerate(top)}
+    assert all(retrieved[qid] == set(cids) for qid, cids in _cids_by_query(lists).items())
+    relevant = {(q, c) for q, c, label in zip(*judgments.to_pydict().values(), strict=True) if label > 0}
+    listed = {
+        (q, c)
+        for q, c, label in zip(
+            lists["qid"].to_pylist(), lists["cid"].to_pylist(), lists["label"].to_pylist(), strict=True
+        )
+        if label > 0
+    }
+    assert listed < relevant  # some relevant sentence is not in BM25's top 5, and none was put in
+    assert read_judgments(build_shards("wikiqa", "dev", root=tasks.data_root(), cache_dir=tmp_path)) is None
+
+
+def _cids_by_query(table: pa.Table) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for qid, cid in zip(table["qid"].to_pylist(), table["cid"].to_pylist(), strict=True):
+        found.setdefault(qid, []).append(cid)
+    return found

@@ -3,6 +3,7 @@ length (said in one line), and a member of a finished grid scored again as given
 seed's row of the grid's results."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +25,12 @@ def test_plan_on_a_beir_folder_says_the_length_and_the_estimate(cross_encoder, b
     assert main([*command, "--data-dir", str(beir_data), "--run-dir", str(run_dir), "--plan"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "max length: 512 tokens (tokenizer_config.json's model_max_length)"
-    assert out[1].startswith(f"grid zero-shot-{cross_encoder.name}-beir-my-data: 1 cells (1 condition ×")
-    assert any(line.split() == ["bert", "test", "80"] for line in out)  # 8 queries × 10 BM25 candidates
+    assert out[1].startswith("protocol: rerank: the top 100 of bm25 over the whole corpus as retrieved")
+    name = f"zero-shot-{cross_encoder.name}-beir-my-data-bm25-100-retrieved"
+    assert out[2].startswith(f"grid {name}: 2 cells (1 condition × 2 methods × 1 seed)")
+    corpus = len((beir_data / "beir" / "my-data" / "corpus.jsonl").read_text().splitlines())
+    # 8 queries × their top 100 of BM25, the whole corpus where it is smaller
+    assert any(line.split() == ["bert", "test", f"{8 * min(100, corpus):,}"] for line in out)
     assert not run_dir.exists()  # a plan writes nothing
 
 
@@ -35,8 +40,9 @@ def test_the_list_settings_reach_the_grid(cross_encoder, tmp_path, capsys):
     assert main([*command, *extra, "--run-dir", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "max length: 48 tokens (--max-length)"
+    assert out[1].startswith("protocol: lists: 5 candidates a query")  # the papers' lists on a task
     assert (
-        f"zero-shot-{cross_encoder.name}-wikiqa-bm25-5: 2 cells (1 condition × 1 method × 2 seeds)" in out[1]
+        f"zero-shot-{cross_encoder.name}-wikiqa-bm25-5: 4 cells (1 condition × 2 methods × 2 seeds)" in out[2]
     )
     # the pairs scored: WikiQA dev's 126 questions with a correct answer × 5 BM25 candidates × 2 seeds
     assert any(line.split() == ["bert", "test", "1,260"] for line in out)
@@ -47,7 +53,7 @@ def test_a_long_folder_name_gets_a_short_grid_name(cross_encoder, tmp_path, caps
 
     folder = shutil.copytree(cross_encoder, tmp_path / ("my-cross-encoder-" + "x" * 100))
     assert main(["evaluate", "--model", str(folder), "--task", "wikiqa", "--plan"]) == 0
-    name = capsys.readouterr().out.splitlines()[1].split()[1].rstrip(":")
+    name = capsys.readouterr().out.splitlines()[2].split()[1].rstrip(":")
     assert len(name) == 100 and name.startswith("zero-shot-my-cross-encoder-xxx")
 
 
@@ -122,12 +128,15 @@ def test_plan_json_prints_one_json_object(cross_encoder, beir_data, tmp_path, ca
     ]
     assert main([*command, "--run-dir", str(tmp_path / "run"), "--plan", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
-    assert (found["max_length"], found["grid"]["tasks"], found["grid"]["train"]) == (
+    (condition,) = found["grid"]["shifts"]
+    assert (found["max_length"], found["protocol"], condition["test"], found["grid"]["train"]) == (
         512,
-        ["beir/my-data"],
+        "rerank",
+        {"task": "beir/my-data", "ns": "bm25", "n": 100, "variant": "retrieved"},
         {"epochs": 0},
     )
-    assert found["plan"][0].startswith(f"grid zero-shot-{cross_encoder.name}-beir-my-data: 1 cells")
+    name = f"zero-shot-{cross_encoder.name}-beir-my-data-bm25-100-retrieved"
+    assert found["plan"][0].startswith(f"grid {name}: 2 cells")
 
 
 def test_n_below_2_is_one_line_not_the_default(cross_encoder, capsys):
@@ -188,3 +197,55 @@ def test_the_json_board_has_no_std_for_one_seed():
     rows = json.loads(board_json(table))
     assert rows[0]["R@1 std"] is None and rows[0]["R@1"] == 0.5
     assert rows[1]["R@1 std"] == 0.02
+
+
+def test_a_beir_folders_default_numbers_are_ir_measures_on_its_full_qrels(cross_encoder, tmp_path, capsys):
+    """Issue 48: a BEIR folder was scored on lists with its relevant documents put in and measured on
+    the lists' labels. By default now BM25's top 100 is reranked as retrieved and measured against the
+    folder's whole qrels: the board's numbers are ir-measures' on the predictions and qrels/test.tsv,
+    for the reranker and for BM25, and a query whose relevant sentence BM25 misses counts."""
+    import ir_measures
+    import pyarrow.parquet as pq
+
+    from .conftest import write_beir_folder
+
+    folder = write_beir_folder(tmp_path / "data" / "beir" / "my-data", questions=12)
+    run_dir = tmp_path / "run"
+    command = ["evaluate", "--model", str(cross_encoder), "--task", "beir/my-data", "--n", "3"]
+    assert main([*command, "--data-dir", str(tmp_path / "data"), "--run-dir", str(run_dir), "--json"]) == 0
+    board = pd.DataFrame(json.loads(capsys.readouterr().out)).set_index("method")
+    qrels = pd.read_csv(folder / "qrels" / "test.tsv", sep="\t", dtype=str).astype({"score": int})
+    qrels.columns = ["query_id", "doc_id", "relevance"]
+    measures = {"AP": ir_measures.AP, "nDCG@10": ir_measures.nDCG @ 10, "RR": ir_measures.RR}
+    measures |= {"R@1": ir_measures.R @ 1, "P@1": ir_measures.P @ 1}
+    missed = 0
+    for method in ("bert", "bm25"):
+        (file,) = (run_dir / "predictions").glob(f"*/{method}/seed-0-*.parquet")
+        table = pq.read_table(file).to_pandas()
+        run = pd.DataFrame({"query_id": table.qid, "doc_id": table.cid, "score": table.prob_mean})
+        expected = ir_measures.calc_aggregate(list(measures.values()), qrels, run)
+        for name, measure in measures.items():
+            assert board.loc[method, name] == pytest.approx(expected[measure], abs=1e-9), (method, name)
+        missed = table.groupby("qid").label.max().eq(0).sum() + qrels.query_id.nunique() - table.qid.nunique()
+    assert missed > 0  # 3 retrieved of each page's sentences: some question's correct one is not among them
+
+
+def test_temperature_on_a_test_only_folder_says_what_to_add(cross_encoder, beir_data, tmp_path, capsys):
+    """Issue 48: own-data.md's step 4 failed on step 1's folder with advice in grid terms ("use it as a
+    shift's test side"); now the one line names the file to add, or the method to leave out."""
+    command = [
+        "evaluate",
+        "--model",
+        str(cross_encoder),
+        "--task",
+        "beir/my-data",
+        "--data-dir",
+        str(beir_data),
+    ]
+    extra = ["--methods", "bert,temperature,mc_dropout", "--run-dir", str(tmp_path / "run"), "--plan"]
+    assert main([*command, *extra]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "add other queries' judgments in qrels/dev.tsv beside qrels/test.tsv" in line
+    assert "leave temperature out" in line
+    assert not re.search(r"\b(shift|side|grid|condition)", line)
+    assert main([*command, "--methods", "bert,mc_dropout", "--run-dir", str(tmp_path / "run"), "--plan"]) == 0
