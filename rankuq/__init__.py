@@ -7,19 +7,14 @@ the command). This folder's own modules hold what all three share and import (er
 the offline backbone loader, the candidate-list contract and shard reading); they import none of them.
 """
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from rankuq import gpu_env
+from rankuq.version import __version__ as __version__
 
 # First of all: JAX and TensorFlow kept off the GPU before any module that may import them (bm25s
 # starts JAX at import), in whichever process imports rankuq: the CLI, the API, a Ray worker.
 gpu_env.apply()
-
-try:
-    __version__ = version("rankuq")
-except PackageNotFoundError:  # imported from a source tree that was never installed
-    __version__ = "0+unknown"
 
 
 # The notebook API, rankuq.run_grid(…) & co.: the top library layer's functions (rankuq.bench.api)

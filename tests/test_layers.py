@@ -207,3 +207,44 @@ def test_the_private_import_rule_finds_one(tmp_path):
         "bench/cli/main.py: rankuq.bench.cli.run._run",
         "bench/cli/main.py: rankuq.bench._hidden",
     }
+
+
+def module_name(path: Path) -> str:
+    """The module a file of the tree is, as Python imports it (the top folders are rankuq's)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] != "rankuq":
+        parts.insert(0, "rankuq")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → the modules of the library it imports (in functions and under TYPE_CHECKING too):
+    ``from a import b`` reaches the module a.b where there is one, else a itself."""
+    files = [
+        path
+        for top in ("rankuq", *FORBIDDEN.keys() - {"rankuq"}, "bench")
+        for path in sorted((ROOT / top).glob("**/*.py"))
+        if top != "rankuq" or path.relative_to(ROOT / "rankuq").parts[0] not in ("bench", "tasks", "methods")
+    ]
+    modules = {module_name(path): path for path in files}
+    graph = {}
+    for name, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found = [f"{node.module}.{alias.name}" for alias in node.names]
+                targets |= {f if f in modules else node.module for f in found}
+        graph[name] = {target for target in targets if target in modules and target != name}
+    return graph
+
+
+def test_the_library_s_imports_have_no_circle():
+    """Issue 49: findings' runs → preconditions → sides → runs was a circle the layer rule (between
+    subpackages) could not see. graphlib names one circle where there is any."""
+    import graphlib
+
+    graph = import_graph()
+    assert len(graph) > 150 and "rankuq.bench.findings.runs" in graph
+    graphlib.TopologicalSorter(graph).prepare()  # raises CycleError with the circle's modules

@@ -3,9 +3,9 @@
 import argparse
 from pathlib import Path
 
-from rankuq import __version__
 from rankuq.bench.cli.common import EVALUATE_PROBES, comma_names
 from rankuq.bench.cli.compare import add_parser as add_compare
+from rankuq.version import __version__
 
 DESCRIPTION = (
     "The rankuq command: run a grid, list the registries, evaluate or compare black-box runs, report a grid."

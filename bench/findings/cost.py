@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from rankuq.bench.findings import statistics
-from rankuq.bench.findings.claims import CPU, Claim
-from rankuq.bench.findings.preconditions import Check
+from rankuq.bench.findings.claims import CPU, Check, Claim
 from rankuq.bench.findings.rows import Measured, Row
 
 # What the "cpu" column holds for a CPU: method_cost's cpu_flags (a list of these flags, "flags

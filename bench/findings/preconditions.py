@@ -6,12 +6,11 @@ ceiling for the paper's effect, and a risk aversion b that is not 0 in every see
 the condition *untestable* with the reason; its effect is still measured and shown."""
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from rankuq.bench.findings import conditions, statistics
-from rankuq.bench.findings.claims import Claim, Precondition
+from rankuq.bench.findings.claims import Check, Claim, Precondition
 from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.sides import bootstrap, no_shift_condition, source_condition
 from rankuq.bench.probes.parts import QueryParts
@@ -39,15 +38,6 @@ RULES: dict[str, str] = {
     "repeats": "a timing rests on at least 10 timed repeats, tested exactly over them (a sign-flip "
     "test, whose smallest p over n repeats is 2 / 2ⁿ: 0.25 at 3, 0.002 at 10); the row says n",
 }
-
-
-@dataclass(frozen=True)
-class Check:
-    """One precondition in one condition: passed, failed, or not checkable (``passed`` None)."""
-
-    name: Precondition
-    passed: bool | None
-    detail: str
 
 
 def check(name: Precondition, claim: Claim, run: FinishedRun, condition: str, reference: float) -> Check:

@@ -5,8 +5,7 @@ import math
 from dataclasses import dataclass
 
 from rankuq.bench.findings import statistics
-from rankuq.bench.findings.claims import Claim
-from rankuq.bench.findings.preconditions import Check
+from rankuq.bench.findings.claims import Check, Claim
 from rankuq.bench.findings.runs import FinishedRun
 
 

@@ -8,8 +8,9 @@ import math
 import shlex
 from collections.abc import Sequence
 
+from rankuq.bench.findings.claims import Check
 from rankuq.bench.findings.grid_files import GRIDS
-from rankuq.bench.findings.preconditions import Check, ranker_check, shift_hurts
+from rankuq.bench.findings.preconditions import ranker_check, shift_hurts
 from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.sides import source_condition
 from rankuq.bench.results.provenance import STALE

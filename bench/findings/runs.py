@@ -4,14 +4,14 @@ metrics split by query), and method_cost's CSV."""
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
 from rankuq.bench.config.grid import GridSpec, Side, load_grid
-from rankuq.bench.findings.claims import COST_COLUMNS, Kind
+from rankuq.bench.findings.claims import COST_COLUMNS, Check, Kind
 from rankuq.bench.findings.conditions import Conditions, of_spec
 from rankuq.bench.findings.grid_files import GridFile, against_grid_file
 from rankuq.bench.probes.parts import QueryParts, read_parts
@@ -19,9 +19,6 @@ from rankuq.bench.results.boards import read_leaderboard, read_whole_csv
 from rankuq.bench.results.provenance import PREDICTIONS_KEY, PROBES, Provenance, check
 from rankuq.bench.rundir.layout import RunLayout
 from rankuq.errors import RankuqError
-
-if TYPE_CHECKING:  # preconditions reads runs; its checks are cached here
-    from rankuq.bench.findings.preconditions import Check
 
 
 @dataclass(frozen=True)
@@ -38,7 +35,7 @@ class FinishedRun:
     tested: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # condition → (test task, ns)
     trained: dict[str, Side] = field(default_factory=dict)  # condition → its training side
     # (precondition, condition, ranker) → its check: a bootstrap that many claims of a condition share
-    checked: "dict[tuple[str, str, str], Check]" = field(default_factory=dict, compare=False, repr=False)
+    checked: dict[tuple[str, str, str], Check] = field(default_factory=dict, compare=False, repr=False)
     grid_file: GridFile | None = None  # its grid against bench/grids/NAME.yaml (None: not compared)
 
     @property

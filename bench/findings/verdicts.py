@@ -18,9 +18,9 @@ from dataclasses import replace
 import pandas as pd
 
 from rankuq.bench.findings import statistics
-from rankuq.bench.findings.claims import COST, Claim
+from rankuq.bench.findings.claims import COST, Check, Claim
 from rankuq.bench.findings.cost import assess_cost
-from rankuq.bench.findings.preconditions import Check, check, shift_hurts
+from rankuq.bench.findings.preconditions import check, shift_hurts
 from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.sides import bootstrap, contrast, digest, no_shift_condition, side_values, sides_of

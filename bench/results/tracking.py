@@ -46,7 +46,7 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.store.tracking import SEARCH_MAX_RESULTS_THRESHOLD
 from mlflow.utils.validation import MAX_TAG_VAL_LENGTH
 
-import rankuq
+from rankuq import version
 from rankuq.bench.rundir.atomic import atomic_write
 from rankuq.bench.rundir.layout import TRIALS_FILE
 
@@ -351,8 +351,8 @@ def backbone_params(model: "ModelConfig") -> dict[str, str]:
 
 def checkout_tags() -> dict[str, str]:
     """Tags saying which rankuq logged an MLflow run: its version and, from a git checkout, the commit."""
-    tags = {"rankuq.version": rankuq.__version__}
-    source = Path(rankuq.__file__).resolve().parents[1]
+    tags = {"rankuq.version": version.__version__}
+    source = Path(version.__file__).resolve().parents[1]  # the checkout holding rankuq/
     try:
         done = subprocess.run(
             ["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10

@@ -30,6 +30,15 @@ Precondition = Literal["works_in_domain", "shift_hurts", "headroom", "b_selected
 
 
 @dataclass(frozen=True)
+class Check:
+    """One precondition in one condition: passed, failed, or not checkable (``passed`` None)."""
+
+    name: Precondition
+    passed: bool | None
+    detail: str
+
+
+@dataclass(frozen=True)
 class Paper:
     """A paper (or a pair of papers read together) whose claims the registry holds, by the name the
     report counts its verdicts under (/work/shared/papers has the texts)."""

@@ -190,7 +190,7 @@ def test_an_untestable_claim_names_its_cause_once(lower_ece):
     """The claim's note gives the first failed precondition's detail and where else it (or another)
     failed, by name; a condition's verdict cell names the precondition, its detail being in the
     preconditions cell beside it."""
-    from rankuq.bench.findings.preconditions import Check
+    from rankuq.bench.findings.claims import Check
     from rankuq.bench.findings.render import _conditions_table
     from rankuq.bench.findings.rows import Measured, Row
     from rankuq.bench.findings.verdicts import untestable_note
