@@ -9,7 +9,6 @@ is cached in its folder: ``trials.csv`` (one row per trial and epoch) and ``best
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import optuna
@@ -24,40 +23,13 @@ from ray.tune.search.optuna import OptunaSearch
 from rankuq.bench.config.search_space import SearchConfig, tuned_config
 from rankuq.bench.engine.member_training import search_trial
 from rankuq.bench.engine.session import leave_ctrl_c_to_driver
-from rankuq.bench.planning.jobs import SearchTrial, TrainJob
+from rankuq.bench.planning.jobs import SearchResult, SearchTrial, TrainJob
 from rankuq.bench.planning.plan import SearchJob
 from rankuq.bench.probes.base import ScoredLists
 from rankuq.bench.probes.risk import risk_aware_mean
 from rankuq.bench.rundir.atomic import staged_folder
 from rankuq.bench.rundir.layout import BEST_FILE, TRIALS_FILE
 from rankuq.errors import RankuqError
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """What one search chose, and where its trial table lies."""
-
-    name: str  # what was searched, e.g. "bert on wikiqa"
-    metric: str
-    best: dict[str, JsonValue]  # searched key → chosen value
-    score: float  # the best trial's dev metric at its last epoch
-    trials: int
-    stopped: int  # trials the scheduler stopped before the last epoch
-    folder: Path
-    cached: bool
-
-    def line(self) -> str:
-        """The console's line for this search."""
-        chosen = ", ".join(f"{key}={_short(value)}" for key, value in self.best.items())
-        stopped = f" ({self.stopped} stopped early)" if self.stopped else ""
-        return (
-            f"[bold]search[/] {self.name}: {self.trials} trials{stopped}, "
-            f"best dev {self.metric} {self.score:.4f} at {chosen}" + (" (cached)" if self.cached else "")
-        )
-
-
-def _short(value: JsonValue) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def tuned_job(job: TrainJob, chosen: Mapping[str, JsonValue]) -> TrainJob:

@@ -8,9 +8,11 @@ method's parameters are validated by the method a job names.
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Self
 
-from pydantic import BaseModel, ConfigDict, SerializeAsAny, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, JsonValue, SerializeAsAny, ValidationInfo, field_validator
 
 from rankuq import methods
 from rankuq.backbone import ModelConfig
@@ -103,3 +105,30 @@ class FitJob(Spec):
     def with_threads(self, threads: int) -> "FitJob":
         """The job fitted with the torch threads its cell's scorer gets (the same numbers)."""
         return self.model_copy(update={"scorer": self.scorer.model_copy(update={"threads": threads})})
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What one search chose, and where its trial table lies."""
+
+    name: str  # what was searched, e.g. "bert on wikiqa"
+    metric: str
+    best: dict[str, JsonValue]  # searched key → chosen value
+    score: float  # the best trial's dev metric at its last epoch
+    trials: int
+    stopped: int  # trials the scheduler stopped before the last epoch
+    folder: Path
+    cached: bool
+
+    def line(self) -> str:
+        """The console's line for this search."""
+        chosen = ", ".join(f"{key}={_short(value)}" for key, value in self.best.items())
+        stopped = f" ({self.stopped} stopped early)" if self.stopped else ""
+        return (
+            f"[bold]search[/] {self.name}: {self.trials} trials{stopped}, "
+            f"best dev {self.metric} {self.score:.4f} at {chosen}" + (" (cached)" if self.cached else "")
+        )
+
+
+def _short(value: JsonValue) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

@@ -52,8 +52,8 @@ from rankuq.bench.rundir.layout import TRIALS_FILE
 
 if TYPE_CHECKING:
     from rankuq.backbone import ModelConfig
-    from rankuq.bench.engine.search import SearchResult
     from rankuq.bench.evaluation.probe_cache import Study
+    from rankuq.bench.planning.jobs import SearchResult
     from rankuq.bench.planning.plan import Cell, Plan
 
 from rankuq.bench.results.mlflow_names import (

@@ -29,10 +29,10 @@ from rankuq.bench.engine.cluster import Cluster
 from rankuq.bench.engine.members import train_members
 from rankuq.bench.engine.posthoc import fit_posthoc
 from rankuq.bench.engine.scoring import score_cells, score_shards
-from rankuq.bench.engine.search import SearchResult, search_risk_b, search_training
+from rankuq.bench.engine.search import search_risk_b, search_training
 from rankuq.bench.evaluation.paired_tests import CALIBRATION_ERRORS, significance
 from rankuq.bench.evaluation.probe_cache import PROBES_VERSION, Study, cached_probes, headline
-from rankuq.bench.planning.jobs import ScorerSpec
+from rankuq.bench.planning.jobs import ScorerSpec, SearchResult
 from rankuq.bench.planning.plan import Cell, Plan, content_key
 from rankuq.bench.predictions import is_probabilistic, read_cached_predictions, write_cached_predictions
 from rankuq.bench.probes import scored_lists
