@@ -211,10 +211,18 @@ class NeuralMethod(Method):
     def on_epoch_start(self, model: nn.Module) -> None:
         """Called by training before every epoch (e.g. to restart a posterior accumulated per epoch)."""
 
-    def parameter_groups(self, model: nn.Module) -> list[dict[str, Any]]:
+    def parameter_groups(self, model: nn.Module, head_lr: float | None = None) -> list[dict[str, Any]]:
         """The optimiser's parameter groups; a group with its own ``lr`` keeps it, the rest take the
-        grid's ``train.lr`` (a head trained from scratch on a pretrained encoder needs a larger one)."""
-        return [{"params": list(model.parameters())}]
+        grid's ``train.lr``. ``head_lr`` (the grid's ``train.head_lr``) gives the cross-encoder's new
+        relevance head, its ``classifier``, a rate of its own: it starts from nothing."""
+        if head_lr is None:
+            return [{"params": list(model.parameters())}]
+        head = getattr(model, "classifier", None)
+        if not isinstance(head, nn.Module):
+            raise RankuqError(
+                f"train.head_lr: {type(model).__name__} has no classifier module to give it; drop head_lr"
+            )
+        return split_groups(model, head, head_lr)
 
     # --- how it samples ---
     @abstractmethod
@@ -360,3 +368,10 @@ def create(
     if not isinstance(params, MethodParams):
         params = kind.parse(params, where or f"methods.{name}")
     return kind(params)
+
+
+def split_groups(model: nn.Module, head: nn.Module, head_lr: float) -> list[dict[str, Any]]:
+    """Two parameter groups: ``head``'s weights at ``head_lr``, the rest of ``model``'s at the grid's rate."""
+    mine = list(head.parameters())
+    rest = [weight for weight in model.parameters() if all(weight is not own for own in mine)]
+    return [{"params": rest}, {"params": mine, "lr": head_lr}]

@@ -11,7 +11,7 @@ from torch import nn
 from torch.nn.utils import parametrize
 
 from rankuq.backbone import ModelConfig, load_tokenizer
-from rankuq.methods.base import WEIGHTS_FILE, MethodParams, NeuralMethod
+from rankuq.methods.base import WEIGHTS_FILE, MethodParams, NeuralMethod, split_groups
 from rankuq.methods.encoders import BertFeatures, ConvKNRMFeatures, EncoderName, build_encoder
 from rankuq.methods.losses import ranking_loss
 
@@ -76,16 +76,15 @@ class HeadMethod(NeuralMethod):
         unset = {"head_lr"} if self.head_lr() is None else set()
         return {"method": self.name, **self.params.model_dump(exclude=set(self.inference_only) | unset)}
 
-    def parameter_groups(self, model: nn.Module) -> list[dict[str, Any]]:
-        """The head at ``head_lr`` where one is set: a head trained from nothing on a pretrained
-        encoder moves too little at the encoder's rate in the few hundred steps of a grid's member."""
-        head_lr = self.head_lr()
-        if head_lr is None:
-            return super().parameter_groups(model)
+    def parameter_groups(self, model: nn.Module, head_lr: float | None = None) -> list[dict[str, Any]]:
+        """The head at the method's ``head_lr``, else at the grid's (``head_lr``), else with the rest:
+        a head trained from nothing on a pretrained encoder moves too little at the encoder's rate
+        in the few hundred steps of a grid's member."""
+        rate = self.head_lr() or head_lr
+        if rate is None:
+            return [{"params": list(model.parameters())}]
         assert isinstance(model, Ranker)
-        head = list(model.head.parameters())
-        rest = [weight for weight in model.parameters() if all(weight is not mine for mine in head)]
-        return [{"params": rest}, {"params": head, "lr": head_lr}]
+        return split_groups(model, model.head, rate)
 
     def head_lr(self) -> float | None:
         """``head_lr`` of a method whose parameters are ``HeadParams`` (Conv-KNRM's are not)."""

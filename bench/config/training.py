@@ -59,6 +59,12 @@ class TrainConfig(BaseModel):
         float,
         Field(gt=0, le=1, description="AdamW's step size (above 1 a step moves a weight by more than 1)"),
     ] = 5e-5
+    head_lr: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None,
+        description="AdamW's step size for the new relevance head (the classifier, or a head method's "
+        "head where the method sets none); None: lr. A head that starts from nothing on a pretrained "
+        "encoder moves too little at the encoder's rate in a few hundred steps",
+    )
     warmup: Annotated[float, Field(ge=0, lt=1)] = 0.1
     max_queries: Annotated[int, Field(ge=1)] | None = Field(None, description="cap on training queries")
     negatives: Annotated[int, Field(ge=1, le=100)] = Field(
@@ -85,4 +91,6 @@ class TrainConfig(BaseModel):
             data.pop("early_stopping", None)
         if data.get("precision") == "fp32":  # likewise: fp32 grids keep their keys
             data.pop("precision", None)
+        if data.get("head_lr") is None:  # and grids without a head rate
+            data.pop("head_lr", None)
         return data

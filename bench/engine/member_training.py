@@ -72,7 +72,7 @@ def _fine_tune(
         resume=resume,
         on_epoch_end=on_epoch_end,
         shard=shard,
-        parameter_groups=method.parameter_groups(model),
+        parameter_groups=method.parameter_groups(model, train_config.head_lr),
     )
 
 
