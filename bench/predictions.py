@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rankuq.bench.rundir.atomic import staged_file
+from rankuq.atomic import staged_file
 from rankuq.errors import RankuqError
 
 PREDICTION_SCHEMA = pa.schema(

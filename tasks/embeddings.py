@@ -10,8 +10,6 @@ settings and the texts, so shards that differ only in n, seed or variant never e
 import contextlib
 import functools
 import hashlib
-import os
-import tempfile
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from rankuq.atomic import staged_file
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -121,13 +121,8 @@ def embed(texts: list[str], cache_dir: Path | None = None) -> np.ndarray:
         return np.load(path)
     vectors = encode(texts)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as file:
-            np.save(file, vectors)
-        os.replace(temp, path)  # readers see the whole file or none
-    finally:
-        Path(temp).unlink(missing_ok=True)
+    with staged_file(path, shared=True) as staging, staging.open("wb") as file:
+        np.save(file, vectors)  # readers see the whole file or none
     return vectors
 
 

@@ -9,9 +9,7 @@ folder, which lookups ignore and which is safe to delete).
 import hashlib
 import json
 import logging
-import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rankuq import tasks
+from rankuq.atomic import staged_folder
 from rankuq.contract import validate_candidates
 from rankuq.errors import RankuqError
 from rankuq.shards import JUDGMENTS, MANIFEST, PART, plain_name
@@ -174,10 +173,9 @@ def _publish(
     judgments: pa.Table | None = None,
 ) -> None:
     """Write the shards, the judgments (where given) and the manifest into a temporary sibling
-    folder, then rename it to ``target``."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-    try:
+    folder, then rename it to ``target``; a concurrent build of the same key that published first
+    wins (same inputs, same shards)."""
+    with staged_folder(target, shared=True) as temp:
         qids = table.column("qid").to_numpy(zero_copy_only=False)
         sizes = {}
         for index, (start, stop) in enumerate(_shard_bounds(qids, rows_per_shard)):
@@ -189,13 +187,6 @@ def _publish(
             manifest = manifest | {"judgments": judgments.num_rows}
         manifest = manifest | {"part_bytes": sizes}
         (temp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-        os.replace(temp, target)
-    except OSError:
-        if not target.is_dir():
-            raise
-        # A concurrent build published the same key first: same inputs, same shards.
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)  # no-op once renamed
 
 
 def _damage(folder: Path) -> str | None:

@@ -22,7 +22,7 @@ FORBIDDEN = {
 # & co.), declared as a TYPE_CHECKING import and resolved lazily (see rankuq/__init__.py's comment).
 REEXPORTS = {"rankuq/__init__.py": "rankuq.bench.api"}
 BENCH_LAYERS = (
-    "rundir",  # where a run's files lie, atomic writes, the lock
+    "rundir",  # where a run's files lie, the lock
     "predictions",  # contract 2: the predictions table
     "metrics",  # effectiveness and calibration measures
     "plots",  # the PNG plots a run logs

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 import rankuq
+from rankuq.atomic import atomic_write
 from rankuq.bench.cli.common import print_table
-from rankuq.bench.rundir.atomic import atomic_write
 from rankuq.registry import description_of
 
 T = TypeVar("T", covariant=True)

@@ -15,6 +15,7 @@ from ray.train.torch import TorchTrainer
 from ray.tune.experiment import Trial
 from torch import nn
 
+from rankuq.atomic import staged_folder
 from rankuq.bench.engine.checkpoints import (
     BEST_FOLDER,
     EPOCH_PREFIX,
@@ -27,7 +28,6 @@ from rankuq.bench.engine.placement_groups import OrphanSweeper
 from rankuq.bench.engine.session import leave_ctrl_c_to_driver
 from rankuq.bench.engine.training_loop import TrainState
 from rankuq.bench.planning.jobs import Spec, TrainJob
-from rankuq.bench.rundir.atomic import staged_folder
 from rankuq.bench.rundir.layout import TRAINING_FILE
 from rankuq.errors import RankuqError
 from rankuq.methods.base import NeuralMethod

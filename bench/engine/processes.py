@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 
-from rankuq.bench.rundir.atomic import atomic_write
+from rankuq.atomic import atomic_write
 
 STOP_TIMEOUT_S = 5.0
 

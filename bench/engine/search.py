@@ -20,6 +20,7 @@ from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, TrialScheduler
 from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter, SearchAlgorithm, Searcher
 from ray.tune.search.optuna import OptunaSearch
 
+from rankuq.atomic import staged_folder
 from rankuq.bench.config.search_space import SearchConfig, tuned_config
 from rankuq.bench.engine.member_training import search_trial
 from rankuq.bench.engine.session import leave_ctrl_c_to_driver
@@ -27,7 +28,6 @@ from rankuq.bench.planning.jobs import SearchResult, SearchTrial, TrainJob
 from rankuq.bench.planning.plan import SearchJob
 from rankuq.bench.probes.base import ScoredLists
 from rankuq.bench.probes.risk import risk_aware_mean
-from rankuq.bench.rundir.atomic import staged_folder
 from rankuq.bench.rundir.layout import BEST_FILE, TRIALS_FILE
 from rankuq.errors import RankuqError
 

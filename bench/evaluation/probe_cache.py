@@ -10,9 +10,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rankuq.atomic import staged_folder
 from rankuq.bench.probes import PROBES, ProbeResult, merge, scored_lists
 from rankuq.bench.probes.parts import parts_table, per_query
-from rankuq.bench.rundir.atomic import staged_folder
 from rankuq.errors import RankuqError
 
 # Probe keys shown on the leaderboard (all of them go to MLflow): display name ← probe key.

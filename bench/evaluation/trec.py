@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from rankuq.bench.rundir.atomic import atomic_write
+from rankuq.atomic import atomic_write
 from rankuq.errors import RankuqError
 
 

@@ -6,13 +6,13 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+from rankuq.atomic import atomic_write
 from rankuq.bench.findings.claims import CLAIMS, Claim
 from rankuq.bench.findings.plot import forest_data, forest_plot
 from rankuq.bench.findings.render import README_END, README_START, readme_summary, render
 from rankuq.bench.findings.run_tables import is_stale, reproducing_command
 from rankuq.bench.findings.runs import read_costs, read_finished_run
 from rankuq.bench.findings.verdicts import assess_runs, judge_all
-from rankuq.bench.rundir.atomic import atomic_write
 from rankuq.errors import RankuqError
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankuq.bench.rundir.atomic import staged_file
+from rankuq.atomic import staged_file
 
 # A 200,000-row table's text is hundreds of MB; Arrow's default pool (mimalloc) took ten times as
 # long as the system allocator to hand out buffers that size on the 2-core host (0.3 s against 0.03 s).

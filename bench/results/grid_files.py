@@ -10,13 +10,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rankuq.atomic import atomic_write, staged_file
 from rankuq.bench.evaluation.probe_cache import Study
 from rankuq.bench.planning.plan import Cell, Plan
 from rankuq.bench.results.boards import read_run_dir
 from rankuq.bench.results.leaderboard import write_csv
 from rankuq.bench.results.provenance import recorded_keys
 from rankuq.bench.results.report import write_report
-from rankuq.bench.rundir.atomic import atomic_write, staged_file
 
 
 def write_grid_files(

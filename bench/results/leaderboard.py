@@ -11,10 +11,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rankuq.atomic import atomic_write
 from rankuq.bench import metrics
 from rankuq.bench.metrics import lower_is_better
 from rankuq.bench.results.columns import concat, in_parallel, strings, where
-from rankuq.bench.rundir.atomic import atomic_write
 
 RANKING_METRICS = metrics.DEFAULT_METRICS
 # Each column follows one paper's formula, one estimator for every method (docs/probes.md): ECE, ECE.all

@@ -47,7 +47,7 @@ from mlflow.store.tracking import SEARCH_MAX_RESULTS_THRESHOLD
 from mlflow.utils.validation import MAX_TAG_VAL_LENGTH
 
 from rankuq import version
-from rankuq.bench.rundir.atomic import atomic_write
+from rankuq.atomic import atomic_write
 from rankuq.bench.rundir.layout import TRIALS_FILE
 
 if TYPE_CHECKING:

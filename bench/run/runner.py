@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 from rich.console import Console
 
+from rankuq.atomic import removed_on_error
 from rankuq.bench.config.grid import GridSpec
 from rankuq.bench.engine.cluster import Cluster
 from rankuq.bench.engine.processes import stop_recorded
@@ -23,7 +24,6 @@ from rankuq.bench.planning.plan import Plan, plan
 from rankuq.bench.results.mlflow_store import prepare_store
 from rankuq.bench.results.tracking import track
 from rankuq.bench.run import stages
-from rankuq.bench.rundir.atomic import removed_on_error
 from rankuq.bench.rundir.layout import RunLayout
 from rankuq.bench.rundir.lock import run_dir_lock
 from rankuq.methods.base import MethodParams

@@ -24,6 +24,7 @@ import pyarrow as pa
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from rankuq.atomic import atomic_write
 from rankuq.bench import metrics
 from rankuq.bench.engine.cluster import Cluster
 from rankuq.bench.engine.members import train_members
@@ -38,7 +39,6 @@ from rankuq.bench.predictions import is_probabilistic, read_cached_predictions, 
 from rankuq.bench.probes import scored_lists
 from rankuq.bench.results.grid_files import write_grid_files
 from rankuq.bench.results.leaderboard import RANKING_METRICS, leaderboard
-from rankuq.bench.rundir.atomic import atomic_write
 from rankuq.bench.rundir.layout import BEST_FILE
 from rankuq.methods.base import Fitted
 from rankuq.shards import read_judgments

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from rankuq.bench.rundir.atomic import atomic_write
+from rankuq.atomic import atomic_write
 from rankuq.errors import RankuqError
 
 LOCK_FILE = ".rankuq.lock"  # held (flock) while a `rankuq run` uses the run directory

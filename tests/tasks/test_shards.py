@@ -149,13 +149,15 @@ def test_leftover_temp_folder_is_ignored(root: Path, tmp_path: Path, dev: pa.Tab
 
 def test_concurrent_publish_is_a_hit(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
-    replace = shards.os.replace
+    from rankuq import atomic
+
+    replace = atomic.os.replace
 
     def other_writer_first(source: Path, target: Path) -> None:
         shutil.copytree(source, target)  # another process published the same entry meanwhile
         replace(source, target)
 
-    monkeypatch.setattr(shards.os, "replace", other_writer_first)
+    monkeypatch.setattr(atomic.os, "replace", other_writer_first)
     path = build_shards("wikiqa", "dev", root=root, cache_dir=cache)
     assert read_shards(path).num_rows == 2733
     assert not temp_folders(cache)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rankuq.bench.rundir.atomic import atomic_write, staged_folder
+from rankuq.atomic import atomic_write, staged_folder
 
 
 def test_a_staged_folder_appears_whole_when_the_block_ends(tmp_path):

@@ -1,7 +1,9 @@
-"""Writes that never leave a half-written file or folder: a temporary name, then a rename."""
+"""Writes that never leave a half-written file or folder: a temporary name, then a rename. In the
+base layer, so the task caches (tasks/), the run directory and the reports (bench/) share one."""
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,10 +18,12 @@ def atomic_write(path: Path, text: str) -> None:
 
 
 @contextmanager
-def staged_file(path: Path) -> Iterator[Path]:
+def staged_file(path: Path, shared: bool = False) -> Iterator[Path]:
     """A temporary name beside ``path`` to write to, renamed to ``path`` when the block ends
-    without an error, removed when it fails."""
-    staging = path.with_name(f".{path.name}.tmp")
+    without an error, removed when it fails. ``shared``: writers in other processes may write the
+    same file at once (a cache), so each stages under a name of its own."""
+    unique = f"-{os.getpid()}-{time.time_ns()}" if shared else ""
+    staging = path.with_name(f".{path.name}.tmp{unique}")
     try:
         yield staging
         os.replace(staging, path)
@@ -28,14 +32,24 @@ def staged_file(path: Path) -> Iterator[Path]:
 
 
 @contextmanager
-def staged_folder(target: Path) -> Iterator[Path]:
+def staged_folder(target: Path, shared: bool = False) -> Iterator[Path]:
     """An empty folder beside ``target`` to write into, renamed to ``target`` when the block ends
-    without an error; what a killed writer leaves is cleared by the next attempt."""
-    staging = target.with_name(f".{target.name}.tmp")
+    without an error, removed when it fails (what a killed writer leaves is cleared by the next
+    attempt). ``shared``: other processes may build the same folder at once (a cache of the same
+    inputs), so each stages under a name of its own and the first to publish wins."""
+    unique = f"-{os.getpid()}-{time.time_ns()}" if shared else ""
+    staging = target.with_name(f".{target.name}.tmp{unique}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    yield staging
-    os.replace(staging, target)
+    try:
+        yield staging
+        try:
+            os.replace(staging, target)
+        except OSError:
+            if not (shared and target.is_dir()):
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # nothing left once renamed
 
 
 @contextmanager
