@@ -8,8 +8,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from rankuq.backbone import ModelConfig
+from rankuq.contract import shard_files
 from rankuq.methods.base import REGISTRY, BatchScorer, Fitted, Method
-from rankuq.shards import shard_files
 
 
 @REGISTRY.register

@@ -20,9 +20,8 @@ import pyarrow.parquet as pq
 
 from rankuq import tasks
 from rankuq.atomic import staged_folder
-from rankuq.contract import validate_candidates
+from rankuq.contract import JUDGMENTS, MANIFEST, PART, plain_name, validate_candidates
 from rankuq.errors import RankuqError
-from rankuq.shards import JUDGMENTS, MANIFEST, PART, plain_name
 from rankuq.tasks import negatives
 from rankuq.tasks.base import require_files
 from rankuq.tasks.embeddings import encoder_id

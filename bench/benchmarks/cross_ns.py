@@ -35,9 +35,9 @@ from rankuq.bench.findings.statistics import Effect, difference, mean, paired_bo
 from rankuq.bench.planning.plan import Cell, Plan, plan, side_lists
 from rankuq.bench.results.provenance import PREDICTIONS_KEY
 from rankuq.bench.rundir.layout import SEEDS_CSV, TRAINING_FILE, RunLayout
+from rankuq.contract import read_shards
 from rankuq.errors import RankuqError
 from rankuq.methods.base import MethodParams
-from rankuq.shards import read_shards
 from rankuq.tasks.base import data_root
 from rankuq.tasks.shards import build_shards
 

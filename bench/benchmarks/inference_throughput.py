@@ -41,8 +41,8 @@ from rankuq.backbone import ModelConfig, build_cross_encoder
 from rankuq.bench.engine.scoring import ShardScorer, score_frame, score_shards
 from rankuq.bench.engine.session import ray_session
 from rankuq.bench.planning.jobs import ScorerSpec
+from rankuq.contract import shard_files
 from rankuq.methods.base import NeuralMethod, inference_device
-from rankuq.shards import shard_files
 from rankuq.tasks.shards import build_shards
 
 

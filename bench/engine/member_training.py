@@ -21,10 +21,10 @@ from rankuq.bench.engine.checkpoints import save_checkpoint
 from rankuq.bench.engine.scoring import dev_metric
 from rankuq.bench.engine.training_loop import Pairs, TrainState, balanced_pairs, fine_tune
 from rankuq.bench.planning.jobs import SearchTrial, TrainJob
+from rankuq.contract import read_shards
 from rankuq.errors import RankuqError
 from rankuq.gpu_memory import check_member_room
 from rankuq.methods.base import NeuralMethod, inference_device
-from rankuq.shards import read_shards
 
 
 def _refusal(model: nn.Module, model_config: ModelConfig, train_config: TrainConfig, key: str) -> str | None:

@@ -9,9 +9,9 @@ import torch
 
 from rankuq import methods
 from rankuq.bench.planning.jobs import FitJob
+from rankuq.contract import read_shards
 from rankuq.errors import RankuqError
 from rankuq.methods.base import Fitted, PostHocMethod
-from rankuq.shards import read_shards
 
 
 def fit_member(config: dict[str, object]) -> Fitted:

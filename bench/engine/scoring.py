@@ -22,9 +22,9 @@ from rankuq.bench import metrics as bench_metrics
 from rankuq.bench.engine.tokens import ensure_token_ids, read_token_ids
 from rankuq.bench.planning.jobs import ScorerSpec
 from rankuq.bench.predictions import frame_predictions, join_scores
+from rankuq.contract import read_shards, shard_files
 from rankuq.errors import RankuqError
 from rankuq.methods.base import BatchScorer, NeuralMethod, inference_device
-from rankuq.shards import read_shards, shard_files
 
 # The candidate columns a scorer reads (contract 1 without task, split, ns and nota).
 SCORED_COLUMNS = ["qid", "context", "cid", "text", "label"]

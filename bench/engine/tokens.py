@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import ray
 
 from rankuq.backbone import ModelConfig, encode_pairs, load_tokenizer
-from rankuq.shards import shard_files
+from rankuq.contract import shard_files
 
 TOKENS_VERSION = 1  # bump when the ids of a row change (encode_pairs' joining of turns, …)
 MANIFEST = "tokens.json"

@@ -20,7 +20,7 @@ def counts(plan: "Plan") -> dict[Path, tuple[int, int]]:
     import json
 
     from rankuq import tasks
-    from rankuq.shards import MANIFEST
+    from rankuq.contract import MANIFEST
     from rankuq.tasks.base import data_root
     from rankuq.tasks.lists import count_rows
 

@@ -40,8 +40,8 @@ from rankuq.bench.probes import scored_lists
 from rankuq.bench.results.grid_files import write_grid_files
 from rankuq.bench.results.leaderboard import RANKING_METRICS, leaderboard
 from rankuq.bench.rundir.layout import BEST_FILE
+from rankuq.contract import read_judgments
 from rankuq.methods.base import Fitted
-from rankuq.shards import read_judgments
 from rankuq.tasks.base import data_root
 from rankuq.tasks.shards import build_shards
 

@@ -22,7 +22,7 @@ else joins folder names, so the layout of a run directory is read in one place:
 from dataclasses import dataclass
 from pathlib import Path
 
-from rankuq.shards import plain_name
+from rankuq.contract import plain_name
 
 # A trained member's last reported metrics, beside its weights. Written last, it marks the member
 # whole: the folders of earlier versions (model.pt, training.json) are not read, but trained again.

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from rankuq import tasks
+from rankuq.contract import read_shards
 from rankuq.errors import RankuqError
-from rankuq.shards import read_shards
 from rankuq.tasks.beir import Beir, MsMarco
 from rankuq.tasks.lists import build_lists
 from rankuq.tasks.shards import build_shards

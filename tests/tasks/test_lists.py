@@ -9,9 +9,8 @@ import pyarrow.compute as pc
 import pytest
 
 from rankuq import tasks
-from rankuq.contract import CANDIDATE_SCHEMA, validate_candidates
+from rankuq.contract import CANDIDATE_SCHEMA, read_shards, validate_candidates
 from rankuq.errors import RankuqError
-from rankuq.shards import read_shards
 from rankuq.tasks import negatives
 from rankuq.tasks.lists import VARIANTS, build_lists, count_rows
 from rankuq.tasks.pool import Pool

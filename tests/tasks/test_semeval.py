@@ -9,8 +9,8 @@ import pyarrow.compute as pc
 import pytest
 
 from rankuq import tasks
+from rankuq.contract import read_shards
 from rankuq.errors import RankuqError
-from rankuq.shards import read_shards
 from rankuq.tasks.base import SPLITS
 from rankuq.tasks.pool import Pool
 from rankuq.tasks.semeval import TEST_FILE, TRAIN_FILES, SemEval, SemEvalGraded, in_dev, read_threads

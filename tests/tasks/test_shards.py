@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from rankuq import tasks
+from rankuq.contract import read_shards
 from rankuq.errors import RankuqError
-from rankuq.shards import read_shards
 from rankuq.tasks import shards
 from rankuq.tasks.shards import build_shards
 from rankuq.tasks.wikiqa import WikiQA
@@ -303,7 +303,7 @@ def test_retrieved_lists_keep_what_bm25_ranks_and_carry_the_full_judgments(tmp_p
     """The retrieved variant (BEIR's reranking protocol): each WikiQA dev question's top 5 of BM25
     over the whole corpus as retrieved, nothing put in; qrels.parquet holds every judgment of the
     split, so relevant sentences BM25 missed still count against the lists."""
-    from rankuq.shards import read_judgments
+    from rankuq.contract import read_judgments
     from rankuq.tasks.negatives import BM25
 
     options = {"strategy": "bm25", "n": 5, "variant": "retrieved"}

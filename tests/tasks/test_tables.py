@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from rankuq import tasks
+from rankuq.contract import read_shards
 from rankuq.errors import RankuqError
-from rankuq.shards import read_shards
 from rankuq.tasks.shards import build_shards
 from rankuq.tasks.wikiqa import WikiQA
 

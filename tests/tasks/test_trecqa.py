@@ -9,9 +9,8 @@ import pyarrow.compute as pc
 import pytest
 
 from rankuq import tasks
-from rankuq.contract import CANDIDATE_SCHEMA
+from rankuq.contract import CANDIDATE_SCHEMA, read_shards
 from rankuq.errors import RankuqError
-from rankuq.shards import read_shards
 from rankuq.tasks.base import SPLITS
 from rankuq.tasks.pool import Pool
 from rankuq.tasks.shards import build_shards

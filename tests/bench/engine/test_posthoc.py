@@ -9,7 +9,7 @@ from rankuq import methods, tasks
 from rankuq.backbone import TINY, ModelConfig, build_cross_encoder
 from rankuq.bench.engine.posthoc import fit_member
 from rankuq.bench.planning.jobs import FitJob, ScorerSpec
-from rankuq.shards import read_shards
+from rankuq.contract import read_shards
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)
 

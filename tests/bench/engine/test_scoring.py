@@ -22,8 +22,8 @@ from rankuq.bench.engine.scoring import (
     score_shards,
 )
 from rankuq.bench.planning.jobs import ScorerSpec
+from rankuq.contract import read_shards, shard_files
 from rankuq.methods.base import NeuralMethod
-from rankuq.shards import read_shards, shard_files
 from rankuq.tasks.shards import build_shards
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)

@@ -24,7 +24,7 @@ from rankuq.bench.probes import scored_lists
 from rankuq.bench.probes.risk import risk_aware_mean
 from rankuq.bench.results.mlflow_store import StoreClient, default_tracking_uri
 from rankuq.bench.run.runner import run_stages
-from rankuq.shards import read_shards
+from rankuq.contract import read_shards
 from tests.mlflow_runs import mlflow_runs
 
 BASE = {"tasks": ["wikiqa"], "methods": {"bert": {}, "gpf": {}, "mc_dropout": {}}}

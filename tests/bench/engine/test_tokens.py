@@ -13,8 +13,8 @@ from rankuq.backbone import TINY, ModelConfig, build_cross_encoder, encode_pairs
 from rankuq.bench.engine.scoring import score_shards
 from rankuq.bench.engine.tokens import MANIFEST, ensure_token_ids, read_token_ids, token_folder
 from rankuq.bench.planning.jobs import ScorerSpec
+from rankuq.contract import shard_files
 from rankuq.methods.base import padded_inputs
-from rankuq.shards import shard_files
 from rankuq.tasks.shards import build_shards
 
 TINY_MODEL = ModelConfig(backbone=TINY, max_length=32)

@@ -6,9 +6,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from rankuq import tasks
-from rankuq.contract import CANDIDATE_SCHEMA
+from rankuq.contract import CANDIDATE_SCHEMA, plain_name, read_shards, shard_files
 from rankuq.errors import RankuqError
-from rankuq.shards import plain_name, read_shards, shard_files
 
 
 @pytest.fixture(scope="module")
