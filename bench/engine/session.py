@@ -16,6 +16,7 @@ import ray
 import ray.train.torch
 
 from rankuq.bench.engine.processes import record_children
+from rankuq.bench.engine.signal_keeper import keep_handler
 from rankuq.bench.engine.watchdog import start_watchdog
 from rankuq.errors import RankuqError
 from rankuq.gpu_env import worker_env_vars
@@ -57,7 +58,8 @@ def ray_session(address: str | None = None, pid_file: Path | None = None) -> Ite
     ray.data.DataContext.get_current().enable_progress_bars = False  # the grid draws its own
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # "progress bars disabled", execution plans
     try:
-        yield
+        with keep_handler(signal.SIGTERM) if main_thread else contextlib.nullcontext():
+            yield
     finally:
         ray.shutdown()
         if pid_file is not None:
