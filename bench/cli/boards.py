@@ -1,10 +1,9 @@
 """A grid's leaderboard on the terminal, as ``rankuq run``, ``rankuq evaluate --model`` and
 ``rankuq leaderboard`` show it."""
 
-import textwrap
 from typing import TYPE_CHECKING
 
-from rankuq.bench.cli.common import PIPED_WIDTH, PROSE_WIDTH, stdout_console
+from rankuq.bench.cli.common import PIPED_WIDTH, print_note, stdout_console
 
 if TYPE_CHECKING:
     from rankuq.bench.results.boards import Board
@@ -20,4 +19,4 @@ def show_board(board: "Board", columns: list[str] | None = None) -> None:
     fitted = None if console.width == PIPED_WIDTH or columns else console.width
     for table in rich_tables(board, fitted, columns):
         console.print(table)
-    console.print(textwrap.fill(footnote(board.table, changes=False), min(console.width, PROSE_WIDTH)))
+    print_note(footnote(board.table, changes=False))

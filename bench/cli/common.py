@@ -3,6 +3,7 @@
 import os
 import shlex
 import sys
+import textwrap
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -42,6 +43,13 @@ def stdout_console() -> Console:
     if given.isdigit() and int(given) > 0:
         return _StdoutConsole(width=int(given))
     return _StdoutConsole() if sys.stdout.isatty() else _StdoutConsole(width=PIPED_WIDTH)
+
+
+def print_note(text: str) -> None:
+    """A footnote or other prose under a table, wrapped between words at the terminal's width (at
+    most ``PROSE_WIDTH``, piped too), never cut mid-word by the terminal."""
+    console = stdout_console()
+    console.print(textwrap.fill(text, min(console.width, PROSE_WIDTH)), markup=False, highlight=False)
 
 
 def print_table(title: str, header: list[str], rows: Sequence[Sequence[object]]) -> None:

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rankuq.bench.cli.common import comma_names, print_table
+from rankuq.bench.cli.common import comma_names, print_note, print_table
 
 if TYPE_CHECKING:
     from rankuq.bench.results.comparison import Comparison
@@ -55,7 +55,7 @@ def compare_command(args: argparse.Namespace) -> None:
     print_table("comparison", ["run", *comparison.metrics], rows)
     print_table("p-values", ["run", *comparison.metrics], p_rows)
     print(f"p-values: paired {label}, {CORRECTION_NAMES[correction]}-corrected (raw in brackets)")
-    print(footnote(comparison))
+    print_note(footnote(comparison))
 
 
 def _records(comparison: "Comparison") -> dict[str, object]:

@@ -13,7 +13,7 @@ from typing import Protocol, TypeVar
 
 import rankuq
 from rankuq.atomic import atomic_write
-from rankuq.bench.cli.common import print_table
+from rankuq.bench.cli.common import print_note, print_table
 from rankuq.registry import description_of
 
 T = TypeVar("T", covariant=True)
@@ -116,7 +116,7 @@ def list_metrics(args: argparse.Namespace) -> None:
         return
     rows = [[m["spelling"], _value(m), f"{m['better']}", m["description"]] for m in found]
     print_table("metrics", ["name", "value", "better", "definition"], rows)
-    print(f"by default: {', '.join(DEFAULT_METRICS)}; any other ir-measures name is delegated to it")
+    print_note(f"by default: {', '.join(DEFAULT_METRICS)}; any other ir-measures name is delegated to it")
 
 
 def _value(metric: dict) -> str:

@@ -93,3 +93,16 @@ def test_probes_and_metrics_are_listed_as_tables_with_their_text_as_written(caps
     assert main(["metrics"]) == 0
     out = capsys.readouterr().out
     assert "nDCG[@k]" in out and "mean −[y log p + (1 − y) log(1 − p)]" in out  # not read as rich markup
+
+
+def test_the_metrics_footnote_wraps_between_words_at_80_and_120_columns(capsys, monkeypatch):
+    """Issue 48: the line under the table was cut mid-word by the terminal."""
+    for columns in (80, 120):
+        monkeypatch.setenv("COLUMNS", str(columns))
+        assert main(["metrics"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        note = lines[lines.index(next(line for line in lines if line.startswith("by default:"))) :]
+        assert all(len(line) <= columns for line in note)
+        assert " ".join(note) == (
+            "by default: R@1, R@5, P@1, AP, RR, nDCG@10; any other ir-measures name is delegated to it"
+        )
