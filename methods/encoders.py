@@ -19,7 +19,7 @@ from rankuq.errors import RankuqError
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
-EncoderName = Literal["bert", "conv_knrm"]
+EncoderName = Literal["bert", "bert_mean", "conv_knrm"]
 SpectralScope = Literal["pooler", "all"]
 
 
@@ -27,10 +27,16 @@ class BertFeatures(nn.Module):
     """h(x) = tanh(W_p h_first(x) + b_p): the pooled first-token ([CLS], ``<s>``) feature a cross-encoder's
     classifier reads, on any Auto-class backbone (L layers as ``ModelConfig.layers``). W_p is the
     backbone's pretrained pooler where it has one (BERT), else a new layer, as RoBERTa's own
-    classification head starts with one."""
+    classification head starts with one.
 
-    def __init__(self, config: ModelConfig, seed: int) -> None:
+    ``mean`` (encoder ``bert_mean``): h(x) = the mean of the last layer's token states over the
+    attention mask instead, the pooling sentence-transformers trained all-MiniLM-L6-v2 with. Its
+    [CLS] state was never trained to summarise a pair, so a new head on it starts from features that
+    barely differ between pairs: last_layer_mc's head sat at loss ln 2 on SemEval for 4 epochs."""
+
+    def __init__(self, config: ModelConfig, seed: int, mean: bool = False) -> None:
         super().__init__()
+        self.mean = mean
         # transformers types base_model as a module; a pretrained model's body is a PreTrainedModel
         self.bert = cast("PreTrainedModel", build_cross_encoder(config, seed).base_model)
         self.dim: int = self.bert.config.hidden_size
@@ -39,6 +45,10 @@ class BertFeatures(nn.Module):
         self.pooler = None if pooler is not None else nn.Linear(self.dim, self.dim)
 
     def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
+        if self.mean:
+            states = self.bert(**inputs).last_hidden_state
+            mask = inputs["attention_mask"].unsqueeze(-1).to(states.dtype)
+            return (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
         if self.pooler is None:
             return self.bert(**inputs).pooler_output
         return torch.tanh(self.pooler(self.bert(**inputs).last_hidden_state[:, 0]))
@@ -47,7 +57,12 @@ class BertFeatures(nn.Module):
         """The layer that makes the feature (the pooler's dense layer, or ours where the backbone has
         no pooler); with ``all`` also every linear layer of the transformer blocks (attention query,
         key, value and output, the feed-forward pair), each inside a residual."""
-        feature = [self.bert.get_submodule("pooler.dense")] if self.pooler is None else [self.pooler]
+        if self.mean:  # no layer makes the mean
+            feature = []
+        elif self.pooler is None:
+            feature = [self.bert.get_submodule("pooler.dense")]
+        else:
+            feature = [self.pooler]
         blocks = (
             [m for m in self.bert.get_submodule("encoder").modules() if isinstance(m, nn.Linear)]
             if scope == "all"
@@ -133,6 +148,6 @@ def _gram_mask(mask: torch.Tensor, h: int) -> torch.Tensor:
 
 def build_encoder(name: EncoderName, config: ModelConfig, seed: int) -> BertFeatures | ConvKNRMFeatures:
     """The encoder ``name`` on the backbone of ``config``, seeded by ``seed``."""
-    if name == "bert":
-        return BertFeatures(config, seed)
+    if name in ("bert", "bert_mean"):
+        return BertFeatures(config, seed, mean=name == "bert_mean")
     return ConvKNRMFeatures.from_config(config, seed)
