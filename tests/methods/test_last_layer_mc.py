@@ -81,7 +81,7 @@ def test_pairwise_losses_ask_for_whole_query_batches():
         ({"T": 0}, r"last_layer_mc\.T: Input should be greater than 0"),
         ({"p": 1.0}, r"last_layer_mc\.p: Input should be less than 1"),
         ({"loss": "listwise"}, r"last_layer_mc\.loss: Input should be 'pointwise_ce', 'pairwise_ce' or"),
-        ({"encoder": "lstm"}, r"last_layer_mc\.encoder: Input should be 'bert' or 'conv_knrm'"),
+        ({"encoder": "lstm"}, r"last_layer_mc\.encoder: Input should be 'bert', 'bert_mean' or 'conv_knrm'"),
     ],
 )
 def test_bad_parameters_are_one_clear_error(raw, match):
