@@ -6,6 +6,7 @@ A folder holds ``part-00000.parquet …`` (runs of whole queries) and ``manifest
 ``qrels.parquet``: the split's judgments (qid, cid, label), which they are measured against.
 """
 
+import json
 import re
 from pathlib import Path
 
@@ -99,6 +100,14 @@ def read_shards(path: Path) -> pa.Table:
             f"{path}: unreadable shards ({exc}); delete the folder so build_shards rebuilds it"
         ) from exc
     return validate_candidates(table, str(path))
+
+
+def shard_rows(path: Path) -> int | None:
+    """The rows a shard folder holds, as its manifest counts them (None where it cannot be read)."""
+    try:
+        return int(json.loads((Path(path) / MANIFEST).read_text())["rows"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def read_judgments(path: Path) -> pa.Table | None:

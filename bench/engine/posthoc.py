@@ -1,6 +1,6 @@
 """Post-hoc calibration maps (temperature, Platt, isotonic) fitted on dev predictions as Ray tasks."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import ray
@@ -26,11 +26,17 @@ def fit_member(config: dict[str, object]) -> Fitted:
     return method.fit(spec.model, [Path(p) for p in spec.checkpoints], rows)
 
 
-def fit_posthoc(jobs: Sequence[FitJob]) -> list[Fitted]:
-    """Fit each job as a Ray task of one CPU; their states, in order."""
+def fit_posthoc(jobs: Sequence[FitJob], on_done: Callable[[int], None] = lambda index: None) -> list[Fitted]:
+    """Fit each job as a Ray task of one CPU; their states, in order. ``on_done`` hears the index
+    of each job as it finishes (a progress bar)."""
     task = ray.remote(num_cpus=1)(fit_member)
     try:
-        return ray.get([task.remote(job.to_dict()) for job in jobs])
+        refs = [task.remote(job.to_dict()) for job in jobs]
+        waiting = list(refs)
+        while waiting:
+            finished, waiting = ray.wait(waiting, num_returns=1)
+            on_done(refs.index(finished[0]))
+        return ray.get(refs)
     except ray.exceptions.RayError as error:
         cause = [line for line in str(error).splitlines() if line.strip()][-1].strip()
         raise RankuqError(f"fitting a post-hoc method failed: {cause}") from error

@@ -82,7 +82,7 @@ def _stages_after_lists(
         if planned.searches:  # the searches' choices change what the members train
             planned = plan(spec, params, layout, {choice: found.best for choice, found in searches.items()})
         stages.train(planned, cluster, console)
-        fitted = stages.fit_calibrators(planned, cluster)
+        fitted = stages.fit_calibrators(planned, cluster, console)
         tested, dev = stages.score(planned, cluster, fitted, console)
         risk = stages.search_risk(planned, dev, cluster, console)
     studies = stages.probe(planned, tested, dev, risk, console)

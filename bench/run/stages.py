@@ -40,7 +40,7 @@ from rankuq.bench.probes import scored_lists
 from rankuq.bench.results.grid_files import write_grid_files
 from rankuq.bench.results.leaderboard import RANKING_METRICS, leaderboard
 from rankuq.bench.rundir.layout import BEST_FILE
-from rankuq.contract import read_judgments
+from rankuq.contract import read_judgments, shard_rows
 from rankuq.methods.base import Fitted
 from rankuq.tasks.base import data_root
 from rankuq.tasks.shards import build_shards
@@ -107,15 +107,21 @@ def train(plan: Plan, cluster: Cluster, console: Console) -> None:
         train_members(pending, layout.models, layout.ray_storage, cluster.trials_at_once(plan), advance)
 
 
-def fit_calibrators(plan: Plan, cluster: Cluster) -> dict[str, Fitted]:
-    """Each post-hoc cell's fitted state (temperature's T, …), fitted once on the dev lists."""
+def fit_calibrators(plan: Plan, cluster: Cluster, console: Console) -> dict[str, Fitted]:
+    """Each post-hoc cell's fitted state (temperature's T, …), fitted once on the dev lists, under a
+    bar: each fit scores its dev lists first, minutes on a CPU."""
     files = {key: plan.layout.fit_file(key) for key in plan.fits}
     pending = [key for key, path in files.items() if not path.exists()]
     if pending:
         cluster.start()
         threads = cluster.scoring_threads()
         jobs = [plan.fits[key] for key in pending]
-        states = fit_posthoc([job.with_threads(threads) for job in jobs])
+        pairs = sum(shard_rows(Path(job.scorer.shards)) or 0 for job in jobs)
+        what = f"fitting post-hoc methods on {pairs:,} dev pairs"
+        with progress(console, what, len(jobs)) as advance:
+            states = fit_posthoc(
+                [job.with_threads(threads) for job in jobs], lambda index: advance(jobs[index].scorer.method)
+            )
         for key, state in zip(pending, states, strict=True):
             files[key].parent.mkdir(parents=True, exist_ok=True)
             atomic_write(files[key], json.dumps(state, indent=1))
@@ -145,12 +151,14 @@ def score(plan: Plan, cluster: Cluster, fitted: dict[str, Fitted], console: Cons
                 bars.update(cells, advance=1, description=f"scoring cells (last: {cell.label()})")
 
         if plan.spec.resources.gpus_per_trial > 0:
-            bars.reset(rows, total=None, description="  rows of every split not cached")
+            pending = sum(shard_rows(_lists_of(plan, *split)) or 0 for split in splits)
+            bars.reset(rows, total=pending or None, description="  rows of every split")
             _score_in_one_pass(plan, cluster, fitted, splits, done, lambda n: bars.advance(rows, n))
             return tested, dev
         for cell, on_dev in splits:
             split = plan.spec.eval.dev_split if on_dev else plan.spec.eval.split
-            bars.reset(rows, total=None, description=f"  rows of {cell.method} seed {cell.seed} on {split}")
+            total = shard_rows(_lists_of(plan, cell, on_dev))
+            bars.reset(rows, total=total, description=f"  rows of {cell.method} seed {cell.seed} on {split}")
             done((cell, on_dev), _predictions(plan, cluster, (cell, on_dev), fitted, bars, rows))
     return tested, dev
 
@@ -190,9 +198,14 @@ def _predictions_file(plan: Plan, cell: Cell, on_dev: bool) -> Path:
     return plan.layout.predictions(cell.task, cell.method, cell.seed, str(key), dev=on_dev)
 
 
+def _lists_of(plan: Plan, cell: Cell, on_dev: bool) -> Path:
+    """The folder of ``cell``'s tested (or dev) lists."""
+    return (plan.dev if on_dev else plan.tested)[cell.condition]
+
+
 def _scorer(plan: Plan, cell: Cell, on_dev: bool, fitted: dict[str, Fitted], threads: int) -> ScorerSpec:
     """How a worker scores ``cell`` on its tested (or dev) lists, with its post-hoc state."""
-    shards = (plan.dev if on_dev else plan.tested)[cell.condition]
+    shards = _lists_of(plan, cell, on_dev)
     return plan.scorer(cell, shards, fitted.get(cell.fit) if cell.fit else None, threads)
 
 

@@ -54,3 +54,14 @@ def test_a_long_name_keeps_its_start_and_end_within_the_limit():
     long = "parquet:/" + "x" * 60 + "/tested.parquet"
     assert plain_name(long) == "parquet+xxxxxxxx+xxxxxxxxxxxxxxxx+tested.parquet"
     assert len(plain_name(long)) == 48 and len(plain_name(long, "_", 200)) == len(long) - 1
+
+
+def test_a_folder_s_rows_are_its_manifest_s_count(tmp_path):
+    """What the scoring bar's total reads (issue 48: rows read "0/?" and then jumped)."""
+    from rankuq import tasks
+    from rankuq.contract import read_shards, shard_rows
+    from rankuq.tasks.shards import build_shards
+
+    folder = build_shards("wikiqa", "dev", root=tasks.data_root(), cache_dir=tmp_path, strategy="bm25", n=3)
+    assert shard_rows(folder) == read_shards(folder).num_rows > 0
+    assert shard_rows(tmp_path / "nothing-here") is None
