@@ -1,6 +1,7 @@
 """The entry point of ``rankuq``: dispatch, one-line errors and exit codes, Ctrl-C and SIGTERM."""
 
 import argparse
+import errno
 import os
 import signal
 import sys
@@ -55,12 +56,33 @@ def _main(argv: list[str] | None) -> int:
     except RankuqError as error:
         print(f"rankuq: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as error:
+        if error.errno not in STORAGE_ERRORS:
+            raise
+        print(f"rankuq: error: {storage_error(error)}", file=sys.stderr)
+        return EXIT_USAGE
     except BaseException as error:
         stop = interruption(error)
         if stop is None:
             raise
         return interrupted(stop, argv)
     return 0
+
+
+# The machine's storage refusing a write: a full disk, a read-only mount, a quota. Said in one line
+# naming the file, not as a traceback; what was written before stays (every write is atomic).
+STORAGE_ERRORS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM}
+
+
+def storage_error(error: OSError) -> str:
+    """One line for a write the storage refused: the file, the reason, what to do."""
+    where = error.filename or "a file"
+    fix = {
+        errno.ENOSPC: "free space there or write elsewhere (--run-dir, --out)",
+        errno.EDQUOT: "free space there or write elsewhere (--run-dir, --out)",
+        errno.EROFS: "write elsewhere (--run-dir, --out, --tracking-uri)",
+    }.get(error.errno or 0, "give a folder you may write to")
+    return f"{where}: {error.strerror or error}; {fix}"
 
 
 def interruption(error: BaseException) -> KeyboardInterrupt | None:

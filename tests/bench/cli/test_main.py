@@ -34,3 +34,37 @@ def test_an_error_of_the_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["evaluate", "--predictions", str(tmp_path / "absent.parquet")]) == EXIT_USAGE == 2
     err = capsys.readouterr().err
     assert err.startswith("rankuq: error: ") and err.count("\n") == 1 and "absent.parquet" in err
+
+
+def test_a_full_disk_or_a_read_only_folder_is_one_line_naming_the_file(tmp_path, capsys, monkeypatch):
+    """Issue 48: a full disk under the run directory (evaluate, leaderboard --out) was a traceback."""
+    import errno
+    import os
+
+    from rankuq.bench.cli import main as cli_main
+
+    target = tmp_path / "board.tex"
+    for code, fix in ((errno.ENOSPC, "free space there"), (errno.EROFS, "write elsewhere")):
+
+        def refused(args, code=code):
+            raise OSError(code, os.strerror(code), str(target))
+
+        monkeypatch.setattr(cli_main, "leaderboard_command", refused)
+        assert main(["leaderboard", str(tmp_path)]) == EXIT_USAGE
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert line.startswith(f"rankuq: error: {target}: {os.strerror(code)}; {fix}")
+
+
+def test_another_os_error_is_not_hidden(tmp_path, monkeypatch):
+    import errno
+
+    import pytest
+
+    from rankuq.bench.cli import main as cli_main
+
+    def broken(args):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(cli_main, "leaderboard_command", broken)
+    with pytest.raises(OSError, match="Input/output error"):
+        main(["leaderboard", str(tmp_path)])
