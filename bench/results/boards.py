@@ -217,10 +217,12 @@ def read_tracking(uri: str, grid: str | None, folder: Path, experiment: str | No
         )
     parent = _parent_mlflow_run(client, found.experiment_id, uri, grid)
     parent_id = parent.info.run_id
-    cells = client.search_runs(
-        [found.experiment_id],
-        f"tags.`mlflow.parentRunId` = '{parent_id}' and tags.`{LEVEL_TAG}` = 'cell'",
-        max_results=SEARCH_LIMIT,
+    cells = current_cells(
+        client.search_runs(
+            [found.experiment_id],
+            f"tags.`mlflow.parentRunId` = '{parent_id}' and tags.`{LEVEL_TAG}` = 'cell'",
+            max_results=SEARCH_LIMIT,
+        )
     )
     source = f"grid run {parent.info.run_name!r} ({parent_id}) at {uri}"
     try:
@@ -236,6 +238,15 @@ def read_tracking(uri: str, grid: str | None, folder: Path, experiment: str | No
         ) from error
     _check(table, source)
     return Board(parent.info.run_name, table, plots)
+
+
+def current_cells(cells: "list[MlflowRun]") -> "list[MlflowRun]":
+    """The newest cell run of each (condition, method): a rerun after the data or a setting changed
+    logs the cell again under the same grid run, and the older one no longer holds the board's numbers."""
+    newest: dict[tuple[str, str], MlflowRun] = {}
+    for cell in sorted(cells, key=lambda cell: cell.info.start_time or 0):
+        newest[cell.data.tags.get("shift", ""), cell.data.tags.get("method", "")] = cell
+    return list(newest.values())
 
 
 def _parent_mlflow_run(client: "MlflowClient", experiment_id: str, uri: str, grid: str | None) -> "MlflowRun":

@@ -147,3 +147,20 @@ def test_a_missing_sqlite_store_is_an_error_not_a_new_store(tmp_path):
     with pytest.raises(RankuqError, match=r"typo\.db: no such MLflow store"):
         read_tracking(uri, None, tmp_path)
     assert not Path(tmp_path / "typo.db").exists()
+
+
+def test_a_cell_logged_again_under_its_grid_run_replaces_the_older_one():
+    """Issue 48: after the data changed, a rerun logged (condition, method) a second time under the
+    same grid run, and `leaderboard --tracking-uri` showed two rows, then failed to reindex."""
+    from types import SimpleNamespace
+
+    from rankuq.bench.results.boards import current_cells
+
+    def cell(shift: str, method: str, started: int) -> SimpleNamespace:
+        tags = {"shift": shift, "method": method}
+        return SimpleNamespace(info=SimpleNamespace(start_time=started), data=SimpleNamespace(tags=tags))
+
+    old, other, new = cell("wikiqa", "bert", 1), cell("wikiqa", "bm25", 2), cell("wikiqa", "bert", 3)
+    for given in ([new, old, other], [old, other, new]):
+        found = current_cells(given)
+        assert len(found) == 2 and new in found and other in found and old not in found
