@@ -33,7 +33,7 @@ BENCH_LAYERS = (
     "planning",  # content keys, typed jobs, the plan, the capacity estimate
     "engine",  # Ray: session, processes, training, members, scoring, post-hoc fits, searches
     "results",  # leaderboard, MLflow, the HTML report, provenance
-    "run",  # the stages and the runner
+    "run",  # the stages and the one function that runs a grid
     "findings",  # the papers' claims judged on finished runs
     "api",  # the Python API
     "cli",  # the command, one module per verb

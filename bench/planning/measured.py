@@ -130,7 +130,7 @@ class MeasuredGpu(TypedDict):
     alone_train_s: float  # the member's model on the GPU → its last report
     packed_over_alone: float  # five members at once, each this much slower
     members_packed: int
-    run_wall_s: dict[str, float]  # "alone"/"packed" → the whole `run_stages`
+    run_wall_s: dict[str, float]  # "alone"/"packed" → the whole `grid_run`
     scoring_pairs_per_s: dict[str, dict[str, float]]  # precision → label → pairs/s
 
 

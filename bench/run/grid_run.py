@@ -1,11 +1,16 @@
 """One grid run, whoever asks for it (``rankuq run``, ``rankuq.run_grid``, ``rankuq evaluate
---model``):
+--model``, the tests), from one function, ``grid_run``:
 
-    preflight → run-directory lock → the run's leftover Ray processes stopped → plan → stages → results
+    preflight → run-directory lock → the run's leftover Ray processes stopped → plan → build lists
+    → MLflow store → search → train → fit calibrators → score → search risk b → probe → aggregate
+    → track
 
 The preflight needs nothing slow: this module imports Ray, torch and MLflow only once the inputs are
-checked, so a bad input fails in a second. ``plan_grid`` is the same walk stopped at the plan: it
-writes nothing, takes no lock and starts nothing.
+checked, so a bad input fails in a second. Every stage (``bench.run.stages``) is cached by content
+keys under the run directory (``bench.rundir.layout``), so a rerun only does what is new and a
+finished grid starts no Ray. Bad data fails while the lists are built, and a run directory made
+until then is removed. ``plan_grid`` is the same walk stopped at the plan: it writes nothing, takes
+no lock and starts nothing.
 """
 
 import contextlib
@@ -102,27 +107,65 @@ def grid_run(
     # A run directory that exists may be in use: find out at once, not after the imports; a new one
     # is created (and locked) only once the grid validated.
     existing = request.run_dir if request.run_dir is not None and request.run_dir.is_dir() else None
-    with run_dir_lock(existing, request.holder) if existing else contextlib.nullcontext():
+    with contextlib.ExitStack() as held:
+        if existing:
+            held.enter_context(run_dir_lock(existing, request.holder))
         if planned is None:
             spec, params, layout = _validated(request)
         else:
             spec, params, layout = planned.spec, planned.params, planned.layout
-        from rankuq.bench.run.runner import run_stages
-
         check_output_folder(layout.root, "run directory")
-        board = run_stages(
-            spec,
-            params,
-            layout.root,
-            tracking_uri=request.tracking_uri,
-            address=request.address,
-            console=console,
-            experiment=request.experiment,
-            locked=existing is not None,
-            planned=planned,
-            holder=request.holder,
-        )
+        from rankuq.atomic import removed_on_error
+        from rankuq.bench.engine.processes import stop_recorded
+        from rankuq.bench.planning.plan import plan
+
+        with removed_on_error(layout.root, layout.cache):  # bad data leaves no run directory behind
+            if not existing:
+                held.enter_context(run_dir_lock(layout.root, request.holder))
+            stop_recorded(layout.ray_pids)
+            planned = _lists_built(planned or plan(spec, params, layout))  # missing data fails here
+        board = _stages(planned, request, console)
     return FinishedGrid(board, layout)
+
+
+def _lists_built(planned: "Plan") -> "Plan":
+    """The grid's plan with its candidate lists built: every data row read and checked (a bad row
+    fails here, before the MLflow store, Ray or training)."""
+    from rankuq.bench.run import stages
+
+    planned.layout.root.mkdir(parents=True, exist_ok=True)
+    stages.build(planned)
+    return planned
+
+
+def _stages(planned: "Plan", request: GridRequest, console: "Console | None") -> "pd.DataFrame":
+    """The stages after the lists, in order; the leaderboard."""
+    from rich.console import Console
+
+    from rankuq.bench.engine.cluster import Cluster
+    from rankuq.bench.planning.plan import plan
+    from rankuq.bench.results.mlflow_store import prepare_store
+    from rankuq.bench.results.tracking import track
+    from rankuq.bench.run import stages
+
+    console = console or Console(stderr=True)
+    spec, params, layout = planned.spec, planned.params, planned.layout
+    tracking_uri = request.tracking_uri
+    prepare_store(tracking_uri or layout.default_tracking_uri, owned=tracking_uri is None)
+    with Cluster(request.address, layout) as cluster:
+        searches = stages.search(planned, cluster, console)
+        if planned.searches:  # the searches' choices change what the members train
+            planned = plan(spec, params, layout, {choice: found.best for choice, found in searches.items()})
+        stages.train(planned, cluster, console)
+        fitted = stages.fit_calibrators(planned, cluster, console)
+        tested, dev = stages.score(planned, cluster, fitted, console)
+        risk = stages.search_risk(planned, dev, cluster, console)
+    studies = stages.probe(planned, tested, dev, risk, console)
+    aggregated = stages.aggregate(planned, tested, studies)
+    found = [*searches.values(), *risk.values()]
+    results, board, files = aggregated.results, aggregated.board, aggregated.files
+    track(planned, studies, results, board, files, found, tracking_uri, request.experiment)
+    return aggregated.board
 
 
 def _validated(request: GridRequest) -> "tuple[GridSpec, dict[str, MethodParams], RunLayout]":

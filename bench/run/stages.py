@@ -1,5 +1,5 @@
 """The stages of a grid run, each a function over the plan (``bench.planning.plan``), in the order
-``bench.run.runner.run_stages`` calls them:
+``bench.run.grid_run.grid_run`` calls them:
 
     build → search → train → fit_calibrators → score → search_risk → probe → aggregate
 

@@ -14,13 +14,12 @@ import pyarrow as pa
 import pytest
 
 from rankuq import tasks
-from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.plots import line_plot, reliability_diagram
 from rankuq.bench.predictions import predictions_table
 from rankuq.bench.results.leaderboard import KEYS, board_columns, metrics_of
 from rankuq.bench.results.mlflow_names import BASELINE_TAG, LEVEL_TAG, METRICS_TAG, ROW_TAG
 from rankuq.bench.results.tracking import Tracker, cell_metrics
-from rankuq.bench.run.runner import run_stages
+from rankuq.bench.run.grid_run import GridRequest, grid_run
 from rankuq.bench.rundir.layout import PLOT_INDEX
 
 NAN = np.nan
@@ -147,8 +146,7 @@ def finished(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> tup
     """The tiny grid run once on real WikiQA, shared by the modules that read a finished run: its run
     directory and leaderboard."""
     run_dir = tmp_path_factory.mktemp("grid")
-    spec, params = parse_grid(TINY_GRID, "test grid")
-    return run_dir, run_stages(spec, params, run_dir)
+    return run_dir, grid_run(GridRequest(TINY_GRID, run_dir, source="test grid")).board
 
 
 @pytest.fixture

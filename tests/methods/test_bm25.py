@@ -27,7 +27,7 @@ def test_rankuq_run_does_not_import_bm25s():
     it; only a bm25 scorer imports it. A fresh interpreter: this one may have imported it already."""
     code = (
         "import sys\n"
-        "import rankuq.bench.cli.main, rankuq.bench.run.runner\n"
+        "import rankuq.bench.cli.main, rankuq.bench.run.stages\n"
         "from rankuq import methods\n"
         "[methods.create(name) for name in methods.REGISTRY.names()]\n"
         "print(sorted({'bm25s', 'jax'} & set(sys.modules)))\n"

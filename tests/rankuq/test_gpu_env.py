@@ -58,6 +58,6 @@ def test_the_cli_process_has_the_variables_set_before_jax_is_first_imported(tmp_
     }
     # what `rankuq run` imports, then JAX as a bm25 scorer reaches it (bm25s imports it, lazily since
     # 2026-11-27); the variables must already be set however late that is
-    code = "import rankuq.bench.cli.main\nimport rankuq.bench.run.runner\nimport jax\n"
+    code = "import rankuq.bench.cli.main\nimport rankuq.bench.run.grid_run\nimport jax\n"
     subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, timeout=300)
     assert json.loads(record.read_text()) == GPU_SAFE_ENV

@@ -1,5 +1,5 @@
 """(a) Members packed on one GPU and (d) the plan's estimate: the same grid code as `rankuq run`
-(``run_stages``: lists, Tune trials, scoring, MLflow) on a small WikiQA grid, once with one `bert`
+(``grid_run``: lists, Tune trials, scoring, MLflow) on a small WikiQA grid, once with one `bert`
 member alone and once with a 5-member ensemble whose members each hold ``gpus_per_trial`` of the GPU,
 read back from the members' training records (Ray's node and GPU ids, pid, start and end, torch's
 peak memory per process)."""
@@ -13,7 +13,7 @@ from typing import Any
 from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.planning.plan import plan
 from rankuq.bench.planning.summary import describe
-from rankuq.bench.run.runner import run_stages
+from rankuq.bench.run.grid_run import GridRequest, grid_run
 from rankuq.bench.rundir.layout import TRAINING_FILE, RunLayout
 
 MEMBERS = 5
@@ -79,9 +79,8 @@ def planned_gpu_hours(grid: dict[str, Any], run_dir: Path) -> tuple[float, str]:
 
 
 def timed_run(grid: dict[str, Any], run_dir: Path) -> tuple[float, list[dict[str, Any]]]:
-    spec, params = parse_grid(grid, "gpu benchmark grid")
     start = time.perf_counter()
-    run_stages(spec, params, run_dir)
+    grid_run(GridRequest(grid, run_dir, source="gpu benchmark grid"))
     return time.perf_counter() - start, members(run_dir)
 
 

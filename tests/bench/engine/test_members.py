@@ -17,7 +17,7 @@ from rankuq.bench.engine.scoring import (
 )
 from rankuq.bench.planning.plan import plan
 from rankuq.bench.results.mlflow_store import default_tracking_uri
-from rankuq.bench.run.runner import run_stages
+from rankuq.bench.run.grid_run import GridRequest, grid_run
 from rankuq.bench.rundir.layout import TRAINING_FILE, RunLayout
 from rankuq.errors import RankuqError
 from tests.mlflow_runs import mlflow_runs
@@ -34,8 +34,7 @@ DATA_PARALLEL = {
 
 @pytest.mark.slow  # a grid run on two Train workers (30 s); the quick suite trains on one
 def test_a_member_trains_on_two_data_parallel_workers(ray_session, tmp_path):
-    spec, params = parse_grid(DATA_PARALLEL, "test grid")
-    board = run_stages(spec, params, tmp_path)
+    board = grid_run(GridRequest(DATA_PARALLEL, tmp_path, source="test grid")).board
     assert board.set_index("method").loc["bert", "R@1"] > 0
     (member,) = (tmp_path / "models").iterdir()
     assert (member / "model.safetensors").stat().st_size > 0  # rank 0's checkpoint
@@ -52,7 +51,7 @@ EARLY_STOPPING = {
 
 def test_early_stopping_keeps_the_weights_of_the_best_dev_epoch(ray_session, tmp_path):
     spec, params = parse_grid(EARLY_STOPPING, "test grid")
-    run_stages(spec, params, tmp_path)
+    grid_run(GridRequest(EARLY_STOPPING, tmp_path, source="test grid"))
     (job,) = plan(spec, params, RunLayout(tmp_path)).members.values()
     record = json.loads((tmp_path / "models" / job.key / TRAINING_FILE).read_text())
     history, best = record["dev_AP"], record["best_epoch"]
@@ -80,7 +79,7 @@ def test_members_trained_in_their_tune_trials_have_the_train_workers_weights(ray
     weights, processes = {}, {}
     for trainer in ("train", "trial"):
         resources = {"trainer": trainer, "cpus_per_trial": 1, "max_concurrent_trials": 1}
-        run_stages(*parse_grid({**grid, "resources": resources}, "test grid"), tmp_path / trainer)
+        grid_run(GridRequest({**grid, "resources": resources}, tmp_path / trainer, source="test grid"))
         members = sorted((tmp_path / trainer / "models").iterdir())
         weights[trainer] = {member.name: (member / "model.safetensors").read_bytes() for member in members}
         for member in members:
@@ -96,7 +95,7 @@ def test_members_trained_in_their_tune_trials_have_the_train_workers_weights(ray
     finished = tmp_path / "trial" / "models" / key
     shutil.copytree(finished, tmp_path / "again" / "ray" / key / "epoch-2")
     resources = {"trainer": "trial", "cpus_per_trial": 1}
-    run_stages(*parse_grid({**grid, "resources": resources}, "test grid"), tmp_path / "again")
+    grid_run(GridRequest({**grid, "resources": resources}, tmp_path / "again", source="test grid"))
     again = tmp_path / "again" / "models" / key
     assert (again / "model.safetensors").read_bytes() == weights["trial"][key]
     assert (again / TRAINING_FILE).read_text() == (finished / TRAINING_FILE).read_text()
@@ -131,8 +130,7 @@ REFUSING = """
 import json, os, sys
 from pathlib import Path
 import ray
-from rankuq.bench.config.grid import parse_grid
-from rankuq.bench.run.runner import run_stages
+from rankuq.bench.run.grid_run import GridRequest, grid_run
 from rankuq.errors import RankuqError
 
 def refuse():
@@ -147,7 +145,7 @@ ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level
          runtime_env={"worker_process_setup_hook": refuse})
 grid = json.loads(sys.argv[1])
 try:
-    run_stages(*parse_grid(grid, "test grid"), Path(sys.argv[2]))
+    grid_run(GridRequest(grid, Path(sys.argv[2]), source="test grid"))
 except RankuqError as error:
     print(json.dumps({"error": str(error), "cause": repr(error.__cause__)}))
 """

@@ -23,7 +23,7 @@ from rankuq.bench.engine.search import _search, search_risk_b
 from rankuq.bench.probes import scored_lists
 from rankuq.bench.probes.risk import risk_aware_mean
 from rankuq.bench.results.mlflow_store import StoreClient, default_tracking_uri
-from rankuq.bench.run.runner import run_stages
+from rankuq.bench.run.grid_run import GridRequest, grid_run
 from rankuq.contract import read_shards
 from tests.mlflow_runs import mlflow_runs
 
@@ -110,9 +110,10 @@ SEARCH_GRID = {
 
 
 def run(run_dir: Path) -> tuple[pd.DataFrame, str]:
-    spec, params = parse_grid(SEARCH_GRID, "test grid")
     output = io.StringIO()
-    board = run_stages(spec, params, run_dir, console=Console(file=output, width=300))
+    board = grid_run(
+        GridRequest(SEARCH_GRID, run_dir, source="test grid"), Console(file=output, width=300)
+    ).board
     return board, output.getvalue()
 
 

@@ -6,13 +6,13 @@ Slow: run with `pytest -m slow`. The README's benchmark section holds its measur
 import pytest
 
 from rankuq.bench.config.grid import load_grid
-from rankuq.bench.run.runner import run_stages
+from rankuq.bench.run.grid_run import GridRequest, grid_run
 
 
 @pytest.mark.slow
 def test_default_grid_bert_beats_bm25_and_is_calibrated_better_than_chance(ray_session, tmp_path):
-    spec, params = load_grid()
-    board = run_stages(spec, params, tmp_path).set_index("method")
+    spec, _ = load_grid()
+    board = grid_run(GridRequest(run_dir=tmp_path)).board.set_index("method")
     for measure in ("R@1", "AP"):
         assert board.loc["bert", measure] > board.loc["bm25", measure]
         assert board.loc["bm25", f"{measure} p"] < 0.01  # paired t-test over the test queries

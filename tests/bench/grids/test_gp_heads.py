@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rankuq.bench.config.grid import parse_grid
-from rankuq.bench.run.runner import run_stages
+from rankuq.bench.run.grid_run import GridRequest, grid_run
 
 GRIDS = Path(__file__).parents[3] / "bench" / "grids"
 MARGIN = 0.10  # R@1 above BM25's: the old heads were 0.13-0.16 below it
@@ -28,8 +27,8 @@ def board(ray_session, tmp_path_factory: pytest.TempPathFactory):
         "baseline": "bm25",
         "eval": {"probes": []},
     }
-    spec, params = parse_grid(grid, "gp.yaml's ClariQ condition")
-    return run_stages(spec, params, tmp_path_factory.mktemp("gp-heads")).set_index("method")
+    request = GridRequest(grid, tmp_path_factory.mktemp("gp-heads"), source="gp.yaml's ClariQ condition")
+    return grid_run(request).board.set_index("method")
 
 
 @pytest.mark.slow

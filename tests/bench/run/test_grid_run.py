@@ -12,8 +12,9 @@ import pytest
 
 import rankuq
 from rankuq.bench.cli.main import main
+from rankuq.bench.engine import processes
 from rankuq.bench.preflight import backbone_folder
-from rankuq.bench.run import runner, stages
+from rankuq.bench.run import stages
 from rankuq.bench.run.grid_run import GridRequest, plan_grid
 from rankuq.bench.rundir.lock import HOLDER_FILE, run_dir_lock
 from rankuq.errors import RankuqError
@@ -36,7 +37,7 @@ def test_a_second_run_grid_on_the_run_directory_is_refused_while_the_first_holds
         assert release.wait(WAIT_S)
         raise RankuqError("the test ends the first run here")
 
-    monkeypatch.setattr(runner, "stop_recorded", held)
+    monkeypatch.setattr(processes, "stop_recorded", held)
     first: list[BaseException] = []
 
     def run_first() -> None:

@@ -19,10 +19,9 @@ import pytest
 import yaml
 
 from rankuq.bench.benchmarks.grid_rerun import SCALE_GRID, measure
-from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.results.mlflow_store import default_tracking_uri
 from rankuq.bench.results.tracking import Tracker
-from rankuq.bench.run.runner import run_stages
+from rankuq.bench.run.grid_run import GridRequest, grid_run
 from rankuq.bench.rundir.layout import TRAINING_FILE
 from rankuq.methods.base import WEIGHTS_FILE
 
@@ -43,7 +42,7 @@ SNAPSHOT = "checkpoint_manager_snapshot.json"  # Ray Train writes it once a repo
 
 
 def run(run_dir: Path) -> None:
-    run_stages(*parse_grid(GRID, "resume grid"), run_dir)
+    grid_run(GridRequest(GRID, run_dir, source="resume grid"))
 
 
 def mlflow_keys(run_dir: Path) -> list[str]:
@@ -138,7 +137,7 @@ def test_a_killed_trial_that_trains_its_member_resumes_from_its_epoch_checkpoint
     killer = threading.Thread(target=kill_after_first_checkpoint, daemon=True)
     killer.start()
     grid = {**GRID, "resources": {**GRID["resources"], "trainer": "trial"}}
-    run_stages(*parse_grid(grid, "resume grid"), tmp_path)
+    grid_run(GridRequest(grid, tmp_path, source="resume grid"))
     killer.join(timeout=1)
     assert len(killed) == 1 and not psutil.pid_exists(killed[0])
     starts = sorted(record["start_epoch"] for record in training_records(tmp_path).values())

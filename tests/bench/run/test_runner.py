@@ -13,18 +13,16 @@ import pyarrow.parquet as pq
 import pytest
 from scipy.stats import spearmanr
 
-from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.results.boards import Board, read_run_dir, read_tracking
 from rankuq.bench.results.mlflow_names import EXPERIMENT, mlflow_name
 from rankuq.bench.results.mlflow_store import StoreClient, default_tracking_uri
 from rankuq.bench.results.rendering import paper_markdown
-from rankuq.bench.run.runner import run_stages
+from rankuq.bench.run.grid_run import GridRequest, grid_run
 from tests.mlflow_runs import mlflow_runs
 
 
 def run(grid: dict, run_dir) -> pd.DataFrame:
-    spec, params = parse_grid(grid, "test grid")
-    return run_stages(spec, params, run_dir)
+    return grid_run(GridRequest(grid, run_dir, source="test grid")).board
 
 
 def test_the_leaderboard_has_a_row_per_method_with_mean_and_std(finished):

@@ -1,4 +1,4 @@
-"""The stages' own decisions (bench.run.stages); the stages at work are tested through runner.run_stages."""
+"""The stages' own decisions (bench.run.stages); the stages at work are tested through grid_run.grid_run."""
 
 import json
 import subprocess
@@ -46,14 +46,13 @@ GPU_RUN = """
 import json, sys, ray
 from pathlib import Path
 from ray._private.state import actors  # the GCS's actor table (the public state API needs a dashboard)
-from rankuq.bench.config.grid import parse_grid
-from rankuq.bench.run.runner import run_stages
+from rankuq.bench.run.grid_run import GridRequest, grid_run
 ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False)
 grid = {"name": "gpu", "tasks": ["wikiqa"], "methods": {"bm25": {}, "bert": {}, "mc_dropout": {"T": 2}},
         "seeds": [0], "baseline": "bert", "model": {"backbone": "tiny", "max_length": 32},
         "train": {"max_queries": 8, "batch_size": 16}, "eval": {"probes": ["calibration"]},
         "resources": {"gpus_per_trial": 0.5, "cpus_per_trial": 1}}
-run_stages(*parse_grid(grid, "test grid"), Path(sys.argv[1]))
+grid_run(GridRequest(grid, Path(sys.argv[1]), source="test grid"))
 names = [actor["ActorClassName"] for actor in actors().values()]
 print(json.dumps([sum("CellScorer" in n for n in names), sum("PartScorer" in n for n in names)]))
 """
