@@ -40,7 +40,7 @@ class BertFeatures(nn.Module):
 
     def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
         if self.pooler is None:
-            return self.bert(**inputs).pooler_output
+            return cast(torch.Tensor, self.bert(**inputs).pooler_output)
         return torch.tanh(self.pooler(self.bert(**inputs).last_hidden_state[:, 0]))
 
     def feature_layers(self, scope: SpectralScope = "pooler") -> list[nn.Module]:
