@@ -83,7 +83,7 @@ def is_probabilistic(table: pa.Table) -> bool:
     """Scores are probabilities when flagged so, or (unflagged) when every prob_mean is in [0, 1]."""
     flag = (table.schema.metadata or {}).get(PROBABILISTIC_KEY)
     if flag is not None:
-        return flag == b"true"
+        return bool(flag == b"true")
     values = table.column("prob_mean").to_numpy()
     return bool(np.all((values >= 0) & (values <= 1)))
 
@@ -114,7 +114,7 @@ def validate_predictions(table: pa.Table, source: str) -> pa.Table:
 
 
 def _is_number(kind: pa.DataType) -> bool:
-    return pa.types.is_integer(kind) or pa.types.is_floating(kind)
+    return bool(pa.types.is_integer(kind) or pa.types.is_floating(kind))
 
 
 def _refuse_repeats(table: pa.Table, source: str) -> None:

@@ -167,4 +167,4 @@ class IsotonicCalibrator(Calibrator):
     def __call__(self, logits: np.ndarray) -> np.ndarray:
         self._fitted()
         assert self.x is not None and self.y is not None  # _fitted refused None
-        return np.interp(checked(logits)[0], self.x, self.y)
+        return np.asarray(np.interp(checked(logits)[0], self.x, self.y))

@@ -50,7 +50,7 @@ class BertFeatures(nn.Module):
             mask = inputs["attention_mask"].unsqueeze(-1).to(states.dtype)
             return (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
         if self.pooler is None:
-            return self.bert(**inputs).pooler_output
+            return cast(torch.Tensor, self.bert(**inputs).pooler_output)
         return torch.tanh(self.pooler(self.bert(**inputs).last_hidden_state[:, 0]))
 
     def feature_layers(self, scope: SpectralScope = "pooler") -> list[nn.Module]:

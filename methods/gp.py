@@ -22,7 +22,7 @@ import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, cast
 
 import numpy as np
 import torch
@@ -176,7 +176,8 @@ class GPHead(nn.Module, ABC):
 
     def _apply(self, fn: Any, recurse: bool = True) -> "GPHead":
         self._cholesky = None  # .to(), .double(), …
-        return super()._apply(fn, recurse)
+        # torch's Module._apply is unannotated; untyped_calls_exclude misses calls through super()
+        return cast("GPHead", super()._apply(fn, recurse))  # type: ignore[no-untyped-call]
 
     @abstractmethod
     def mean_weights(self, cholesky: torch.Tensor) -> torch.Tensor:
@@ -244,7 +245,7 @@ def hermite(device: torch.device, dtype: torch.dtype) -> tuple[torch.Tensor, tor
 def features(ranker: Ranker, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
     """The encoder's features of ``inputs`` for the head, in fp32 where the encoder holds bfloat16
     weights (under autocast they stay as autocast leaves them: the same numbers as before)."""
-    h = ranker.encoder(**inputs)
+    h: torch.Tensor = ranker.encoder(**inputs)
     return h if torch.is_autocast_enabled(h.device.type) else h.float()
 
 

@@ -10,7 +10,7 @@ score (what ERCE and risk-aware ranking use), not a pointwise relevance probabil
 """
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import torch
 from pydantic import Field
@@ -38,7 +38,7 @@ class DropoutHead(nn.Module):
         )
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
-        return self.layers(features).squeeze(-1)
+        return cast(torch.Tensor, self.layers(features).squeeze(-1))
 
 
 @REGISTRY.register

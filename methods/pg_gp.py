@@ -23,7 +23,7 @@ gives S draws σ(g_s).
 """
 
 import math
-from typing import Annotated
+from typing import Annotated, cast
 
 import numpy as np
 import torch
@@ -126,7 +126,7 @@ def augmented_nll(phi: torch.Tensor, kappa: torch.Tensor, w: torch.Tensor) -> to
     root, cholesky = _whitening(phi @ phi.T, w)
     white = torch.linalg.solve_triangular(cholesky, (kappa / root)[..., None], upper=False)[..., 0]
     log_det = cholesky.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-    return (0.5 * white.square().sum(-1) + log_det).mean() / len(kappa)
+    return cast(torch.Tensor, (0.5 * white.square().sum(-1) + log_det).mean() / len(kappa))
 
 
 @REGISTRY.register

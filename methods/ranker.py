@@ -2,7 +2,7 @@
 
 from abc import abstractmethod
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, cast
 
 import torch
 from pydantic import Field
@@ -26,7 +26,7 @@ class Ranker(nn.Module):
         self.head = head
 
     def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
-        return self.head(self.encoder(**inputs))
+        return cast(torch.Tensor, self.head(self.encoder(**inputs)))
 
 
 HEAD_FILE = "rankuq-head.safetensors"  # a ranker's weights outside its transformer (head, bounds)

@@ -86,7 +86,7 @@ class SNGPHead(GPHead):
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         phi = self.features(h)
-        logits = self.beta(phi).squeeze(-1)
+        logits: torch.Tensor = self.beta(phi).squeeze(-1)
         if self.training:
             probability = torch.sigmoid(logits.detach())
             self.observe(phi.detach(), probability * (1 - probability))

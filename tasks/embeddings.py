@@ -118,7 +118,7 @@ def embed(texts: list[str], cache_dir: Path | None = None) -> np.ndarray:
         return encode(texts)
     path = Path(cache_dir) / f"{_key(texts)}.npy"
     if path.is_file():
-        return np.load(path)
+        return np.asarray(np.load(path))
     vectors = encode(texts)
     path.parent.mkdir(parents=True, exist_ok=True)
     with staged_file(path, shared=True) as staging, staging.open("wb") as file:

@@ -88,7 +88,7 @@ def matrix_rate(
     torch.set_num_threads(threads)
     dtype = torch.bfloat16 if bf16 else torch.float32
     a, b = (torch.randn(size, size, device=device, dtype=dtype) for _ in range(2))
-    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
+    sync: Callable[[], None] = torch.cuda.synchronize if device.type == "cuda" else lambda: None
     a @ b  # warm-up
     sync()
     count, start = 0, time.perf_counter()
@@ -103,7 +103,7 @@ def counted_flops(run: Callable[[], pa.Table]) -> float:
     """FLOPs of one call of ``run`` (matmuls and attention, as torch's flop counter counts them)."""
     with FlopCounterMode(display=False) as counter:
         run()
-    return counter.get_total_flops()
+    return int(counter.get_total_flops())
 
 
 def timed(run: Callable[[], pa.Table]) -> tuple[float, pa.Table]:

@@ -23,8 +23,10 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import torch
@@ -40,7 +42,7 @@ CPU_DEVICE = torch.device("cpu")
 @dataclass(frozen=True)
 class Case:
     method: str
-    params: dict
+    params: dict[str, Any]
     baseline: str = "bert"  # the label of the case its time is divided by
     target: float | None = None  # the largest acceptable ratio, where the issue sets one
 
@@ -96,12 +98,12 @@ def measure(
     cases: list[Case],
     bf16: bool = False,
     device: torch.device = CPU_DEVICE,
-) -> dict[str, tuple]:
+) -> dict[str, tuple[list[float], int, int]]:
     """Per case label: (seconds over all batches in each repeat, trainable params, stored numbers),
     the models and batches on ``device`` (a GPU's queued work is waited for inside each time)."""
     built = {case.label: build(case, config, device) for case in cases}
     batches = [{name: tensor.to(device) for name, tensor in inputs.items()} for inputs in batches]
-    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
+    sync: Callable[[], None] = torch.cuda.synchronize if device.type == "cuda" else lambda: None
     seconds: dict[str, list[float]] = {label: [] for label in built}
     with torch.inference_mode(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
         for repeat in range(repeats + 1):  # the first pass warms up and is not counted
@@ -116,7 +118,7 @@ def measure(
     return {label: (seconds[label], *count(built[label][2])) for label in built}
 
 
-def report(results: dict[str, tuple], pairs: int, cases: list[Case]) -> str:
+def report(results: dict[str, tuple[list[float], int, int]], pairs: int, cases: list[Case]) -> str:
     """A markdown table: one row per case, from its fastest repeat."""
     rows = []
     for case in cases:

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 from scipy.stats import ttest_rel
@@ -35,11 +36,11 @@ from rankuq.methods.base import NeuralMethod
 MEASURES = ["AP", "R@1", "nDCG@10"]
 
 
-def per_query(table) -> dict[str, np.ndarray]:
+def per_query(table: pa.Table) -> dict[str, np.ndarray]:
     return metrics.per_query(table, MEASURES, drop_queries_without_relevant=True)[1]
 
 
-def bm25_table(test) -> object:
+def bm25_table(test: pa.Table) -> pa.Table:
     """BM25's predictions of the test lists (its IDF over the split's sentences, as in a grid)."""
     with tempfile.TemporaryDirectory() as folder:
         pq.write_table(test, Path(folder) / "part-00000.parquet")

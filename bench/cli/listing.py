@@ -6,10 +6,10 @@ import hashlib
 import importlib.util
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import rankuq
 from rankuq.atomic import atomic_write
@@ -69,7 +69,7 @@ def list_methods(args: argparse.Namespace) -> None:
     print_table("methods", ["name", "description", "parameters (defaults)"], rows)
 
 
-def _method_records() -> list[dict]:
+def _method_records() -> list[dict[str, Any]]:
     from rankuq import methods
 
     return [
@@ -119,20 +119,20 @@ def list_metrics(args: argparse.Namespace) -> None:
     print_note(f"by default: {', '.join(DEFAULT_METRICS)}; any other ir-measures name is delegated to it")
 
 
-def _value(metric: dict) -> str:
+def _value(metric: Mapping[str, object]) -> str:
     """How a metric's value is taken: by a probe, pooled over candidate rows, or per query."""
     if metric["probe"]:
         return f"by the {metric['probe']} probe"
     return "pooled over candidates" if metric["pooled"] else "per query, averaged"
 
 
-def _cached(rows: Callable[[], list[dict]]) -> list[dict]:
+def _cached(rows: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """The records kept in the user's cache while the methods' source files and the installed plugins
     stay as they were: listing them anew imports torch and every method (10 s on a busy machine)."""
     folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankuq"
     path = folder / f"methods-{_methods_key()}.json"
     with contextlib.suppress(OSError, ValueError):
-        return json.loads(path.read_text())
+        return cast(list[dict[str, Any]], json.loads(path.read_text()))
     found = rows()
     with contextlib.suppress(OSError):  # no cache where none can be written
         folder.mkdir(parents=True, exist_ok=True)
@@ -140,7 +140,7 @@ def _cached(rows: Callable[[], list[dict]]) -> list[dict]:
             stale.unlink()
         atomic_write(path, json.dumps(found, default=str))  # a default JSON cannot hold: its text
     found = json.loads(json.dumps(found, default=str))  # as read back from the cache
-    return found
+    return cast(list[dict[str, Any]], found)
 
 
 def _methods_key() -> str:

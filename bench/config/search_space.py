@@ -4,7 +4,7 @@ RA's risk aversion b, each key and domain checked against the field it sets."""
 import math
 from collections.abc import Mapping
 from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Literal, TypeVar, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Literal, TypeVar, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
@@ -111,7 +111,7 @@ def _parsed(key: str, raw: object) -> tuple[str, list[object]]:
 def _domain(name: str, args: list[object]) -> "Domain":
     from ray import tune
 
-    return tune.choice(list(args)) if name == "choice" else getattr(tune, name)(*args)
+    return cast("Domain", tune.choice(list(args)) if name == "choice" else getattr(tune, name)(*args))
 
 
 def check_space(

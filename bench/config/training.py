@@ -86,7 +86,7 @@ class TrainConfig(BaseModel):
     def _unset_early_stopping_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # The settings are part of every member's content key: a grid without early stopping keeps
         # the keys (and cached members) it had before the option existed.
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         if data.get("early_stopping") is None:
             data.pop("early_stopping", None)
         if data.get("precision") == "fp32":  # likewise: fp32 grids keep their keys

@@ -30,7 +30,7 @@ T = TypeVar("T")
 
 def seed_averaged(
     tables: Sequence[pa.Table], names: Sequence[str], qrels: pa.Table | None = None
-) -> tuple[np.ndarray, dict]:
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Per-query metric values averaged over seeds (every seed scores the same queries): against
     ``qrels`` where given (every query of them), else the tables' labels (queries with a relevant one)."""
     per_seed = [
@@ -91,7 +91,9 @@ def _same_queries(
     return base, methods
 
 
-def _seed_parts(tables: Sequence[pa.Table], method: str) -> tuple[np.ndarray, list[dict]]:
+def _seed_parts(
+    tables: Sequence[pa.Table], method: str
+) -> tuple[np.ndarray, list[dict[str, tuple[np.ndarray, np.ndarray]]]]:
     """Each seed's calibration errors and scoring rules split by query, on the same queries."""
     lists = [scored_lists(table, method).with_relevant() for table in tables]
     if any(not np.array_equal(lists[0].qids, other.qids) for other in lists[1:]):
@@ -141,7 +143,9 @@ def bootstrap_p(
 
 def _resampled(counts: np.ndarray, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     """The error of each resample (rows of query counts), averaged over seeds."""
-    return np.mean([np.abs(counts @ gaps).sum(axis=1) / (counts @ mass) for gaps, mass in parts], axis=0)
+    return np.asarray(
+        np.mean([np.abs(counts @ gaps).sum(axis=1) / (counts @ mass) for gaps, mass in parts], axis=0)
+    )
 
 
 def randomisation_p(a: np.ndarray, b: np.ndarray, resamples: int = PERMUTATIONS, seed: int = 0) -> float:

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rankuq.atomic import staged_folder
-from rankuq.bench.probes import PROBES, ProbeResult, merge, scored_lists
+from rankuq.bench.probes import PROBES, ProbeResult, scored_lists
+from rankuq.bench.probes.base import merge
 from rankuq.bench.probes.parts import parts_table, per_query
 from rankuq.errors import RankuqError
 

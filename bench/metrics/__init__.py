@@ -101,7 +101,8 @@ class Metric:
             raise RankuqError(
                 f"metric '{self.name}' is ir-measures'; compute it with metrics.compute or per_query"
             )
-        return self.family.fn(lists) if self.k is None else self.family.fn(lists, self.k)
+        value = self.family.fn(lists) if self.k is None else self.family.fn(lists, self.k)
+        return cast(np.ndarray | float, value)
 
     def by_query(self, lists: RankedLists) -> np.ndarray:
         """The value of each query: what ``__call__`` gives for a family that is not pooled (the

@@ -79,4 +79,4 @@ def family(
 def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator, and 0 where the denominator is 0 (a query with nothing relevant)."""
     out = np.zeros(np.shape(numerator), dtype=np.float64)
-    return np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return np.asarray(np.divide(numerator, denominator, out=out, where=denominator > 0))

@@ -64,7 +64,7 @@ def _equal_mass_bins(values: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     edges = np.partition(subset, positions)[positions]
     bins = np.searchsorted(edge_bucket, np.arange(_BUCKETS))[bucket]  # edges of lower buckets
     bins[inside] = np.searchsorted(edges, subset, side="right")
-    return bins
+    return np.asarray(bins)
 
 
 def bin_sums(
@@ -143,7 +143,7 @@ def balanced_weights(row_query: np.ndarray, relevant: np.ndarray) -> np.ndarray:
     n_relevant = np.bincount(row_query, weights=relevant, minlength=n_queries)
     n_negative = np.bincount(row_query, weights=~relevant, minlength=n_queries)
     ratio = np.divide(n_relevant, n_negative, out=np.zeros(n_queries), where=n_negative > 0)
-    return np.where(relevant, (n_negative > 0)[row_query].astype(np.float64), ratio[row_query])
+    return np.asarray(np.where(relevant, (n_negative > 0)[row_query].astype(np.float64), ratio[row_query]))
 
 
 def check_probabilities(lists: RankedLists, metric: str = "ECE") -> None:

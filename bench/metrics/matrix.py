@@ -131,7 +131,7 @@ def _sorted_codes(values: pa.Array) -> tuple[pa.Array, np.ndarray]:
 def _changes(values: pa.Array) -> np.ndarray:
     """values[i] != values[i - 1] for i >= 1."""
     n = len(values)
-    return pc.not_equal(values.slice(1), values.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    return np.asarray(pc.not_equal(values.slice(1), values.slice(0, n - 1)).to_numpy(zero_copy_only=False))
 
 
 def _rank_rows(
@@ -191,7 +191,7 @@ def _labels(table: pa.Table, source: str) -> np.ndarray:
             f"{labels[row]} is outside 0..127 or not a whole number; relevance labels are graded "
             "0 (non-relevant), 1, 2, …"
         )
-    return labels.astype(np.int8)
+    return np.asarray(labels.astype(np.int8))
 
 
 def pad_by_query(codes: np.ndarray, values: np.ndarray, n_queries: int) -> np.ndarray:

@@ -9,4 +9,4 @@ from rankuq.bench.metrics.matrix import RankedLists
 @family("P", cutoff="required")
 def precision(lists: RankedLists, k: int) -> np.ndarray:
     """P@k = |relevant in the top k| / k, per query; k even when fewer than k are ranked."""
-    return (lists.labels[:, :k] > 0).sum(axis=1) / k
+    return np.asarray((lists.labels[:, :k] > 0).sum(axis=1) / k)

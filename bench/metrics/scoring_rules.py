@@ -29,7 +29,7 @@ def log_losses(lists: RankedLists) -> np.ndarray:
     """−log p of each relevant candidate row, −log(1 − p) of the others, p clipped to [ε, 1 − ε]."""
     check_probabilities(lists, "NLL")
     clipped = np.clip(lists.scores, EPSILON, 1 - EPSILON)
-    return -np.where(lists.row_labels > 0, np.log(clipped), np.log1p(-clipped))
+    return np.asarray(-np.where(lists.row_labels > 0, np.log(clipped), np.log1p(-clipped)))
 
 
 LOSSES: dict[str, Callable[[RankedLists], np.ndarray]] = {"Brier": brier_losses, "NLL": log_losses}

@@ -7,7 +7,7 @@ areas and nAUC against the oracle and random abstention, the protocol's per-quer
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, TypeGuard
+from typing import NamedTuple, TypeGuard, cast
 
 import numpy as np
 
@@ -46,7 +46,7 @@ def kept_means(ordered: np.ndarray) -> np.ndarray:
     edges = np.unique(np.append(cuts, n))  # 0 = e_0 < e_1 < … < N
     below = np.cumsum(np.add.reduceat(ordered, edges[:-1], axis=-1), axis=-1)
     prefix = np.concatenate([np.zeros((*ordered.shape[:-1], 1)), below], axis=-1)  # Σ below each edge
-    return (prefix[..., -1:] - prefix[..., np.searchsorted(edges, cuts)]) / (n - cuts)
+    return np.asarray((prefix[..., -1:] - prefix[..., np.searchsorted(edges, cuts)]) / (n - cuts))
 
 
 def abstention_order(confidence: np.ndarray) -> np.ndarray:
@@ -80,9 +80,10 @@ def area(curve: np.ndarray) -> np.ndarray:
     are added pairwise in a fixed order (numpy's own order for one curve), the same for a stack of
     curves, whose sum numpy would take in another order."""
     t = _STEPS * (curve[..., 1:] + curve[..., :-1]) / 2.0
-    return ((t[..., 0] + t[..., 1]) + (t[..., 2] + t[..., 3])) + (
+    total = ((t[..., 0] + t[..., 1]) + (t[..., 2] + t[..., 3])) + (
         (t[..., 4] + t[..., 5]) + (t[..., 6] + t[..., 7])
     )
+    return cast(np.ndarray, total)  # a numpy scalar for one curve
 
 
 @dataclass(frozen=True)

@@ -120,7 +120,7 @@ class ScoredLists:
         """[Q, L] variance of the draws (population, ddof = 0); 0 for a deterministic ranker."""
         if self.samples is None:
             return np.zeros_like(self.scores)
-        return self.samples.var(axis=2, dtype=np.float64)
+        return np.asarray(self.samples.var(axis=2, dtype=np.float64))
 
     def select(self, keep: np.ndarray) -> "ScoredLists":
         """The queries where the boolean ``keep`` is true, or those at the given indices."""
@@ -204,7 +204,7 @@ def top_k(matrix: np.ndarray, length: np.ndarray, k: int) -> np.ndarray:
     """The first k rank-order columns of a [Q, L, …] matrix; a list shorter than k repeats its
     last (lowest-ranked) candidate, so every query has k feature columns."""
     columns = np.minimum(np.arange(k), length[:, None] - 1)
-    return matrix[np.arange(length.size)[:, None], columns]
+    return np.asarray(matrix[np.arange(length.size)[:, None], columns])
 
 
 def split_queries(n_queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

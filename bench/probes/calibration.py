@@ -19,7 +19,7 @@ resampled: ERCE's equal-mass bins are those of all its pairs. ``ECE.adaptive`` h
 equal-mass bins are cut on all the candidate rows; a resample of the queries would cut them elsewhere).
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -91,11 +91,11 @@ def pair_probabilities(lists: ScoredLists) -> np.ndarray:
 def _pairwise_softmax(p: np.ndarray, q: np.ndarray, probabilistic: bool) -> np.ndarray:
     """σ(z_p − z_q) elementwise, z the logit of a probability or the raw score."""
     if not probabilistic:
-        return expit(p - q)
+        return np.asarray(expit(p - q))
     above = p * (1 - q)
     total = q * (1 - p)
     total += above
-    return np.divide(above, total, out=np.full_like(above, 0.5), where=total > 0)
+    return np.asarray(np.divide(above, total, out=np.full_like(above, 0.5), where=total > 0))
 
 
 def expected_ranking_calibration_error(
@@ -330,5 +330,5 @@ def _curve(
     }
 
 
-def _diagram(curves: dict, n_bins: int, adaptive: bool, title: str) -> Draw:
+def _diagram(curves: Mapping[str, tuple[np.ndarray, ...]], n_bins: int, adaptive: bool, title: str) -> Draw:
     return lambda path, subject: reliability_diagram(curves, path, n_bins, adaptive, title, subject)

@@ -6,6 +6,7 @@ vectors and metric values (§3.2, appendix D) and, for stochastic rankers, the d
 
 import warnings
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 
@@ -40,13 +41,13 @@ def free_confidence(lists: ScoredLists, name: str) -> np.ndarray:
     if name == "u_std":
         mean = scores.sum(axis=1, keepdims=True) / length[:, None]  # padding holds 0
         centred = np.where(mask, scores - mean, 0)
-        return np.sqrt((centred**2).sum(axis=1) / length)
+        return np.asarray(np.sqrt((centred**2).sum(axis=1) / length))
     if name == "u_1-2":
         if np.any(length < 2):
             raise RankuqError(
                 f"{lists.ranked.source}: u_1-2 needs 2 candidates per query; drop one-candidate queries"
             )
-        return scores[:, 0] - scores[:, 1]
+        return np.asarray(scores[:, 0] - scores[:, 1])
     if name in UNCERTAINTY:
         if lists.samples is None:
             raise RankuqError(
@@ -79,14 +80,14 @@ def fit_confidence(name: str, features: np.ndarray, target: np.ndarray, seed: in
     from sklearn.linear_model import LogisticRegression, Ridge
 
     if name == "u_lin":
-        return Ridge(alpha=REGULARISATION).fit(features, target).predict
+        return cast(Confidence, Ridge(alpha=REGULARISATION).fit(features, target).predict)
     if name == "u_rf":
         from sklearn.ensemble import RandomForestRegressor
 
         forest = RandomForestRegressor(
             n_estimators=100, criterion="squared_error", random_state=seed, n_jobs=1
         )
-        return forest.fit(features, target).predict
+        return cast(Confidence, forest.fit(features, target).predict)
     if name == "u_mlp":
         return _mlp(features, target, seed)
     good, bad = _qualified(target)
@@ -137,4 +138,4 @@ def _mlp(features: np.ndarray, target: np.ndarray, seed: int) -> Confidence:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # the fixed step count is the protocol
         model.fit(features, target)
-    return model.predict
+    return cast(Confidence, model.predict)

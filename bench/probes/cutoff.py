@@ -38,7 +38,7 @@ def f1_at_cutoffs(lists: ScoredLists, k: int = K) -> np.ndarray:
     kept = np.minimum(np.arange(1, k + 1), lists.length[:, None])
     relevant = lists.relevant[:, :k]
     hits = np.take_along_axis(np.cumsum(relevant, axis=1), np.minimum(kept, relevant.shape[1]) - 1, axis=1)
-    return 2 * hits / (kept + lists.ranked.n_relevant[:, None])
+    return np.asarray(2 * hits / (kept + lists.ranked.n_relevant[:, None]))
 
 
 def draw_features(lists: ScoredLists) -> np.ndarray:
@@ -63,7 +63,7 @@ def _histogram_entropy(draws: np.ndarray) -> np.ndarray:
     cells = np.arange(bins.shape[0] * bins.shape[1]).reshape(bins.shape[:2])[..., None]
     counts = np.bincount((cells * ENTROPY_BINS + bins).ravel(), minlength=cells.size * ENTROPY_BINS)
     share = counts.reshape(*bins.shape[:2], ENTROPY_BINS) / draws.shape[2]
-    return -np.sum(share * np.log(np.where(share > 0, share, 1)), axis=2)
+    return np.asarray(-np.sum(share * np.log(np.where(share > 0, share, 1)), axis=2))
 
 
 def learned_cutoffs(features: np.ndarray, f1: np.ndarray, seed: int = 0) -> np.ndarray:

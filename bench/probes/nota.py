@@ -37,7 +37,7 @@ FOLDS = 5
 
 def nota_labels(lists: ScoredLists) -> np.ndarray:
     """True for the queries with no relevant candidate."""
-    return lists.ranked.n_relevant == 0
+    return np.asarray(lists.ranked.n_relevant == 0)
 
 
 def fold_f1(
@@ -168,7 +168,7 @@ def _aligned_variance(means: pa.Table, variances: pa.Table) -> np.ndarray:
             f"{joined['other_label'][row]} there and {joined['label'][row]} in means; score both "
             "rankers on the same split"
         )
-    return joined["variance"].to_numpy()
+    return np.asarray(joined["variance"].to_numpy())
 
 
 def _checked_labels(lists: ScoredLists) -> np.ndarray:

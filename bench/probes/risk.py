@@ -125,7 +125,9 @@ def cvar(lists: ScoredLists, alpha: float = ALPHA, optimistic: bool = True) -> n
     n = lists.n_samples
     tail = n - int(np.floor(alpha * n + 1e-9))  # + 1e-9: 0.7·10 is 7.000000000000001
     draws = np.sort(lists.samples, axis=2)
-    return (draws[..., n - tail :] if optimistic else draws[..., :tail]).mean(axis=2, dtype=np.float64)
+    return np.asarray(
+        (draws[..., n - tail :] if optimistic else draws[..., :tail]).mean(axis=2, dtype=np.float64)
+    )
 
 
 def order_by(lists: ScoredLists, values: np.ndarray) -> np.ndarray:

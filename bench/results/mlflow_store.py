@@ -14,6 +14,7 @@ import os
 import sqlite3
 import time
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlsplit
 
 import mlflow
@@ -87,7 +88,7 @@ class StoreClient(MlflowClient):
                 f"MLflow run {run_id}'s artifacts are not in {served.artifact_dir}: a run directory's "
                 f"store keeps them in {ARTIFACTS_FOLDER}/ beside it; copy or move that folder with the store"
             )
-        return served.download_artifacts(path, dst_path)
+        return cast(str, served.download_artifacts(path, dst_path))
 
 
 def prepare_store(uri: str, owned: bool) -> None:

@@ -26,7 +26,7 @@ KEY_COLUMNS = (PREDICTIONS_KEY, PROBES)
 CURRENT, STALE, NOT_RECORDED, UNCHECKED = "current", "stale", "not recorded", "not checked"
 
 
-def recorded_keys(grid: Plan) -> dict[str, list]:
+def recorded_keys(grid: Plan) -> dict[str, list[str] | list[int]]:
     """The key columns of seeds.csv, one value per cell of ``grid`` in its order."""
     return {PREDICTIONS_KEY: [cell.key for cell in grid.cells], PROBES: [PROBES_VERSION] * len(grid.cells)}
 

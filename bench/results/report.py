@@ -4,6 +4,7 @@ data URIs with inline CSS, so the one file opens anywhere without a network or t
 import base64
 import secrets
 from pathlib import Path
+from typing import cast
 
 import jinja2
 import pyarrow as pa
@@ -206,4 +207,4 @@ def write_report(board: Board, out: Path | None, latex: Path | None = None) -> t
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)
     in_parallel(lambda written: write_pieces(*written), list(zip(paths, documents, strict=True)))
-    return paths
+    return cast(tuple[Path, ...], paths)

@@ -33,9 +33,9 @@ import json
 import shlex
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import mlflow
 import mlflow.store
@@ -116,7 +116,7 @@ class Tracker:
         all_tags = {KEY_TAG: key, "mlflow.runName": name, **self.source, **tags}
         if parent:
             all_tags["mlflow.parentRunId"] = parent
-        return self.client.create_run(self.experiment_id, tags=all_tags, run_name=name).info.run_id
+        return cast(str, self.client.create_run(self.experiment_id, tags=all_tags, run_name=name).info.run_id)
 
     def log(
         self,
@@ -267,7 +267,7 @@ def _track_seed(
     key: str,
     plan: "Plan",
     cell: "Cell",
-    row: dict,
+    row: dict[Hashable, Any],
     study: "Study",
     tags: dict[str, str],
     shown: dict[str, str],
@@ -299,7 +299,7 @@ def _track_seed(
     tracker.finish(seed_mlflow_run)
 
 
-def _finite(row: dict | pd.Series, names) -> dict[str, float]:
+def _finite(row: Mapping[Any, Any] | pd.Series, names: Iterable[str]) -> dict[str, float]:
     return {n: float(row[n]) for n in names if n in row and np.isfinite(row[n])}
 
 

@@ -50,7 +50,7 @@ def fake_card(monkeypatch, free_mib: float, listing=None) -> list[list[str]]:
             raise listing
         return subprocess.CompletedProcess(command, 0, stdout=LISTED if listing is None else listing)
 
-    monkeypatch.setattr(gpu_memory.subprocess, "run", run)
+    monkeypatch.setattr(subprocess, "run", run)  # the module gpu_memory runs nvidia-smi with
     return calls
 
 

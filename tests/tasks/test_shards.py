@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,7 @@ def test_interrupted_build_leaves_nothing(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache = tmp_path / "cache"
-    write_table = shards.pq.write_table
+    write_table = pq.write_table  # the module shards writes with
     calls = []
 
     def fail_second(*args: object, **kwargs: object) -> None:
@@ -130,7 +131,7 @@ def test_interrupted_build_leaves_nothing(
             raise KeyboardInterrupt
         write_table(*args, **kwargs)
 
-    monkeypatch.setattr(shards.pq, "write_table", fail_second)
+    monkeypatch.setattr(pq, "write_table", fail_second)
     with pytest.raises(KeyboardInterrupt):
         build_shards("wikiqa", "dev", root=root, cache_dir=cache, rows_per_shard=100)
     assert list(cache.iterdir()) == []
@@ -149,15 +150,13 @@ def test_leftover_temp_folder_is_ignored(root: Path, tmp_path: Path, dev: pa.Tab
 
 def test_concurrent_publish_is_a_hit(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
-    from rankuq import atomic
-
-    replace = atomic.os.replace
+    replace = os.replace  # rankuq.atomic publishes with it
 
     def other_writer_first(source: Path, target: Path) -> None:
         shutil.copytree(source, target)  # another process published the same entry meanwhile
         replace(source, target)
 
-    monkeypatch.setattr(atomic.os, "replace", other_writer_first)
+    monkeypatch.setattr(os, "replace", other_writer_first)
     path = build_shards("wikiqa", "dev", root=root, cache_dir=cache)
     assert read_shards(path).num_rows == 2733
     assert not temp_folders(cache)

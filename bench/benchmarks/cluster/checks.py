@@ -8,8 +8,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -102,7 +103,11 @@ def largest_difference(reference: Path, run_dir: Path) -> float | None:
     common = [name for name in b if name in a and len(a[name]) == len(b[name])]
     if not common:
         return None
-    stack = lambda frame: np.stack(frame.samples.to_numpy())  # noqa: E731
+
+    def stack(frame: pd.DataFrame) -> np.ndarray:
+        # the column as an object array of each row's draws: a sequence of arrays, which np.stack takes
+        return np.stack(cast(Sequence[np.ndarray], frame.samples.to_numpy()))
+
     return float(max(np.abs(stack(a[name]) - stack(b[name])).max() for name in common))
 
 

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,7 +56,7 @@ class Ports:
 @dataclass
 class Node:
     name: str
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     log: Path
     pids: set[int] = field(default_factory=set)  # every process of the node seen so far
 
@@ -228,12 +228,12 @@ def _answers(url: str) -> bool:
 
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status == 200
+            return bool(response.status == 200)
     except OSError:
         return False
 
 
-def rankuq(*args: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+def rankuq(*args: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """The `rankuq` command in a subprocess of its own session (so a SIGKILL reaches only it)."""
     with log.open("w") as out:  # the child keeps its own copy of the descriptor
         return subprocess.Popen(
@@ -241,7 +241,7 @@ def rankuq(*args: str, log: Path, env: dict[str, str] | None = None) -> subproce
         )
 
 
-def finish(process: subprocess.Popen, log: Path, timeout: float = 900) -> float:
+def finish(process: subprocess.Popen[bytes], log: Path, timeout: float = 900) -> float:
     """Wait for a `rankuq` process; raise with its log's tail if it failed."""
     start = time.perf_counter()
     code = process.wait(timeout=timeout)
@@ -250,14 +250,14 @@ def finish(process: subprocess.Popen, log: Path, timeout: float = 900) -> float:
     return time.perf_counter() - start
 
 
-def alive(process: subprocess.Popen, log: Path) -> bool:
+def alive(process: subprocess.Popen[bytes], log: Path) -> bool:
     """True while a `rankuq` process runs; raise with its log's tail once it has exited."""
     if process.poll() is not None:
         raise RuntimeError(f"`rankuq` exited {process.returncode} early: {log.read_text()[-3000:]}")
     return True
 
 
-def wait_for(condition, timeout: float, what: str, poll: float = 0.2) -> None:
+def wait_for(condition: Callable[[], object], timeout: float, what: str, poll: float = 0.2) -> None:
     deadline = time.time() + timeout
     while not condition():
         if time.time() > deadline:

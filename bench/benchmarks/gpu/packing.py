@@ -21,7 +21,7 @@ GPU_SHARE = 1 / MEMBERS  # gpus_per_trial: the five members on one GPU at once
 GOAL = 1.5  # issue 30: five packed members within 1.5× the wall time of one alone
 
 
-def packing_grid(name: str, methods: dict[str, dict], tiny: bool, gpu: bool) -> dict[str, Any]:
+def packing_grid(name: str, methods: dict[str, dict[str, Any]], tiny: bool, gpu: bool) -> dict[str, Any]:
     """A WikiQA grid of ``methods``: MiniLM-L6 at max length 128 trained in bf16 autocast on the
     native training lists (``tiny``: the tiny random BERT on 20 questions), no probes, no dev split."""
     model = {"backbone": "tiny", "max_length": 32} if tiny else {"layers": 6, "max_length": 128}
@@ -65,7 +65,7 @@ def most_at_once(records: list[dict[str, Any]]) -> int:
 
 def span(records: list[dict[str, Any]]) -> float:
     """Seconds from the first member's start of training to the last one's end."""
-    return max(r["reported"] for r in records) - min(r["started"] for r in records)
+    return float(max(r["reported"] for r in records) - min(r["started"] for r in records))
 
 
 def planned_gpu_hours(grid: dict[str, Any], run_dir: Path) -> tuple[float, str]:

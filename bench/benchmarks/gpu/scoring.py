@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -55,7 +55,7 @@ def paper_ratios() -> dict[str, dict[str, float]]:
 def timed(runs: dict[str, Callable[[], Any]], device: torch.device, repeats: int) -> dict[str, list[float]]:
     """Each of ``runs`` once to warm up, then ``repeats`` rounds of all of them in turn (side by side on
     a host whose load drifts), each call waited for to its end on ``device``: the seconds of each."""
-    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
+    sync: Callable[[], None] = torch.cuda.synchronize if device.type == "cuda" else lambda: None
     seconds: dict[str, list[float]] = {label: [] for label in runs}
     for repeat in range(repeats + 1):
         for label, run in runs.items():
@@ -172,7 +172,7 @@ def throughput(config: ModelConfig, device: torch.device, pairs: int, repeats: i
 def test_frame(rows: int | None) -> pd.DataFrame:
     """The WikiQA test lists (the first ``rows`` candidates: whole lists, as they come in order)."""
     table = tasks.get("wikiqa")().load("test", tasks.data_root())
-    return (table if rows is None else table.slice(0, rows)).to_pandas()
+    return cast(pd.DataFrame, (table if rows is None else table.slice(0, rows)).to_pandas())
 
 
 def member_scores(

@@ -8,8 +8,8 @@ import pytest
 
 from rankuq.bench import metrics
 from rankuq.bench.predictions import predictions_table
-from rankuq.bench.probes import ProbeResult, merge, scored_lists
-from rankuq.bench.probes.base import key, split_queries, top_k
+from rankuq.bench.probes import ProbeResult, scored_lists
+from rankuq.bench.probes.base import key, merge, split_queries, top_k
 from rankuq.errors import RankuqError
 
 
