@@ -46,7 +46,7 @@ class BertFeatures(nn.Module):
 
     def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
         if self.mean:
-            states = self.bert(**inputs).last_hidden_state
+            states: torch.Tensor = self.bert(**inputs).last_hidden_state
             mask = inputs["attention_mask"].unsqueeze(-1).to(states.dtype)
             return (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
         if self.pooler is None:
