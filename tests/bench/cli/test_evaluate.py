@@ -35,7 +35,7 @@ def test_evaluate_model_scores_a_checkpoint_as_given_and_ranks_as_it_does(
     command = ["evaluate", "--model", str(cross_encoder), "--task", "wikiqa", "--methods", "bert,temperature"]
     assert main([*command, "--run-dir", str(run_dir), "--json"]) == 0
     board = pd.DataFrame(json.loads(capsys.readouterr().out))
-    assert sorted(board["method"]) == ["bert", "temperature"]
+    assert sorted(board["method"]) == ["bert", "bm25", "temperature"]  # BM25, the default baseline
     assert not (run_dir / "models").exists() or not any((run_dir / "models").iterdir())  # nothing trained
     (bert,) = (run_dir / "predictions" / "wikiqa" / "bert").glob("*.parquet")
     predictions = pd.read_parquet(bert).head(300)

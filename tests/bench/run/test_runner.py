@@ -246,6 +246,7 @@ def test_post_hoc_maps_are_fitted_once_on_dev_and_keep_bert_s_ranking(finished, 
     assert [path.stat().st_mtime_ns for path in fits] == mtimes  # a rerun reads the fits
 
 
+@pytest.mark.slow  # a second tiny grid from nothing (50 s); the quick suite's golden test holds the numbers
 def test_same_seed_same_numbers_in_a_fresh_run(finished, tiny_grid, tmp_path):
     run_dir, _ = finished
     grid = {**tiny_grid, "methods": {"bert": {}}, "seeds": [1]}
