@@ -133,7 +133,13 @@ def _zero_shot(args: argparse.Namespace) -> None:
         print(board_json(board.table))
         return
     show_board(board)
-    print(f"written: leaderboard.md, .csv and report.html in {run_dir}")
+    print(f"written: leaderboard.md, .csv and report.html in {run_dir}, beside the MLflow store")
+    from rankuq.bench.results.tracking import experiment_page
+    from rankuq.bench.rundir.layout import RunLayout
+
+    page = experiment_page(RunLayout(run_dir).default_tracking_uri)
+    if page:
+        print(f"MLflow: {page}")
 
 
 def _check_fits(args: argparse.Namespace) -> None:

@@ -67,6 +67,7 @@ def test_the_pages_commands_run_and_leave_what_it_names(ray_session, workplace, 
         assert main(command) == 0
     out = capsys.readouterr().out
     assert "beir-my-data" in out and "written: leaderboard.md, .csv and report.html" in out
+    assert "MLflow: `mlflow ui --backend-store-uri sqlite:///" in out  # issue 48: evaluate named no store
     named = re.findall(r"`(runs/zero-shot[^`/]*)/`", PAGE.read_text())
     (run_dir,) = {workplace / name for name in named}
     for name in ("leaderboard.md", "leaderboard.csv", "report.html", "mlflow.db"):
