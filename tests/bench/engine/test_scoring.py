@@ -216,7 +216,7 @@ print(sum("CellScorer" in actor["ActorClassName"] for actor in actors().values()
 """
 
 
-@pytest.mark.slow  # three cells on two actors (35 s); the GPU path's run test (test_stages) scores in one pass
+@pytest.mark.slow  # three cells on two actors (35 s); test_stages's GPU run scores in one pass
 def test_one_pass_scores_every_cell_as_its_own_pass_does(ray_session, dev_shards, tmp_path):
     """A run's one scoring pass (two GPU actors, logical GPUs, CPU torch, cached token ids) gives each
     cell the table its own CPU pass gives, in order, dropout draws included; an actor serves several
