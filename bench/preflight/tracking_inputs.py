@@ -55,6 +55,7 @@ def check_tracking_uri(uri: str) -> None:
                 f"--tracking-uri {uri}: {path} {problem}; it is left as it is: give the store "
                 "`rankuq run` wrote, or a path that does not exist yet"
             )
+        _check_writable(path, uri)
         return
     if scheme not in ("", "file"):
         return
@@ -69,6 +70,22 @@ def check_tracking_uri(uri: str) -> None:
         raise RankuqError(
             f"--tracking-uri {uri}: {folder} is a file, not an MLflow file store (a folder); "
             "give a sqlite:/// URI or a folder"
+        )
+
+
+def _check_writable(path: Path, uri: str) -> None:
+    """A store the run can write: checked before any work, not once every stage has run (SQLite
+    writes the store and, beside it, its journal; a read-only mount refuses both)."""
+    home = next((folder for folder in path.parents if folder.exists()), None)
+    refused = [
+        where
+        for where in (path, home)
+        if where is not None and where.exists() and not os.access(where, os.W_OK)
+    ]
+    if refused:
+        raise RankuqError(
+            f"--tracking-uri {uri}: {refused[0]} cannot be written (a read-only mount or no permission); "
+            "give a store in a folder you may write to"
         )
 
 

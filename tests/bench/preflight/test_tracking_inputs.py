@@ -124,3 +124,26 @@ def test_sqlite_path_is_the_file_of_three_slash_uris_only():
     assert sqlite_path("sqlite:///runs/a/mlflow.db") == Path("runs/a/mlflow.db")
     assert sqlite_path("sqlite:////abs/mlflow.db") == Path("/abs/mlflow.db")
     assert sqlite_path("http://localhost:5000") is None
+
+
+def test_a_store_on_a_read_only_mount_is_refused_before_any_work(tmp_path, monkeypatch):
+    """Issue 48: a store on a read-only mount failed once the whole grid had run. (The run's user is
+    root here, whom permission bits do not stop: the mount's refusal is os.access's answer, stood in.)"""
+    import os
+
+    import pytest
+
+    from rankuq.bench.preflight import tracking_inputs
+    from rankuq.errors import RankuqError
+
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    access = os.access
+
+    def mounted_read_only(path: str, mode: int) -> bool:
+        return access(path, mode) and mount not in (Path(path), *Path(path).parents)
+
+    monkeypatch.setattr(os, "access", mounted_read_only)
+    with pytest.raises(RankuqError, match=r"ro cannot be written \(a read-only mount or no permission\)"):
+        tracking_inputs.check_tracking_uri(f"sqlite:///{mount}/mlflow.db")
+    tracking_inputs.check_tracking_uri(f"sqlite:///{tmp_path}/mlflow.db")  # a folder it may write to
