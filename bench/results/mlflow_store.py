@@ -117,12 +117,34 @@ def prepare_store(uri: str, owned: bool) -> None:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         for stale in path.parent.glob(f".{path.name}.tmp-*"):  # what a killed creation left
-            stale.unlink()
+            if not _creator_alive(stale):  # another run making the same store now keeps its own
+                stale.unlink(missing_ok=True)
         # A new name each time: MLflow caches an engine (and its open connections) per URI.
         staging = path.with_name(f".{path.name}.tmp-{os.getpid()}-{time.time_ns()}").resolve()
         store = SqlAlchemyStore(f"sqlite:///{staging}", PROXIED_ROOT)
         store.engine.dispose()
-        os.replace(staging, path)
+        try:
+            # link, not replace: of two runs creating one store at once the first wins and the
+            # second uses it (a replace swapped the file under the first: "readonly database")
+            os.link(staging, path)
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            os.replace(staging, path)
+        finally:
+            staging.unlink(missing_ok=True)
+
+
+def _creator_alive(staging: Path) -> bool:
+    """Whether the process named in a staging store's name (``.NAME.tmp-PID-NS``) still runs."""
+    try:
+        pid = int(staging.name.rsplit(".tmp-", 1)[1].split("-")[0])
+        os.kill(pid, 0)
+    except (IndexError, ValueError, ProcessLookupError):
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def check_store(uri: str) -> None:

@@ -24,7 +24,7 @@ def test_a_new_store_appears_only_whole_and_a_broken_own_store_is_rebuilt(tmp_pa
 
     store = tmp_path / "mlflow.db"
     uri = f"sqlite:///{store}"
-    (tmp_path / ".mlflow.db.tmp-1-2").write_bytes(b"what a killed creation left")
+    (tmp_path / ".mlflow.db.tmp-999999999-2").write_bytes(b"what a killed creation left")  # no such pid
     prepare_store(uri, owned=True)
     assert store_problem(store) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db"]
@@ -68,3 +68,30 @@ def test_someone_elses_broken_store_is_refused_untouched(tmp_path):
 def _fresh(path: Path) -> Path:
     path.unlink()
     return path
+
+
+def test_of_two_runs_creating_one_store_the_first_wins_and_the_second_uses_it(tmp_path, monkeypatch):
+    """Issue 48: two runs creating one fresh external store at once: the second replaced the file
+    under the first ("attempt to write a readonly database"). Now the second finds it made and keeps
+    it; a staging file of a run still alive is left to it."""
+    import os
+
+    from rankuq.bench.results import mlflow_store
+
+    path = tmp_path / "shared" / "mlflow.db"
+    uri = f"sqlite:///{path}"
+    path.parent.mkdir()
+    alive = path.with_name(f".{path.name}.tmp-{os.getpid()}-1")  # another run's, creating now
+    alive.write_bytes(b"")
+    link = os.link
+
+    def the_other_run_first(source, target):
+        monkeypatch.setattr(os, "link", link)
+        mlflow_store.prepare_store(uri, owned=False)  # it publishes its store meanwhile
+        link(source, target)
+
+    monkeypatch.setattr(os, "link", the_other_run_first)
+    mlflow_store.prepare_store(uri, owned=False)
+    monkeypatch.undo()
+    assert store_problem(path) is None and alive.exists()
+    assert sorted(p.name for p in path.parent.iterdir()) == [alive.name, "mlflow.db"]
