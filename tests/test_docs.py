@@ -94,7 +94,7 @@ def test_no_page_of_the_site_or_the_readme_holds_dated_prose():
     ]
     assert not dated, "dated prose (make it a record in records/ and link it):\n" + "\n".join(dated)
     assert DATED_PROSE.search("(measured 2026-11-26: bundle 47.6 MiB)")  # the pattern sees prose dates
-    linked = "[x](measurements.md#2026-11-27-h100-stages), docs/gpu/h100-2026-11-27.json"
+    linked = "[x](measurements.md#2026-11-27-h100-stages), records/data/2026-11-27-h100/gpu.json"
     assert not DATED_PROSE.search(linked)
 
 

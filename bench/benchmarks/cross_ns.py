@@ -13,7 +13,7 @@ RUN_DIR/models (checked against the predictions keys RUN_DIR/seeds.csv records),
 built under --cache. Scoring runs in this process on one thread.
 
     python -m rankuq.bench.benchmarks.cross_ns [--run-dir results/paper000] [--domains clariq,wikiqa]
-        [--ns bm25,random,dense] [--seeds 0,1,2] [--cache build/cross_ns] [--out docs/cross_ns.csv]
+        [--ns bm25,random,dense] [--seeds 0,1,2] [--cache build/cross_ns] [--out cross_ns.csv]
 """
 
 import argparse
@@ -264,7 +264,7 @@ def main() -> None:
     parser.add_argument(
         "--cache", type=Path, default=Path("build/cross_ns"), help="where dev lists are built"
     )
-    parser.add_argument("--out", type=Path, default=Path("docs/cross_ns.csv"))
+    parser.add_argument("--out", type=Path, default=Path("cross_ns.csv"))
     parser.add_argument("--resamples", type=int, default=10_000)
     args = parser.parse_args()
     torch.set_num_threads(1)

@@ -12,7 +12,7 @@ Conv-KNRM rows only read the backbone's word embeddings; their last-layer MC is 
 deterministic Conv-KNRM.
 
     python -m rankuq.bench.benchmarks.method_cost [--pairs 512] [--batch-size 64] [--repeats 10] [--threads 1]
-        [--only bert,mc_dropout] [--layers 2,6] [--precision bf16] [--out docs/method_cost.csv]
+        [--only bert,mc_dropout] [--layers 2,6] [--precision bf16] [--out records/data/method_cost-cpu.csv]
 
 ``--precision bf16`` scores every method under bfloat16 autocast (as a grid's ``eval.precision: bf16``),
 worth it on CPUs with AVX512-BF16 or AMX; the flags the CPU has are printed with the tables.

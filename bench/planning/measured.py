@@ -109,7 +109,7 @@ GPU_RECORD = f"records/{STAGES}.json"
 # benchmark's WikiQA grid, once with one `bert` member ("alone") and once with a 5-member ensemble at
 # gpus_per_trial 0.2 ("packed"), one seed, no dev split, no probes; and the scoring throughputs of
 # the methods, labelled as the benchmark labels them (a test checks both against its JSON,
-# docs/gpu/h100-2026-11-27.json).
+# records/data/2026-11-27-h100/gpu.json).
 SCORED_LABELS = (
     "bert",
     "mc_dropout (T=10)",

@@ -20,6 +20,7 @@ from rankuq.errors import RankuqError
 
 H100 = "NVIDIA H100 80GB HBM3"
 DOCS = Path(__file__).resolve().parents[3] / "docs"
+DATA = Path(__file__).resolve().parents[3] / "records" / "data"  # the measurements behind the records
 
 
 def cost_table(seconds: dict[str, list[float]], device: str | None = H100, pairs: int = 256) -> pd.DataFrame:
@@ -78,9 +79,9 @@ def test_an_at_least_8x_claim_reads_the_other_method_s_time_over_the_gp_head_s()
 
 def test_the_cpu_column_tells_a_gpu_from_a_cpu():
     assert on_gpu(H100) and on_gpu("Tesla V100-SXM2-16GB")
-    gpu = pd.read_csv(DOCS / "gpu" / "h100-2026-11-27-method_cost.csv").cpu  # the GPU benchmark's
+    gpu = pd.read_csv(DATA / "2026-11-27-h100" / "method_cost.csv").cpu  # the GPU benchmark's
     assert set(gpu) == {H100}
-    cpu = pd.read_csv(DOCS / "method_cost.csv").cpu.iloc[0]  # method_cost's flag list
+    cpu = pd.read_csv(DATA / "method_cost-cpu.csv").cpu.iloc[0]  # method_cost's flag list
     assert cpu == "avx2, avx512f, avx512_bf16, amx_bf16" and not on_gpu(cpu)
     assert not any(map(on_gpu, ["cpu", "flags unknown", "no AVX2", "avx2", ""]))
 
@@ -173,7 +174,7 @@ def test_a_timing_of_fewer_than_ten_repeats_is_untestable_and_says_n(tmp_path):
 
 def test_the_committed_cost_files_name_their_repeats():
     """The CSVs docs/ keeps: every condition says n; a file under 10 repeats judges nothing."""
-    cost = read_costs([DOCS / "gpu" / "h100-2026-11-27-method_cost.csv", DOCS / "method_cost.csv"])
+    cost = read_costs([DATA / "2026-11-27-h100" / "method_cost.csv", DATA / "method_cost-cpu.csv"])
     claim = next(c for c in CLAIMS if c.id == "gp-cost-gpf-vs-ensemble")
     [row] = judge_all([assess(claim, [], cost)])
     for m in row.measured:

@@ -17,7 +17,7 @@ from rankuq.bench.planning.measured import (
 
 ROOT = Path(__file__).resolve().parents[3]
 # What the GPU benchmark wrote on the first H100 run; its record (GPU_RECORD) holds the figures the plan reads
-BENCHMARK = json.loads((ROOT / "docs/gpu/h100-2026-11-27.json").read_text())
+BENCHMARK = json.loads((ROOT / "records/data/2026-11-27-h100/gpu.json").read_text())
 
 
 def test_the_gpu_plans_figures_are_the_gpu_benchmarks_own():

@@ -15,7 +15,9 @@ from rankuq.bench.planning.summary import counts, describe, train_pair_epochs, t
 from rankuq.bench.rundir.layout import RunLayout
 
 # the first H100 run as its benchmark wrote it (the plan reads the record made of it, GPU_RECORD)
-RECORD = json.loads((Path(__file__).resolve().parents[3] / "docs/gpu/h100-2026-11-27.json").read_text())
+RECORD = json.loads(
+    (Path(__file__).resolve().parents[3] / "records/data/2026-11-27-h100/gpu.json").read_text()
+)
 
 
 @pytest.mark.parametrize(
