@@ -50,7 +50,9 @@ def fake_card(monkeypatch, free_mib: float, listing=None) -> list[list[str]]:
             raise listing
         return subprocess.CompletedProcess(command, 0, stdout=LISTED if listing is None else listing)
 
-    monkeypatch.setattr(subprocess, "run", run)  # the module gpu_memory runs nvidia-smi with
+    # the module gpu_memory runs nvidia-smi with, named through it: another test may have loaded
+    # rankuq.gpu_memory anew, with its own reference to the module
+    monkeypatch.setattr("rankuq.gpu_memory.subprocess.run", run)
     return calls
 
 
