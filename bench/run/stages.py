@@ -179,6 +179,7 @@ def _score_in_one_pass(
         if cached is None:
             pending.append(split)
         else:
+            on_rows(cached.num_rows)  # the bar's total counts every split, cached ones too
             done(split, cached)
     if not pending:
         return
