@@ -115,17 +115,14 @@ def test_zero_shot_on_a_saved_member_is_its_leaderboard_row(finished, tmp_path, 
     np.testing.assert_allclose(given, trained, rtol=1e-6)
 
 
+def on_my_data(cross_encoder, beir_data) -> list[str]:
+    """`rankuq evaluate` of the test checkpoint on the BEIR folder beir/my-data of ``beir_data``."""
+    return ["evaluate", "--model", str(cross_encoder), "--task", "beir/my-data", "--data-dir", str(beir_data)]
+
+
 def test_plan_json_prints_one_json_object(cross_encoder, beir_data, tmp_path, capsys):
     """Issue 48: --json was ignored with --plan."""
-    command = [
-        "evaluate",
-        "--model",
-        str(cross_encoder),
-        "--task",
-        "beir/my-data",
-        "--data-dir",
-        str(beir_data),
-    ]
+    command = on_my_data(cross_encoder, beir_data)
     assert main([*command, "--run-dir", str(tmp_path / "run"), "--plan", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
     (condition,) = found["grid"]["shifts"]
@@ -233,15 +230,7 @@ def test_a_beir_folders_default_numbers_are_ir_measures_on_its_full_qrels(cross_
 def test_temperature_on_a_test_only_folder_says_what_to_add(cross_encoder, beir_data, tmp_path, capsys):
     """Issue 48: own-data.md's step 4 failed on step 1's folder with advice in grid terms ("use it as a
     shift's test side"); now the one line names the file to add, or the method to leave out."""
-    command = [
-        "evaluate",
-        "--model",
-        str(cross_encoder),
-        "--task",
-        "beir/my-data",
-        "--data-dir",
-        str(beir_data),
-    ]
+    command = on_my_data(cross_encoder, beir_data)
     extra = ["--methods", "bert,temperature,mc_dropout", "--run-dir", str(tmp_path / "run"), "--plan"]
     assert main([*command, *extra]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
