@@ -56,7 +56,9 @@ def source_files() -> dict[str, Path]:
             if "__pycache__" in path.parts or not path.is_file():
                 continue
             grid = path.suffix == ".yaml" and path.parent == ROOT / "bench" / "grids"
-            if path.suffix == ".py" or grid or (path.suffix == ".json" and folder == "records"):
+            # records/*.json only: records/data/ holds raw measurements the package never reads
+            record = path.suffix == ".json" and path.parent == ROOT / "records"
+            if path.suffix == ".py" or grid or record:
                 inner = path.relative_to(base)
                 found["/".join(("rankuq", *(() if folder == "rankuq" else (folder,)), *inner.parts))] = path
     return found
