@@ -4,7 +4,7 @@ import re
 from collections.abc import Hashable
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, TypeGuard, get_args
+from typing import Annotated, Any, TypeGuard, get_args
 
 import yaml
 from pydantic import (
@@ -12,8 +12,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -123,6 +125,13 @@ class GridSpec(BaseModel):
     baseline: str | None = Field(None, description="method the others are compared with")
     model: ModelConfig = ModelConfig()
     train: TrainConfig = TrainConfig()
+    # A task whose data needs another recipe (TrecQA's 94 training questions need more steps than a
+    # 250-query sample of WikiQA): its members train with these keys over `train`, the rest as before.
+    train_by_task: dict[str, dict[str, object]] = Field(
+        {},
+        description="train settings over `train` for members trained on that task "
+        "({trecqa_clean: {negatives: 4, epochs: 6}}); members of other tasks keep their keys",
+    )
     eval: EvalConfig = EvalConfig()
     resources: ResourcesConfig = ResourcesConfig()
     search: SearchConfig | None = None
@@ -149,11 +158,49 @@ class GridSpec(BaseModel):
             )
         if self.train.early_stopping is not None and self.eval.dev_split is None:
             raise ValueError("train.early_stopping scores the train side's dev split; set eval.dev_split")
+        self._check_train_by_task()
         labels = [shift.label() for shift in self.conditions()]
         twice = sorted({label for label in labels if labels.count(label) > 1})
         if twice:  # a condition names its folder and MLflow run: two of one name would overwrite each other
             raise ValueError(f"two conditions are named {twice[0]!r}; give a shift another name")
         return self
+
+    @model_serializer(mode="wrap")
+    def _no_overrides_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The dump is the grid's content key: a grid without train_by_task keeps the key it had.
+        data: dict[str, Any] = handler(self)
+        if not data.get("train_by_task"):
+            data.pop("train_by_task", None)
+        return data
+
+    def _check_train_by_task(self) -> None:
+        trained = {condition.train.task for condition in self.conditions()}
+        for task, keys in self.train_by_task.items():
+            where = f"train_by_task.{task}"
+            if task not in trained:
+                raise ValueError(f"{where}: no condition trains on {task} (trained: {sorted(trained)})")
+            if "ns" in keys:
+                raise ValueError(f"{where}.ns: the training lists are the shift's; set its train side's ns")
+            try:
+                merged = self.train_for(task)
+            except ValidationError as error:
+                first = error.errors()[0]
+                key = ".".join(str(part) for part in first["loc"])
+                message = first["msg"]
+                if first["type"] == "extra_forbidden":
+                    message = f"unknown key; valid keys here: {', '.join(TrainConfig.model_fields)}"
+                raise ValueError(f"{where}.{key}: {message}") from None
+            if (merged.epochs == 0) != (self.train.epochs == 0):
+                raise ValueError(f"{where}.epochs: 0 (zero-shot) is for the whole grid or none of it")
+            if merged.early_stopping is not None and self.eval.dev_split is None:
+                raise ValueError(f"{where}.early_stopping scores the dev split; set eval.dev_split")
+
+    def train_for(self, task: str) -> TrainConfig:
+        """The train settings of members trained on ``task``: ``train`` with its override, if any."""
+        override = self.train_by_task.get(task)
+        if not override:
+            return self.train
+        return TrainConfig.model_validate({**self.train.model_dump(), **override})
 
     def conditions(self) -> list[Shift]:
         """Every train → test condition of the grid, plain tasks first."""

@@ -4,9 +4,10 @@ the run records) and what stands in for the papers' setup (``setups_table``: per
 model and datasets, declared in ``claims.setups``, beside this grid's own, read from its run)."""
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rankuq.bench.config.grid import GridSpec
+from rankuq.bench.config.training import TrainConfig
 from rankuq.bench.findings.claims.setups import SETUPS, TASKS
 from rankuq.bench.findings.run_tables import cell, device_of
 from rankuq.bench.findings.runs import FinishedRun
@@ -90,17 +91,35 @@ def scale_table(runs: Sequence[FinishedRun]) -> list[str]:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for run in runs:
-        spec, train = run.spec, run.spec.train
-        queries = f"at most {train.max_queries:,}" if train.max_queries else "all"
-        stops = ", early stopping on dev" if train.early_stopping else ""
+        spec = run.spec
         seeds = ", ".join(map(str, spec.seeds))
+        queries, negatives, epochs = (
+            by_task(spec, lambda train: f"at most {train.max_queries:,}" if train.max_queries else "all"),
+            by_task(spec, lambda train: str(train.negatives)),
+            by_task(spec, epochs_text),
+        )
         lines.append(
             f"| {markdown_text(str(run.folder))} | {spec.name} | {markdown_text(model_text(spec))} | "
-            f"{spec.model.max_length} | {queries} | {train.negatives} | up to {train.epochs}{stops} | "
+            f"{spec.model.max_length} | {queries} | {negatives} | {epochs} | "
             f"{len(spec.seeds)} ({seeds}) | {markdown_text(samples_text(spec))} | {queries_text(run)} | "
             f"{markdown_text(device_of(run))} | {time_text(run)} |"
         )
     return [*lines, ""]
+
+
+def epochs_text(train: TrainConfig) -> str:
+    return f"up to {train.epochs}{', early stopping on dev' if train.early_stopping else ''}"
+
+
+def by_task(spec: GridSpec, text: Callable[[TrainConfig], str]) -> str:
+    """One train setting as the grid's ``train`` has it, then each task whose override changes it."""
+    shown = text(spec.train)
+    differ = [
+        f"{task}: {text(spec.train_for(task))}"
+        for task in spec.train_by_task
+        if text(spec.train_for(task)) != shown
+    ]
+    return markdown_text(f"{shown} ({'; '.join(differ)})" if differ else shown)
 
 
 def setups_table(runs: Sequence[FinishedRun]) -> list[str]:

@@ -175,11 +175,17 @@ class Tuned:
 
 
 def tuned(
-    spec: GridSpec, params: Mapping[str, MethodParams], name: str, chosen: Mapping[str, JsonValue]
+    spec: GridSpec,
+    params: Mapping[str, MethodParams],
+    name: str,
+    chosen: Mapping[str, JsonValue],
+    trained_on: str | None = None,
 ) -> Tuned:
-    """``name``'s parameters, model and train settings with the searched values ``chosen``."""
+    """``name``'s parameters, model and train settings with the searched values ``chosen``; the train
+    settings those of members trained on the task ``trained_on`` (``train_by_task``)."""
     hashed_model = tuned_section("model", spec.model.model_dump(), chosen)
-    hashed_train = tuned_section("train", spec.train.model_dump(), chosen)
+    train = spec.train if trained_on is None else spec.train_for(trained_on)
+    hashed_train = tuned_section("train", train.model_dump(), chosen)
     return Tuned(
         tuned_config(name, params[name], chosen),
         ModelConfig.model_validate(hashed_model),
@@ -289,7 +295,7 @@ def plan(
         for name in params:
             method = methods.create(name, params[name])
             values = dict(chosen.get((shards.name, str(trainer_of(name, params[name]))), {}))
-            settings = tuned(spec, params, name, values)
+            settings = tuned(spec, params, name, values, condition.train.task)
             # A post-hoc method fits on the dev split, so it cannot score it: its probes fit on test.
             fit_split = dev_split or "dev"
             fit_on = (
@@ -366,7 +372,8 @@ def _searches(
             keys = search.keys_for(trainer) if trainer else []
             if not keys or (shards.name, str(trainer)) in found:
                 continue
-            job = train_job(spec, name, tuned(spec, params, name, {}), shards, spec.seeds[0], dev=dev)
+            settings = tuned(spec, params, name, {}, condition.train.task)
+            job = train_job(spec, name, settings, shards, spec.seeds[0], dev=dev)
             key = content_key("search", job.key, dev.name, search.identity(keys))
             # A trial trains in its Tune trial's own process (bench.engine.search): one worker.
             trial = SearchTrial(

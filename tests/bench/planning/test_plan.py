@@ -166,6 +166,39 @@ def test_bad_early_stopping_is_one_clear_error(more, match):
         parse_grid(grid, "test grid")
 
 
+def test_train_by_task_changes_only_the_members_trained_on_that_task(tmp_path, no_ray):
+    grid = {**GRID, "tasks": ["wikiqa", "clariq"], "methods": {"bert": {}}, "seeds": [0]}
+    override = {**grid, "train_by_task": {"clariq": {"negatives": 4, "epochs": 3}}}
+    plain, changed = (
+        {job.shards: job for job in planned(tmp_path, g).members.values()} for g in (grid, override)
+    )
+    [wikiqa] = [shards for shards in plain if "wikiqa" in shards]
+    [clariq] = [shards for shards in plain if "clariq" in shards]
+    assert changed[wikiqa] == plain[wikiqa]  # same key, same settings: a cached member stays cached
+    assert changed[clariq].key != plain[clariq].key
+    assert (changed[clariq].train.negatives, changed[clariq].train.epochs) == (4, 3)
+    assert changed[clariq].train.max_queries == 30  # the grid's train keys it does not name stand
+    spec, _ = parse_grid(grid, "test grid")
+    assert "train_by_task" not in spec.model_dump()  # unset: every grid keeps its content key
+
+
+@pytest.mark.parametrize(
+    ("override", "match"),
+    [
+        (
+            {"semeval": {"epochs": 2}},
+            r"train_by_task.semeval: no condition trains on semeval \(trained: \['wikiqa'\]\)",
+        ),
+        ({"wikiqa": {"ns": "random"}}, "train_by_task.wikiqa.ns: the training lists are the shift's"),
+        ({"wikiqa": {"epoch": 2}}, "train_by_task.wikiqa.epoch: unknown key; valid keys here: epochs, "),
+        ({"wikiqa": {"epochs": 0}}, "train_by_task.wikiqa.epochs: 0 .zero-shot. is for the whole grid"),
+    ],
+)
+def test_a_bad_train_by_task_is_one_clear_error(override, match):
+    with pytest.raises(RankuqError, match=match):
+        parse_grid({**GRID, "train_by_task": override}, "test grid")
+
+
 @pytest.mark.parametrize(
     ("precision", "gpus", "resolved"),
     [("auto", 0, "fp32"), ("auto", 0.5, "bf16"), ("fp32", 1, "fp32"), ("bf16", 0, "bf16")],
