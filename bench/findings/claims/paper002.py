@@ -50,6 +50,24 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     *(
         claim(
+            id=f"002-u-lin-over-{u}",
+            paper=PAPER,
+            text=f"u_lin abstains better than the data-driven {u} on average over the tasks (nAUC of AP)",
+            source=f"{P002}, Table 12 and §D (average, mAP)",
+            quote=f"nAUC-mAP (%) on average over six datasets and the models: u_lin 37.4 against {u} "
+            f"{other}, d = {37.4 - other:+.1f} points; 'u_lin remains the best reference-based method' "
+            "(§D.3.1), 'still less effective than simple linear regression' (u_mlp, u_rf, §D.1)",
+            paper_effect=round((37.4 - other) / 100, 3),
+            metric="nAUC.AP.u_lin",
+            reference=(f"nAUC.AP.{u}",),
+            grid="paper002",
+            method="bert",
+            kinds=("in-domain",),
+        )
+        for u, other in (("u_mlp", 34.2), ("u_rf", 32.9), ("u_log", 35.7), ("u_mah", 31.1))
+    ),
+    *(
+        claim(
             id=f"002-nauc-positive-{u}",
             paper=PAPER,
             text=f"abstaining with {u} improves AP (nAUC above 0)",
