@@ -23,12 +23,12 @@ gives S draws σ(g_s).
 """
 
 import math
-from typing import Annotated, Any, cast
+from typing import Annotated, cast
 
 import numpy as np
 import torch
 from polyagamma import random_polyagamma
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field
 from torch import nn
 
 from rankuq.methods.base import REGISTRY
@@ -49,22 +49,7 @@ class PGGPParams(GPParams):
         None, description="RBF length scale ℓ; None: √K on the normalised features (module docstring)"
     )
     normalize_input: bool = Field(True, description="a parameter-free LayerNorm on h before the kernel")
-    ard: bool = Field(
-        False,
-        description="learn a scale and shift per feature before the kernel (the LayerNorm's affine "
-        "weights: one length scale per dimension), at head_lr: the GP layer's own parameters",
-    )
     outputscale: Annotated[float, Field(gt=0, description="kernel variance σ²")] = 8.0
-
-    @model_serializer(mode="wrap")
-    def _ard_off_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # The parameters are part of the members' and predictions' keys: off, `ard` is left out, so
-        # what was cached before the option keeps its keys.
-        data: dict[str, Any] = handler(self)
-        if not data.get("ard"):
-            data.pop("ard", None)
-        return data
-
     chains: Annotated[int, Field(ge=1, le=10_000, description="parallel Gibbs chains N")] = 30
     steps: Annotated[int, Field(ge=1, le=100_000, description="Gibbs steps T per chain")] = 10
 
@@ -77,9 +62,7 @@ class PGHead(GPHead):
     def __init__(self, dim: int, params: PGGPParams) -> None:
         lengthscale = params.lengthscale or math.sqrt(dim)
         features = RandomFeatures(dim, params.kernel, params.features, lengthscale, params.outputscale)
-        normalise = (
-            nn.LayerNorm(dim, elementwise_affine=params.ard) if params.normalize_input else nn.Identity()
-        )
+        normalise = nn.LayerNorm(dim, elementwise_affine=False) if params.normalize_input else nn.Identity()
         super().__init__(nn.Sequential(normalise, features), features.width, params.momentum)
         self.register_buffer("shift", torch.zeros(features.width))  # r = Σ κᵢφᵢ
         self._mean: tuple[torch.Tensor, torch.Tensor] | None = None  # (P's Cholesky factor, μ)

@@ -104,21 +104,3 @@ def test_loss_decreases(train_steps):
 def test_bad_parameters_are_one_clear_error(raw, match):
     with pytest.raises(RankuqError, match=match):
         methods.get("pg_gp").parse(raw, "grid.yaml: methods.pg_gp")
-
-
-def test_ard_learns_a_scale_per_feature_at_the_head_rate_and_off_keeps_the_keys(build, inputs, labels):
-    method, params, model = build(
-        "pg_gp", {"features": 16, "chains": 2, "steps": 2, "ard": True, "head_lr": 3e-3}
-    )
-    scales = dict(model.head.named_parameters())
-    assert set(scales) == {"features.0.weight", "features.0.bias"}  # the LayerNorm's γ and β
-    groups = method.parameter_groups(model)
-    [head] = [group for group in groups if group.get("lr") == 3e-3]
-    assert {id(p) for p in head["params"]} == {id(p) for p in scales.values()}
-    model.train()
-    method.loss(model, inputs, labels).backward()
-    assert scales["features.0.weight"].grad is not None and scales["features.0.weight"].grad.abs().sum() > 0
-    off = methods.get("pg_gp").Params()
-    assert "ard" not in off.model_dump() and "ard" in params.model_dump()  # off: keys as before the option
-    _, _, plain = build("pg_gp", {"features": 16})
-    assert not list(plain.head.parameters())
