@@ -143,6 +143,11 @@ class Tracker:
             mlflow_run_id, metrics=[Metric(name, value, now, step) for step, value in values]
         )
 
+    def adopt(self, mlflow_run_id: str, parent: str, tags: Mapping[str, str]) -> None:
+        """Make the finished MLflow run a child of ``parent`` (MLflow's parent is a tag), with ``tags``."""
+        for key, value in {"mlflow.parentRunId": parent, **tags}.items():
+            self.client.set_tag(mlflow_run_id, key, value)
+
     def finish(self, mlflow_run_id: str) -> None:
         self.client.set_terminated(mlflow_run_id)
 
@@ -190,8 +195,17 @@ def track(
     for row, summary in board.iterrows():
         condition, method = summary.condition, summary.method
         cells = [cell for cell in studies if (cell.condition, cell.method) == (condition, method)]
-        cell_key = content_key("cell", grid_key, condition, method, [studies[cell].key for cell in cells])
-        if tracker.find(cell_key, finished=True):
+        study_keys = [studies[cell].key for cell in cells]
+        metrics = cell_metrics(summary, names, len(cells))
+        # Keyed by what it logs, not by the whole grid: a grid with a method added (a new grid run)
+        # takes the cells it already logged under its run instead of logging them again, unless their
+        # numbers changed (a p-value corrected over more tests, another baseline).
+        cell_key = content_key("cell", spec.name, condition, method, study_keys, sorted(metrics.items()))
+        logged = tracker.find(cell_key, finished=True) or tracker.find(
+            content_key("cell", grid_key, condition, method, study_keys), finished=True
+        )  # a store written before cells were keyed without the grid
+        if logged:
+            tracker.adopt(logged, parent, {ROW_TAG: str(row)})
             continue
         changed = True
         tags = {"method": method, "task": cells[0].task, "shift": condition}
@@ -207,7 +221,7 @@ def track(
         own = [e["path"] for e in plots if (e["condition"], e["method"]) == (condition, method)]
         tracker.log(
             child,
-            metrics=cell_metrics(summary, names, len(cells)),
+            metrics=metrics,
             params={**shown, "seed": ",".join(str(cell.seed) for cell in cells), "seeds": len(cells)},
             artifacts=tuple(files[-1].parent / name for name in own),
         )

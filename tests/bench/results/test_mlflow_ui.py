@@ -39,24 +39,24 @@ def test_the_page_rankuq_names_shows_each_cell_with_its_calibration_at_1400_px(f
     text = text_of(dom)
     # Each cell is a row of its own; the grid's MLflow run (which held them folded, "-" everywhere) is not.
     assert all(f"{method} × wikiqa" in text for method in board.method) and " tiny " not in f" {text} "
-    # Each calibration column holds the board's numbers; Brier and ECE lie within the table's 790 px,
-    # ERCE begins there (its numbers cut at 7 digits).
+    # AP, ECE and R@1 hold the board's numbers and lie within the table's 790 px (R@1's numbers may be
+    # cut at the edge).
     fixed = sum(
         int(w)
         for w in re.findall(
             r'col-id="(?:0|attributes.`Run Name`|runDateAndNestInfo)"[^>]*width: (\d+)px', dom
         )[:3]
     )
-    for metric in ("ECE", "ERCE", "Brier"):
+    for metric in ("AP", "ECE", "R_at_1"):
         left, width = map(
             int,
             re.search(rf'col-id="metrics.`{metric}`"[^>]*style="left: (\d+)px; width: (\d+)px', dom).groups(),
         )
-        assert fixed + left + (width if metric != "ERCE" else 0) <= TABLE_PX, (metric, fixed, left, width)
+        assert fixed + left + (width if metric != "R_at_1" else 0) <= TABLE_PX, (metric, fixed, left, width)
         cells = re.findall(
             rf'role="gridcell" col-id="metrics.`{metric}`".*?class="ag-cell-value">([^<]*)<', dom
         )
         shown = sorted(float(value) for value in cells if value not in ("", "-"))
-        expected = sorted(board[metric].dropna())
+        expected = sorted(board[metric.replace("_at_", "@")].dropna())
         assert len(expected) >= 2 and np.allclose(shown, expected, rtol=1e-9), (metric, shown, expected)
     assert "Run Name" not in bare and "Traces" in bare  # MLflow's default: the GenAI overview

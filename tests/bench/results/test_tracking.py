@@ -1,5 +1,7 @@
 import io
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -9,12 +11,13 @@ from PIL import Image
 
 from rankuq.backbone import ModelConfig, offline_minilm
 from rankuq.bench.plots import overview_png
-from rankuq.bench.results.boards import Board, read_run_dir
+from rankuq.bench.results.boards import Board, read_run_dir, read_tracking
 from rankuq.bench.results.leaderboard import metrics_of
 from rankuq.bench.results.mlflow_names import LEVEL_TAG, NOTE_TAG, OVERVIEW_KEY, VIEW_TAG, mlflow_name
 from rankuq.bench.results.mlflow_store import default_tracking_uri
 from rankuq.bench.results.rendering import paper_markdown
 from rankuq.bench.results.tracking import Tracker, backbone_params, cell_metrics, experiment_page, log_board
+from rankuq.bench.run.grid_run import GridRequest, grid_run
 
 
 def test_an_mlflow_run_left_open_is_found_to_complete_but_not_as_logged(tmp_path):
@@ -121,4 +124,40 @@ def test_every_mlflow_run_of_a_real_grid_carries_the_commit_and_the_columns_the_
                         row[metric], abs=1e-12
                     )
     view = json.loads(tracker.client.get_experiment(tracker.experiment_id).tags[VIEW_TAG])
-    assert {"metrics.`ECE`", "metrics.`ERCE`", "metrics.`Brier`"} <= set(view["selectedColumns"])
+    assert {"metrics.`AP`", "metrics.`R_at_1`", "metrics.`ECE`"} <= set(view["selectedColumns"])
+    assert {"params.`seed`", "params.`task`", "params.`backbone`"} <= set(view["selectedColumns"])
+
+
+def test_a_method_added_to_a_finished_grid_logs_only_what_is_new(finished, tiny_grid, tmp_path):
+    """The grid run changes (a new MLflow run); the cells whose numbers stand move under it and are
+    not logged again (issue 48: bert, temperature and bm25 were logged twice, same numbers)."""
+    source, _ = finished
+    run_dir = Path(shutil.copytree(source, tmp_path / source.name))
+    tracker = Tracker(default_tracking_uri(run_dir), served=True)
+
+    def cells() -> dict[tuple[str, str], list]:
+        found: dict[tuple[str, str], list] = {}
+        for mlflow_run in tracker.client.search_runs([tracker.experiment_id], max_results=1000):
+            if mlflow_run.data.tags[LEVEL_TAG] == "cell":
+                tags = mlflow_run.data.tags
+                found.setdefault((tags["shift"], tags["method"]), []).append(mlflow_run)
+        return found
+
+    before = cells()
+    grid = {**tiny_grid, "methods": {**tiny_grid["methods"], "temperature": {}}}
+    board = grid_run(GridRequest(grid, run_dir, source="tiny grid and temperature")).board
+    after = cells()
+    assert set(after) == {*before, ("wikiqa", "temperature")}
+    grids = tracker.client.search_runs(
+        [tracker.experiment_id], f"tags.`{LEVEL_TAG}` = 'grid'", order_by=["attributes.start_time DESC"]
+    )
+    assert len(grids) == 2  # the grid changed: a new grid run
+    newest = grids[0].info.run_id
+    for key, runs in after.items():
+        held = [run for run in runs if run.data.tags["mlflow.parentRunId"] == newest]
+        assert len(held) == 1, key  # every cell once under the new grid run
+    bert = before["wikiqa", "bert"][0].info.run_id
+    assert [run.info.run_id for run in after["wikiqa", "bert"]] == [bert]  # moved, not logged again
+    read = read_tracking(default_tracking_uri(run_dir), None, tmp_path / "read")
+    assert list(read.table.method) == list(board.method)
+    assert np.allclose(read.table["R@1"], board["R@1"])
