@@ -128,6 +128,7 @@ def test_every_mlflow_run_of_a_real_grid_carries_the_commit_and_the_columns_the_
     assert {"params.`seed`", "params.`task`", "params.`backbone`"} <= set(view["selectedColumns"])
 
 
+@pytest.mark.slow  # a real grid rerun with one more method (about a minute): pytest -m slow
 def test_a_method_added_to_a_finished_grid_logs_only_what_is_new(finished, tiny_grid, tmp_path):
     """The grid run changes (a new MLflow run); the cells whose numbers stand move under it and are
     not logged again (issue 48: bert, temperature and bm25 were logged twice, same numbers)."""
@@ -158,6 +159,7 @@ def test_a_method_added_to_a_finished_grid_logs_only_what_is_new(finished, tiny_
         assert len(held) == 1, key  # every cell once under the new grid run
     bert = before["wikiqa", "bert"][0].info.run_id
     assert [run.info.run_id for run in after["wikiqa", "bert"]] == [bert]  # moved, not logged again
+    (tmp_path / "read").mkdir()
     read = read_tracking(default_tracking_uri(run_dir), None, tmp_path / "read")
     assert list(read.table.method) == list(board.method)
     assert np.allclose(read.table["R@1"], board["R@1"])
