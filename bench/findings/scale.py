@@ -114,11 +114,8 @@ def epochs_text(train: TrainConfig) -> str:
 def by_task(spec: GridSpec, text: Callable[[TrainConfig], str]) -> str:
     """One train setting as the grid's ``train`` has it, then each task whose override changes it."""
     shown = text(spec.train)
-    differ = [
-        f"{task}: {text(spec.train_for(task))}"
-        for task in spec.train_by_task
-        if text(spec.train_for(task)) != shown
-    ]
+    overrides = {task: text(spec.train_for(task)) for task in spec.train_by_task}
+    differ = [f"{task}: {value}" for task, value in overrides.items() if value != shown]
     return markdown_text(f"{shown} ({'; '.join(differ)})" if differ else shown)
 
 
