@@ -2,9 +2,9 @@
 
 The distribution claims one import name, with three rooms beneath it: ``rankuq.tasks`` (what to
 rank), ``rankuq.methods`` (how to score), ``rankuq.bench`` (grids, the Ray engine, evaluation,
-results, findings, the command), and the measurements in ``records/``. This folder's own modules hold
-what all three share and import (errors, registries,
-the offline backbone loader, the candidate-list contract and shard reading); they import none of them.
+results, findings, the command), and the measurements in ``records/``. This folder's own modules
+hold what all three share and import (errors, registries, the offline backbone loader, the
+candidate-list contract and shard reading); they import none of them.
 """
 
 from typing import TYPE_CHECKING

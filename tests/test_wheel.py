@@ -56,7 +56,7 @@ def source_files() -> dict[str, Path]:
         if "__pycache__" in path.parts or not path.is_file() or path.is_relative_to(BENCHMARKS):
             continue
         grid = path.suffix == ".yaml" and path.parent == PACKAGE / "bench" / "grids"
-        # records/*.json only: records/data/ holds raw measurements the package never reads
+        # rankuq/records/*.json only: rankuq/records/data/ holds raw measurements the package never reads
         record = path.suffix == ".json" and path.parent == PACKAGE / "records"
         if path.suffix == ".py" or grid or record:
             found[path.relative_to(ROOT).as_posix()] = path
