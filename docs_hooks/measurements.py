@@ -1,9 +1,9 @@
 """MkDocs hook: the Measurements page and the list of benchmarks, generated.
 
-``<!-- rankuq:measurements -->`` becomes every record of records/ (``rankuq.measurements``), newest
+``<!-- rankuq:measurements -->`` becomes every record of rankuq/records/ (``rankuq.measurements``), newest
 first: when, on which machine, at which commit, with which command and load, and its figures; each
 record's heading is anchored by its name (``measurements.md#<name>``). ``<!-- rankuq:benchmarks -->``
-becomes one row per speed benchmark of ``bench/benchmarks``: its command, the first paragraph of its
+becomes one row per speed benchmark of ``rankuq/bench/benchmarks``: its command, the first paragraph of its
 docstring, and the records whose command names it. Nothing of either is written by hand.
 """
 
@@ -21,7 +21,7 @@ from mkdocs.structure.pages import Page
 from rankuq.registry import first_paragraph
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCHMARKS = ROOT / "bench" / "benchmarks"
+BENCHMARKS = ROOT / "rankuq" / "bench" / "benchmarks"
 MARKER = re.compile(r"^<!-- rankuq:(measurements|benchmarks) -->$", re.MULTILINE)
 PAGE = "measurements.md"
 
@@ -44,7 +44,7 @@ def measurements() -> str:
             ("commit", f"`{found['commit']}`"),
             ("command", f"`{found['command']}`" if found["command"] else "—"),
             ("load average", found["load_average"] if found["load_average"] is not None else "not recorded"),
-            ("record", f"`records/{name}.json`"),
+            ("record", f"`rankuq/records/{name}.json`"),
         ]
         rows = [
             f"| `{key}` | {_number(figure['value'])} | {cell(figure['unit'])} | {cell(figure['what'])} |"

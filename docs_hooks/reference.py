@@ -1,9 +1,8 @@
 """MkDocs hook: the API reference, one page per module of the ``rankuq`` package.
 
-Nothing here names a module. The package is found by walking its folder, ``rankuq/``, following
-its links to the top-level folders (``rankuq/tasks`` → ``tasks/``, ``rankuq/methods`` → ``methods/``,
-``rankuq/bench`` → ``bench/``), which is also how griffe (mkdocstrings' reader, ``paths: [.]`` in
-mkdocs.yml) resolves ``rankuq.bench.…`` from the repository root. A new module gets its page and its
+Nothing here names a module. The package is found by walking its folder, ``rankuq/``, as griffe
+(mkdocstrings' reader, ``paths: [.]`` in mkdocs.yml) resolves ``rankuq.bench.…`` from the
+repository root. A new module gets its page and its
 place in the navigation at the next build.
 """
 
@@ -29,20 +28,20 @@ SCRIPTS = ("benchmarks",)
 
 
 def check_links(root: Path = ROOT) -> None:
-    """Fail early, and say why, where ``rankuq/`` does not reach a top-level package."""
+    """Fail early, and say why, where ``rankuq/`` lacks one of its packages."""
     for folder in ("tasks", "methods", "bench"):
         if not (root / PACKAGE / folder / "__init__.py").is_file():
             raise FileNotFoundError(
-                f"{root / PACKAGE / folder} is missing: the API reference reads rankuq.{folder} through "
-                f"the link rankuq/{folder} → ../{folder} (restore it: git checkout -- rankuq/{folder})"
+                f"{root / PACKAGE / folder} is missing: the API reference reads rankuq.{folder} there "
+                f"(restore it: git checkout -- rankuq/{folder})"
             )
 
 
 def modules(package_root: Path) -> list[tuple[str, Path]]:
-    """(dotted name, file) of every public module under ``package_root`` (followed through links),
-    packages before their modules, in name order."""
+    """(dotted name, file) of every public module under ``package_root``, packages before their
+    modules, in name order."""
     found = []
-    for folder, subfolders, files in os.walk(package_root, followlinks=True):
+    for folder, subfolders, files in os.walk(package_root):
         subfolders[:] = sorted(
             d for d in subfolders if d not in SCRIPTS and (Path(folder) / d / "__init__.py").is_file()
         )
@@ -87,8 +86,8 @@ class Reference:
                 "",
                 "Every module of the installed package, generated from the docstrings at each build "
                 "(`docs_hooks/reference.py` walks the package folders: a new module appears here by "
-                "itself). The folders install beneath one import name: `rankuq/` → `rankuq`, "
-                "`tasks/` → `rankuq.tasks`, `methods/` → `rankuq.methods`, `bench/` → `rankuq.bench`.",
+                "itself): `rankuq/` → `rankuq`, `rankuq/tasks/` → `rankuq.tasks`, `rankuq/methods/` → "
+                "`rankuq.methods`, `rankuq/bench/` → `rankuq.bench`.",
                 "",
                 "| module | what it holds |",
                 "| --- | --- |",

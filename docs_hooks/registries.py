@@ -4,8 +4,9 @@ A page asks for a table with a marker line, ``<!-- rankuq:table NAME -->``; the 
 a Markdown table built from the registry the command ``rankuq tasks`` / ``rankuq methods`` list,
 so the tables are never kept by hand. Names: see ``TABLES``. An unknown name fails the build.
 Beside the registries: every key of a grid file with its default (from the grid schema, found by
-its class name wherever it lives in bench/), the built-in grids (bench/grids/*.yaml) and the layers
-of bench/ in the order tests/test_layers.py enforces.
+its class name wherever it lives in rankuq/bench/), the built-in grids (rankuq/bench/grids/*.yaml) and
+the layers
+of rankuq/bench/ in the order tests/test_layers.py enforces.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from rankuq.registry import description_of, first_paragraph
 
 ROOT = Path(__file__).resolve().parents[1]
 GRID_SCHEMA = "GridSpec"  # the class of a validated grid file
-LAYERS_TEST = ROOT / "tests" / "test_layers.py"  # where bench/'s layers are stacked (BENCH_LAYERS)
+LAYERS_TEST = ROOT / "tests" / "test_layers.py"  # where rankuq/bench/'s layers are stacked (BENCH_LAYERS)
 MARKER = re.compile(r"^<!-- rankuq:table (\S+) -->$", re.MULTILINE)
 
 
@@ -142,7 +143,7 @@ def grids() -> str:
         conditions = len(grid.get("tasks") or []) + len(grid.get("shifts") or [])
         seeds = grid.get("seeds") or [0]
         methods = ", ".join(_code(m) for m in grid.get("methods") or {})
-        rows.append((f"`bench/grids/{entry.name}`", conditions, methods, len(seeds)))
+        rows.append((f"`rankuq/bench/grids/{entry.name}`", conditions, methods, len(seeds)))
     return _table(["grid", "conditions", "methods", "seeds"], rows)
 
 
@@ -153,7 +154,7 @@ def _bench_folder() -> Path:
 
 
 def _grid_schema() -> type:
-    """The grid file's pydantic model, wherever bench/ keeps it."""
+    """The grid file's pydantic model, wherever rankuq/bench/ keeps it."""
     bench = _bench_folder()
     for path in sorted(bench.rglob("*.py")):
         if f"class {GRID_SCHEMA}(" in path.read_text(encoding="utf-8"):
@@ -250,7 +251,7 @@ def _docstring_summary(path: Path) -> str:
 
 
 def layers() -> str:
-    """bench/'s subpackages and modules, lowest layer first, each with its docstring's summary."""
+    """rankuq/bench/'s subpackages and modules, lowest layer first, each with its docstring's summary."""
     tree = ast.parse(LAYERS_TEST.read_text(encoding="utf-8"))
     stack = next(
         (
@@ -268,9 +269,9 @@ def layers() -> str:
     for number, name in enumerate(stack, start=1):
         package, module = bench / name / "__init__.py", bench / f"{name}.py"
         path = package if package.is_file() else module
-        where = f"`bench/{name}/`" if package.is_file() else f"`bench/{name}.py`"
+        where = f"`rankuq/bench/{name}/`" if package.is_file() else f"`rankuq/bench/{name}.py`"
         rows.append((number, where, _docstring_summary(path) if path.is_file() else "(not there)"))
-    return _table(["layer", "in bench/", "what it holds"], rows)
+    return _table(["layer", "in rankuq/bench/", "what it holds"], rows)
 
 
 def _rankuq(*args: str) -> str:

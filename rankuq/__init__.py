@@ -1,10 +1,10 @@
 """rankuq: a benchmark harness for the calibration and uncertainty of neural rerankers.
 
-The distribution claims one import name. The repository's top-level folders sit beneath it through
-links in this folder: ``tasks/`` → ``rankuq.tasks`` (what to rank), ``methods/`` → ``rankuq.methods``
-(how to score), ``bench/`` → ``rankuq.bench`` (grids, the Ray engine, evaluation, results, findings,
-the command). This folder's own modules hold what all three share and import (errors, registries,
-the offline backbone loader, the candidate-list contract and shard reading); they import none of them.
+The distribution claims one import name, with three rooms beneath it: ``rankuq.tasks`` (what to
+rank), ``rankuq.methods`` (how to score), ``rankuq.bench`` (grids, the Ray engine, evaluation,
+results, findings, the command), and the measurements in ``records/``. This folder's own modules
+hold what all three share and import (errors, registries, the offline backbone loader, the
+candidate-list contract and shard reading); they import none of them.
 """
 
 from typing import TYPE_CHECKING

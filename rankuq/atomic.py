@@ -1,5 +1,6 @@
 """Writes that never leave a half-written file or folder: a temporary name, then a rename. In the
-base layer, so the task caches (tasks/), the run directory and the reports (bench/) share one."""
+base layer, so the task caches (rankuq/tasks/), the run directory and the reports (rankuq/bench/) share
+one."""
 
 import os
 import shutil

@@ -1,5 +1,5 @@
 """Contract 1: candidate lists, one row per (query, candidate), rows of a query contiguous; and the
-shard folders that hold them, which tasks/ writes and methods/ and bench/ read.
+shard folders that hold them, which rankuq/tasks/ writes and rankuq/methods/ and rankuq/bench/ read.
 
 A folder holds ``part-00000.parquet …`` (runs of whole queries) and ``manifest.json``;
 ``rankuq.tasks.shards.build_shards`` writes them. Lists of the ``retrieved`` variant also hold

@@ -4,7 +4,7 @@ A stock GPU image ships JAX (and often TensorFlow) beside torch. bm25s, which ra
 uses BM25 (methods.bm25's scorer, tasks.negatives' sampler; never at module level), imports JAX when it
 is installed and runs one ``jax.lax.top_k`` at import; that starts JAX's GPU backend, and JAX
 preallocates 75 % of the card. On the first H100 run
-(records/data/2026-11-27-h100/gpu.json) the driver held 59.9 GiB and each Ray worker
+(rankuq/records/data/2026-11-27-h100/gpu.json) the driver held 59.9 GiB and each Ray worker
 19.2 GiB, and every member died of CUDA out-of-memory. rankuq never computes with JAX or TensorFlow:
 both stay on the CPU, and should a user route them to the GPU, they grow into it instead of taking it.
 

@@ -1,7 +1,7 @@
 """The GPU-memory preflight of a member: refuse to start one on a CUDA device whose free memory
 cannot hold it, naming the processes that hold the card, instead of dying of CUDA out-of-memory
 half-way through loading (as every member of the first H100 run did: a JAX process held 75 % of the
-card, records/data/2026-11-27-h100/gpu.json and rankuq.gpu_env).
+card, rankuq/records/data/2026-11-27-h100/gpu.json and rankuq.gpu_env).
 
 What a member needs is the one measurement there is, scaled (``member_need_mib``). The check reads
 the free memory at the member's start: members packed on one card start together, so it is a floor
@@ -17,7 +17,7 @@ from torch import nn
 
 from rankuq.errors import RankuqError
 
-# records/data/2026-11-27-h100/gpu.json, packing.alone_gpu_memory_mib: torch's peak allocation of one
+# rankuq/records/data/2026-11-27-h100/gpu.json, packing.alone_gpu_memory_mib: torch's peak allocation of one
 # MiniLM-L6 member (22.71 M parameters, 6 layers of 384) training in bf16 autocast at batch 32, max
 # length 128. AdamW keeps 16 bytes a parameter (fp32 weights, gradients and two moments), 346.5 MiB
 # of it; the rest are the activations, scaled with rows × tokens × layers × width.

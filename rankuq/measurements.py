@@ -1,10 +1,10 @@
-"""The dated measurements rankuq's code reads its constants from: one JSON record a file in records/.
+"""The dated measurements rankuq's code reads its constants from: one JSON record a file in rankuq/records/.
 
 A record says when (``date``), where (``machine``: host, CPU, GPU), at which ``commit``, with which
 ``command`` and under which ``load_average`` its ``figures`` were measured (``about``: what and how);
 each figure is ``{"value", "unit", "what"}``. A record of data-sheet figures and assumptions has no
-machine or command. The records travel with the package (rankuq/records links to the top-level
-records/ folder; package data of the wheel) and the docs site renders them into its Measurements page
+machine or command. The records travel with the package (package data of the wheel) and the docs site
+renders them into its Measurements page
 (docs_hooks/measurements.py).
 """
 
@@ -25,7 +25,7 @@ class Figure(TypedDict):
 
 @cache
 def record(name: str) -> dict[str, Any]:
-    """The record ``records/<name>.json``, its keys checked."""
+    """The record ``rankuq/records/<name>.json``, its keys checked."""
     path = RECORDS / f"{name}.json"
     if not path.is_file():
         known = ", ".join(sorted(found.stem for found in RECORDS.glob("*.json")))
@@ -53,11 +53,12 @@ def source(name: str, key: str) -> str:
     found, measured = _figure(name, key), record(name)
     machine = measured["machine"]
     where = ", ".join(filter(None, (machine["cpu"], machine["gpu"]))) if machine else "not measured"
-    return f"{found['what']} (records/{name}.json: {where}, {measured['date']}, at {measured['commit']})"
+    path = f"rankuq/records/{name}.json"
+    return f"{found['what']} ({path}: {where}, {measured['date']}, at {measured['commit']})"
 
 
 def _figure(name: str, key: str) -> Figure:
     figures: dict[str, Figure] = record(name)["figures"]
     if key not in figures:
-        raise KeyError(f"records/{name}.json has no figure {key!r}; its figures: {', '.join(figures)}")
+        raise KeyError(f"rankuq/records/{name}.json has no figure {key!r}; its figures: {', '.join(figures)}")
     return figures[key]

@@ -9,7 +9,7 @@
 # The bundle (46 MiB) and the bf16 weights (43 MiB) do not fit one 64 MiB call together, so call 1
 # installs the bundle into .gpu-env/ (ignored by git: the warm machine keeps it, and call 2 does not
 # name it in carry, so it is not replaced), and call 2 carries the weights. Results go to $OUT (at most
-# three files; bench/benchmarks/gpu/fullscale.py). Here, on a CPU, RANKUQ_FULLSCALE_LOCAL=1 skips the
+# three files; rankuq/bench/benchmarks/gpu/fullscale.py). Here, on a CPU, RANKUQ_FULLSCALE_LOCAL=1 skips the
 # bundle and the weights and RANKUQ_FULLSCALE_GRID runs that grid file instead of the part's: the
 # wiring test (tests/bench/benchmarks/test_fullscale.py) goes through this same path.
 set -euo pipefail

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-FOLDERS = ("rankuq", "tasks", "methods", "bench")
+FOLDERS = ("rankuq",)
 # Developer tools: the benchmarks may compare against packages of the test extra (ir-measures).
-TOOLS = REPO / "bench" / "benchmarks"
+TOOLS = REPO / "rankuq" / "bench" / "benchmarks"
 
 
 def normalise(name: str) -> str:

@@ -63,9 +63,9 @@ def test_every_library_module_has_an_api_page(site):
 
 
 def test_the_measurements_page_is_generated_from_every_record(site):
-    """Each record of records/ is a section of the Measurements page, anchored by its name, with its
+    """Each record of rankuq/records/ is a section of the Measurements page, anchored by its name, with its
     commit and figures; the benchmarks page links a benchmark's records; no page of the site is the
-    lab notebook (records/notebook.md stays out of the site)."""
+    lab notebook (rankuq/records/notebook.md stays out of the site)."""
     from rankuq.measurements import names, record
 
     page = (site / "measurements" / "index.html").read_text()
@@ -78,12 +78,12 @@ def test_the_measurements_page_is_generated_from_every_record(site):
     assert not (site / "notebook").exists() and "notebook.md" not in (ROOT / "mkdocs.yml").read_text()
 
 
-# A date in a page's prose (not in a link's anchor or a file's name): a measurement belongs in records/
+# A date in a page's prose (not in a link's anchor or a file's name): a measurement belongs in rankuq/records/
 DATED_PROSE = re.compile(r"(?<![#/\-\w])20\d\d-\d\d-\d\d")
 
 
 def test_no_page_of_the_site_or_the_readme_holds_dated_prose():
-    """Dated figures are records (records/, rendered into the Measurements page); a page links them by
+    """Dated figures are records (rankuq/records/, rendered into the Measurements page); a page links them by
     anchor (``measurements.md#2026-11-27-h100-stages``) or names a dated file, and dates nothing itself."""
     pages = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
     dated = [
@@ -92,9 +92,9 @@ def test_no_page_of_the_site_or_the_readme_holds_dated_prose():
         for number, line in enumerate(page.read_text().splitlines(), 1)
         if DATED_PROSE.search(line)
     ]
-    assert not dated, "dated prose (make it a record in records/ and link it):\n" + "\n".join(dated)
+    assert not dated, "dated prose (make it a record in rankuq/records/ and link it):\n" + "\n".join(dated)
     assert DATED_PROSE.search("(measured 2026-11-26: bundle 47.6 MiB)")  # the pattern sees prose dates
-    linked = "[x](measurements.md#2026-11-27-h100-stages), records/data/2026-11-27-h100/gpu.json"
+    linked = "[x](measurements.md#2026-11-27-h100-stages), rankuq/records/data/2026-11-27-h100/gpu.json"
     assert not DATED_PROSE.search(linked)
 
 

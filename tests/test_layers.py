@@ -1,10 +1,11 @@
 """Layers look down only.
 
-Between the top folders: the base layer ``rankuq/`` imports none of the three packages, tasks/ and
-methods/ import neither each other nor bench/. Inside bench/, its subpackages are stacked in
+Between the package's rooms: rankuq/'s own modules (the base layer) import none of its three
+subpackages, rankuq/tasks/ and rankuq/methods/ import neither each other nor rankuq/bench/. Inside
+rankuq/bench/, its subpackages are stacked in
 ``BENCH_LAYERS`` (lowest first): a module imports only from its own subpackage or one below it, so
 the pipeline reads bottom-up and no import cycle can hide inside a function. The speed benchmarks
-(``bench/benchmarks``) are scripts on top of everything; nothing in the library imports them.
+(``rankuq/bench/benchmarks``) are scripts on top of everything; nothing in the library imports them.
 """
 
 import ast
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "rankuq"
+SUBPACKAGES = ("tasks", "methods", "bench")  # real folders under rankuq/, beside the base modules
 FORBIDDEN = {
     "rankuq": ("rankuq.tasks", "rankuq.methods", "rankuq.bench"),
     "tasks": ("rankuq.methods", "rankuq.bench"),
@@ -73,10 +76,12 @@ def _called(func: ast.expr) -> str | None:
 
 
 def upward(folder: Path, top: str) -> set[str]:
-    """The imports of the files under ``folder`` (a top folder ``top``) of a package it may not
-    import, less the declared re-export of its file."""
+    """The imports of the files under ``folder`` (the layer ``top``: rankuq/'s base modules, or one of
+    its subpackages) of a package it may not import, less the declared re-export of its file."""
     wrong = set()
-    for path in sorted(folder.glob("**/*.py")):  # rankuq/'s links to the packages are not followed
+    for path in sorted(folder.glob("**/*.py")):
+        if top == "rankuq" and path.relative_to(folder).parts[0] in SUBPACKAGES:
+            continue  # the base layer is rankuq/'s own modules
         allowed = REEXPORTS.get(str(path.relative_to(folder.parent)))
         for name in imported(path):
             reexported = allowed is not None and (name == allowed or name.startswith(f"{allowed}."))
@@ -87,8 +92,9 @@ def upward(folder: Path, top: str) -> set[str]:
 
 @pytest.mark.parametrize("folder", sorted(FORBIDDEN))
 def test_a_layer_imports_nothing_above_it(folder):
-    assert list((ROOT / folder).glob("**/*.py"))
-    assert not upward(ROOT / folder, folder)
+    where = PACKAGE if folder == "rankuq" else PACKAGE / folder
+    assert list(where.glob("**/*.py"))
+    assert not upward(where, folder)
 
 
 def test_the_package_root_s_reexport_is_seen_and_nothing_else_upward_is_allowed(tmp_path):
@@ -109,7 +115,7 @@ def test_the_package_root_s_reexport_is_seen_and_nothing_else_upward_is_allowed(
 
 
 def upward_imports(bench: Path) -> set[str]:
-    """Each import in the bench/ folder ``bench`` of a subpackage above the importing module's own."""
+    """Each import in the rankuq/bench/ folder ``bench`` of a subpackage above the importing module's own."""
     wrong = set()
     for path in sorted(bench.glob("**/*.py")):
         top = path.relative_to(bench).parts[0].removesuffix(".py")
@@ -125,12 +131,12 @@ def upward_imports(bench: Path) -> set[str]:
 
 
 def test_bench_is_made_of_the_listed_layers_only():
-    entries = {path.name.removesuffix(".py") for path in (ROOT / "bench").iterdir()}
+    entries = {path.name.removesuffix(".py") for path in (PACKAGE / "bench").iterdir()}
     assert entries - {"__init__", "__pycache__", "grids"} == set(BENCH_LAYERS)
 
 
 def test_a_bench_subpackage_imports_only_its_own_layer_and_those_below():
-    assert not upward_imports(ROOT / "bench")
+    assert not upward_imports(PACKAGE / "bench")
 
 
 def test_the_layer_rule_finds_an_upward_import(tmp_path):
@@ -145,14 +151,16 @@ def test_the_layer_rule_finds_an_upward_import(tmp_path):
     }
 
 
-def test_the_distribution_finds_its_packages_through_the_links():
+def test_the_packages_are_real_folders_under_rankuq_and_the_benchmarks_stay_out_of_the_wheel():
     import tomllib
 
     setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert setup["packages"]["find"]["include"] == ["rankuq", "rankuq.*"]
-    for package in ("tasks", "methods", "bench"):
-        link = ROOT / "rankuq" / package
-        assert link.is_symlink() and link.resolve() == (ROOT / package).resolve()
+    assert setup["packages"]["find"]["exclude"] == ["rankuq.bench.benchmarks", "rankuq.bench.benchmarks.*"]
+    links = [path for path in PACKAGE.rglob("*") if path.is_symlink()]
+    assert not links, f"links under rankuq/: {links}"
+    for package in (*SUBPACKAGES, "records"):
+        assert (PACKAGE / package).is_dir() and not (ROOT / package).exists()
 
 
 # A module's underscore names are its own: what another module needs is public, so a rename inside one
@@ -161,13 +169,8 @@ PRIVATE_IMPORTS_ALLOWED: dict[str, str] = {}  # "file: module.name" → why it m
 
 
 def library_files(root: Path) -> list[Path]:
-    """Every module of the package's folders under ``root`` (rankuq/'s links to the packages are not
-    followed, so each is listed once)."""
-    return [
-        path
-        for top in ("rankuq", "tasks", "methods", "bench")
-        for path in sorted((root / top).glob("**/*.py"))
-    ]
+    """Every module of the package under ``root`` (``root``/rankuq/)."""
+    return sorted((root / "rankuq").glob("**/*.py"))
 
 
 def private_imports(root: Path) -> set[str]:
@@ -196,37 +199,29 @@ def test_no_module_imports_another_module_s_private_name():
 
 
 def test_the_private_import_rule_finds_one(tmp_path):
-    for top in ("rankuq", "tasks", "methods", "bench/cli"):
+    for top in ("rankuq/tasks", "rankuq/bench/cli"):
         (tmp_path / top).mkdir(parents=True)
-    (tmp_path / "bench" / "cli" / "main.py").write_text(
+    (tmp_path / "rankuq" / "bench" / "cli" / "main.py").write_text(
         "from rankuq.bench.cli.run import _run, run_command\nimport rankuq.bench._hidden\n"
         "from rankuq import __version__\n"
     )
-    (tmp_path / "tasks" / "own.py").write_text("def _mine():\n    return 1\nVALUE = _mine()\n")
+    (tmp_path / "rankuq" / "tasks" / "own.py").write_text("def _mine():\n    return 1\nVALUE = _mine()\n")
     assert private_imports(tmp_path) == {
-        "bench/cli/main.py: rankuq.bench.cli.run._run",
-        "bench/cli/main.py: rankuq.bench._hidden",
+        "rankuq/bench/cli/main.py: rankuq.bench.cli.run._run",
+        "rankuq/bench/cli/main.py: rankuq.bench._hidden",
     }
 
 
 def module_name(path: Path) -> str:
-    """The module a file of the tree is, as Python imports it (the top folders are rankuq's)."""
+    """The module a file of the package is, as Python imports it."""
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[0] != "rankuq":
-        parts.insert(0, "rankuq")
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def import_graph() -> dict[str, set[str]]:
     """Module → the modules of the library it imports (in functions and under TYPE_CHECKING too):
     ``from a import b`` reaches the module a.b where there is one, else a itself."""
-    files = [
-        path
-        for top in ("rankuq", *FORBIDDEN.keys() - {"rankuq"}, "bench")
-        for path in sorted((ROOT / top).glob("**/*.py"))
-        if top != "rankuq" or path.relative_to(ROOT / "rankuq").parts[0] not in ("bench", "tasks", "methods")
-    ]
-    modules = {module_name(path): path for path in files}
+    modules = {module_name(path): path for path in library_files(ROOT)}
     graph = {}
     for name, path in modules.items():
         targets = set()

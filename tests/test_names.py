@@ -1,7 +1,7 @@
 """Names that mean one thing (docs/architecture.md, "Names that mean one thing"): "run" alone is a
 grid run, so no module of the library defines a function, class or method named bare ``run`` or
 ``Run``; a TREC run is a ``trec_run``, an MLflow run an ``mlflow_run``, a probe applied ``probe``. The
-speed benchmarks (scripts, bench/benchmarks/) are left out."""
+speed benchmarks (scripts, rankuq/bench/benchmarks/) are left out."""
 
 import ast
 from pathlib import Path
@@ -32,9 +32,11 @@ def test_no_module_of_the_library_defines_a_bare_run():
 
 
 def test_the_rule_finds_a_bare_run(tmp_path):
-    for top in ("rankuq", "tasks", "methods", "bench/probes", "bench/benchmarks"):
+    for top in ("rankuq/tasks", "rankuq/bench/probes", "rankuq/bench/benchmarks"):
         (tmp_path / top).mkdir(parents=True)
-    (tmp_path / "bench" / "probes" / "mine.py").write_text("def run(table):\n    return table\n")
-    (tmp_path / "tasks" / "own.py").write_text("class Run:\n    pass\n\n\ndef trec_run():\n    pass\n")
-    (tmp_path / "bench" / "benchmarks" / "speed.py").write_text("def run():\n    pass\n")
-    assert ambiguous_definitions(tmp_path) == {"bench/probes/mine.py: run", "tasks/own.py: Run"}
+    (tmp_path / "rankuq" / "bench" / "probes" / "mine.py").write_text("def run(table):\n    return table\n")
+    (tmp_path / "rankuq" / "tasks" / "own.py").write_text(
+        "class Run:\n    pass\n\n\ndef trec_run():\n    pass\n"
+    )
+    (tmp_path / "rankuq" / "bench" / "benchmarks" / "speed.py").write_text("def run():\n    pass\n")
+    assert ambiguous_definitions(tmp_path) == {"rankuq/bench/probes/mine.py: run", "rankuq/tasks/own.py: Run"}

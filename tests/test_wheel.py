@@ -1,12 +1,13 @@
-"""The non-editable wheel holds the whole package: every module of rankuq/, tasks/, methods/ and bench/
-(reached through rankuq/'s links) as a real file under rankuq/, the grids' YAML files, the measurement
-records (records/, which bench.planning.measured reads at import), and, installed
-on its own, every module imports from the wheel's copy (not from this checkout) and the command's
-entry point resolves.
+"""The non-editable wheel holds the whole library: every module of rankuq/ (its rooms rankuq/tasks/,
+rankuq/methods/ and rankuq/bench/ included) as a real file, the grids' YAML files and the measurement
+records (rankuq/records/*.json, which bench.planning.measured reads at import), but not the speed
+benchmarks (rankuq/bench/benchmarks/: scripts run from a checkout) nor the raw measurements
+(rankuq/records/data/); installed on its own, every module imports from the wheel's copy (not from
+this checkout) and the command's entry point resolves.
 
-The wheel is built from a copy of the sources (pyproject.toml, README.md and the five folders, links
-kept as links), so the build leaves no build/ folder or egg-info in the checkout; without build
-isolation (setuptools of the test extra), so nothing is downloaded.
+The wheel is built from a copy of the sources (pyproject.toml, README.md and rankuq/), so the build
+leaves no build/ folder or egg-info in the checkout; without build isolation (setuptools of the test
+extra), so nothing is downloaded.
 """
 
 import importlib.util
@@ -22,7 +23,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("rankuq", "tasks", "methods", "bench", "records")
+PACKAGE = ROOT / "rankuq"
+BENCHMARKS = PACKAGE / "bench" / "benchmarks"
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 # Run in the installed copy: import every module of the rankuq package found on disk (the wheel's
@@ -50,17 +52,14 @@ print(json.dumps({"names": names, "files": files}))
 def source_files() -> dict[str, Path]:
     """Each module, grid and measurement record of the source tree → its path in the wheel (``rankuq/…``)."""
     found = {}
-    for folder in FOLDERS:
-        base = ROOT / folder
-        for path in sorted(base.rglob("*")):  # rglob does not follow rankuq/'s links: each folder once
-            if "__pycache__" in path.parts or not path.is_file():
-                continue
-            grid = path.suffix == ".yaml" and path.parent == ROOT / "bench" / "grids"
-            # records/*.json only: records/data/ holds raw measurements the package never reads
-            record = path.suffix == ".json" and path.parent == ROOT / "records"
-            if path.suffix == ".py" or grid or record:
-                inner = path.relative_to(base)
-                found["/".join(("rankuq", *(() if folder == "rankuq" else (folder,)), *inner.parts))] = path
+    for path in sorted(PACKAGE.rglob("*")):
+        if "__pycache__" in path.parts or not path.is_file() or path.is_relative_to(BENCHMARKS):
+            continue
+        grid = path.suffix == ".yaml" and path.parent == PACKAGE / "bench" / "grids"
+        # rankuq/records/*.json only: rankuq/records/data/ holds raw measurements the package never reads
+        record = path.suffix == ".json" and path.parent == PACKAGE / "records"
+        if path.suffix == ".py" or grid or record:
+            found[path.relative_to(ROOT).as_posix()] = path
     return found
 
 
@@ -74,8 +73,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, source / name)
-    for folder in FOLDERS:
-        shutil.copytree(ROOT / folder, source / folder, symlinks=True, ignore=IGNORE)
+    shutil.copytree(PACKAGE, source / "rankuq", symlinks=True, ignore=IGNORE)
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
          "--disable-pip-version-check", "-q", "-w", str(tmp / "dist"), str(source)],
@@ -89,12 +87,16 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_holds_every_module_and_grid_as_real_files(wheel: Path) -> None:
     expected = source_files()
     packages = {path.parent for path in expected.values() if path.suffix == ".py"}
-    assert {ROOT / "bench" / "findings" / "statistics", ROOT / "bench" / "grids"} <= packages
+    assert {PACKAGE / "bench" / "findings" / "statistics", PACKAGE / "bench" / "grids"} <= packages
     assert all((folder / "__init__.py").is_file() for folder in packages), "a folder of modules is no package"
     with zipfile.ZipFile(wheel) as archive:
         entries = {info.filename: info for info in archive.infolist()}
         missing = sorted(set(expected) - set(entries))
         assert not missing, f"not in the wheel: {missing}"
+        scripts = sorted(
+            name for name in entries if name.startswith(("rankuq/bench/benchmarks/", "rankuq/records/data/"))
+        )
+        assert not scripts, f"benchmarks or raw measurements in the wheel: {scripts}"
         for name, path in expected.items():
             mode = entries[name].external_attr >> 16
             assert not stat.S_ISLNK(mode), f"{name} is a link in the wheel"

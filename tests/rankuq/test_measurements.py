@@ -24,7 +24,8 @@ def test_every_record_has_its_keys_and_numeric_figures():
 def test_a_figure_and_its_source():
     assert figure("2026-11-21-method-cost-cpu", "bert_ms_per_pair_l2") == 5.52
     said = source("2026-11-21-method-cost-cpu", "bert_ms_per_pair_l2")
-    assert "records/2026-11-21-method-cost-cpu.json" in said and "05aa42e" in said and "AMD EPYC" in said
+    assert "rankuq/records/2026-11-21-method-cost-cpu.json" in said
+    assert "05aa42e" in said and "AMD EPYC" in said
     assert "not measured" in source("planning-assumptions", "utilisation")
 
 
@@ -37,5 +38,5 @@ def test_measurements_come_first_newest_first():
 def test_a_wrong_name_fails_naming_the_file():
     with pytest.raises(FileNotFoundError, match=r"no-such\.json: no such measurement record; the records: "):
         record("no-such")
-    with pytest.raises(KeyError, match=r"records/planning-assumptions\.json has no figure 'nope'"):
+    with pytest.raises(KeyError, match=r"rankuq/records/planning-assumptions\.json has no figure 'nope'"):
         figure("planning-assumptions", "nope")

@@ -14,7 +14,7 @@ from rankuq.bench.planning.plan import plan
 from rankuq.bench.rundir.layout import RunLayout
 from rankuq.errors import RankuqError
 
-PAPER000 = Path(__file__).parents[3] / "bench" / "grids" / "paper000.yaml"
+PAPER000 = Path(__file__).parents[3] / "rankuq" / "bench" / "grids" / "paper000.yaml"
 
 
 def _series(values: list[float], qids: list[str]) -> pd.Series:

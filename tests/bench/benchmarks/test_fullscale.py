@@ -1,4 +1,4 @@
-"""The full-scale GPU grids' call (scripts/gpu_fullscale.sh run → bench/benchmarks/gpu/fullscale.py)
+"""The full-scale GPU grids' call (scripts/gpu_fullscale.sh run → rankuq/bench/benchmarks/gpu/fullscale.py)
 on the CPU with the tiny random BERT and a tiny grid: what comes back fits the device tool (at most 8
 files of at most 16 MiB), unpacks into a run directory that findings reads; and `rankuq run --plan`
 works for every full-scale grid."""

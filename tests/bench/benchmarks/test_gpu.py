@@ -57,7 +57,8 @@ def test_the_benchmark_runs_end_to_end_on_the_cpu(
 
 
 def test_the_record_states_every_bar_with_its_figure_and_goal() -> None:
-    """The first H100 run's figures (records/data/2026-11-27-h100/gpu.json; bert over the plain loop 15.0k /
+    """The first H100 run's figures (rankuq/records/data/2026-11-27-h100/gpu.json; bert over the plain
+    loop 15.0k /
     135.7k pairs/s), gpf's put at its bar: a bar is met at its goal."""
     bf16 = {"bert": {"pairs_per_s": 15_000.0}, "mc_dropout (T=10)": {"over_bert": 14.6}}
     bf16 |= {"sngp": {"over_bert": 2.2}, "gpf": {"over_bert": 1.3}}

@@ -17,7 +17,7 @@ def test_the_builtin_default_grid_is_valid():
     assert spec.tasks == ["wikiqa"]
     assert {"bm25", "bert", "last_layer_mc", "temperature"} == set(params)
     assert params["last_layer_mc"].T == 100  # Cohen et al. (2021)
-    # the model that beats BM25 (records/notebook.md "Model fit"): the whole MiniLM, 4 native negatives
+    # the model that beats BM25 (rankuq/records/notebook.md "Model fit"): the whole MiniLM, 4 native negatives
     assert (spec.model.layers, spec.model.max_length) == (6, 128)
     assert (spec.train.ns, spec.train.negatives) == ("native", 4)
 

@@ -16,7 +16,7 @@ from rankuq.bench.findings.claims import (
     schema,
 )
 
-GRIDS = Path(__file__).parents[3] / "bench" / "grids"
+GRIDS = Path(__file__).parents[3] / "rankuq" / "bench" / "grids"
 
 
 def test_every_claim_is_declared_once_with_its_source_and_a_grid_that_exists():

@@ -20,7 +20,8 @@ from rankuq.errors import RankuqError
 
 H100 = "NVIDIA H100 80GB HBM3"
 DOCS = Path(__file__).resolve().parents[3] / "docs"
-DATA = Path(__file__).resolve().parents[3] / "records" / "data"  # the measurements behind the records
+# the measurements behind the records
+DATA = Path(__file__).resolve().parents[3] / "rankuq" / "records" / "data"
 
 
 def cost_table(seconds: dict[str, list[float]], device: str | None = H100, pairs: int = 256) -> pd.DataFrame:

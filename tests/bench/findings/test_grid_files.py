@@ -1,5 +1,5 @@
 """A run against its grid file (bench.findings.grid_files): the content keys of a run's grid.yaml and of
-bench/grids/NAME.yaml, what differs between them, and a precondition that the grid file would meet
+rankuq/bench/grids/NAME.yaml, what differs between them, and a precondition that the grid file would meet
 reading "rerun" rather than "add"."""
 
 from dataclasses import replace
@@ -66,11 +66,11 @@ def test_a_run_is_current_with_its_grid_file_by_content_key_and_stale_naming_wha
 
 
 def test_the_packaged_grid_files_are_what_the_report_compares_with():
-    """Without a folder, a run is compared with the checkout's bench/grids/NAME.yaml."""
-    path = Path(__file__).parents[3] / "bench" / "grids" / "paper002.yaml"
+    """Without a folder, a run is compared with the checkout's rankuq/bench/grids/NAME.yaml."""
+    path = Path(__file__).parents[3] / "rankuq" / "bench" / "grids" / "paper002.yaml"
     spec, _ = load_grid(path)
     found = against_grid_file(spec)
-    assert found.path == "bench/grids/paper002.yaml" and found.status == CURRENT
+    assert found.path == "rankuq/bench/grids/paper002.yaml" and found.status == CURRENT
     assert found.file_key == grid_key(spec)
 
 
@@ -116,7 +116,7 @@ def test_the_report_names_a_stale_run_in_its_header_and_its_run_table(run_of, va
     _write(grids, {**GRID, "train": {"epochs": 3}})
     run = replace(run_of({}), grid_file=against_grid_file(spec, grids), seeds=pd.DataFrame({"seed": [0]}))
     header = "\n".join(stale_runs([run]))
-    assert header.startswith("**Stale against bench/grids/**")
+    assert header.startswith("**Stale against rankuq/bench/grids/**")
     assert "train.epochs: 2 in the run, 3 in" in header
     table = "\n".join(runs_table([run]))
     assert "| current with its grid file |" in table and "| stale: grid key " in table

@@ -12,7 +12,7 @@ from rankuq.bench.findings.conditions import condition_kind
 from rankuq.bench.findings.runs import read_finished_run
 from rankuq.errors import RankuqError
 
-GRIDS = Path(__file__).parents[3] / "bench" / "grids"
+GRIDS = Path(__file__).parents[3] / "rankuq" / "bench" / "grids"
 
 
 def test_the_kinds_of_the_paper_000_conditions():

@@ -10,7 +10,7 @@ from rankuq.bench.findings.claims import CLAIMS, COST
 from rankuq.bench.findings.claims.setups import SETUPS, TASKS
 from rankuq.bench.findings.scale import model_text, samples_text, scale_table, setups_table
 
-GRIDS = Path(__file__).parents[3] / "bench" / "grids"
+GRIDS = Path(__file__).parents[3] / "rankuq" / "bench" / "grids"
 
 
 def test_the_scale_table_says_what_a_run_ran(run_of, values, tmp_path):

@@ -1,4 +1,5 @@
-"""Every grid shipped in bench/grids/ validates and plans (no Ray, nothing written), and the paper grids
+"""Every grid shipped in rankuq/bench/grids/ validates and plans (no Ray, nothing written), and the
+paper grids
 keep the papers' settings that the issue names (three seeds or more, T = 10, M = 5)."""
 
 from importlib import resources

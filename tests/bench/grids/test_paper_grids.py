@@ -18,7 +18,7 @@ from rankuq.bench.findings.sides import no_shift_condition, source_condition
 from rankuq.bench.findings.verdicts import conditions_of
 from rankuq.methods.base import MethodParams
 
-GRIDS = Path(__file__).parents[3] / "bench" / "grids"
+GRIDS = Path(__file__).parents[3] / "rankuq" / "bench" / "grids"
 JUDGED = [claim for claim in CLAIMS if claim.grid != COST]
 DOMAINS = {"wikiqa", "clariq", "semeval", "trecqa_clean"}
 
@@ -26,7 +26,8 @@ DOMAINS = {"wikiqa", "clariq", "semeval", "trecqa_clean"}
 @cache
 def grid(name: str, folder: Path = GRIDS) -> tuple[GridSpec, dict[str, MethodParams], FinishedRun]:
     """The grid file and a run of it as findings sees one before it has any result: its conditions'
-    kinds, tested variants and tasks (``folder``: the CPU grids, or bench/grids/gpu's full-scale ones)."""
+    kinds, tested variants and tasks (``folder``: the CPU grids, or rankuq/bench/grids/gpu's full-scale
+    ones)."""
     spec, params = load_grid(folder / f"{name}.yaml")
     shifts = spec.conditions()
     kinds = {shift.label(): (condition_kind(spec, shift), shift.test.variant) for shift in shifts}
@@ -39,7 +40,8 @@ def grid(name: str, folder: Path = GRIDS) -> tuple[GridSpec, dict[str, MethodPar
     )
 
 
-# The CPU grids and their full-scale GPU versions (bench/grids/gpu: the papers' grids, not the fit_* ones).
+# The CPU grids and their full-scale GPU versions (rankuq/bench/grids/gpu: the papers' grids, not the
+# fit_* ones).
 FOLDERS = {"cpu": GRIDS, "gpu": GRIDS / "gpu"}
 CLAIM_GRIDS = [
     pytest.param(claim, folder, id=f"{claim.id}-{kind}")

@@ -1,5 +1,5 @@
 """The plan's measured costs (bench.planning.measured): the GPU figures are the committed GPU record's,
-the CPU figures the records' (records/), each entry with a source naming its record."""
+the CPU figures the records' (rankuq/records/), each entry with a source naming its record."""
 
 import json
 import re
@@ -17,11 +17,11 @@ from rankuq.bench.planning.measured import (
 
 ROOT = Path(__file__).resolve().parents[3]
 # What the GPU benchmark wrote on the first H100 run; its record (GPU_RECORD) holds the figures the plan reads
-BENCHMARK = json.loads((ROOT / "records/data/2026-11-27-h100/gpu.json").read_text())
+BENCHMARK = json.loads((ROOT / "rankuq/records/data/2026-11-27-h100/gpu.json").read_text())
 
 
 def test_the_gpu_plans_figures_are_the_gpu_benchmarks_own():
-    """The record the plan reads (records/) holds the benchmark's JSON's figures, every label of it."""
+    """The record the plan reads (rankuq/records/) holds the benchmark's JSON's figures, every label of it."""
     assert (ROOT / GPU_RECORD).is_file()
     packing = BENCHMARK["packing"]
     for name in ("alone_train_s", "packed_over_alone", "run_wall_s"):
@@ -37,7 +37,7 @@ def test_the_gpu_plans_figures_are_the_gpu_benchmarks_own():
 
 def test_every_cost_names_its_record_and_the_ratios_are_the_records():
     for entry in [*COST.values(), *SCORING_PER_SPLIT.values()]:
-        assert re.search(r"records/[\w-]+\.json: ", str(entry["source"])), entry
+        assert re.search(r"rankuq/records/[\w-]+\.json: ", str(entry["source"])), entry
     assert CPU_FORWARD_PASSES["mc_dropout"]({"T": 10}) == 11.62  # 2026-11-25, 16-bit masks, L2
     assert CPU_FORWARD_PASSES["ensemble"]({"M": 5}) == 5.26  # 2026-11-21, L2
     assert (FORWARD_PASSES["last_layer_mc"], FORWARD_PASSES["conv_knrm"]) == (1.03, 0.12)  # L6

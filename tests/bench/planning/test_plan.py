@@ -10,11 +10,14 @@ from rankuq import methods
 from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.config.training import EarlyStopping
 from rankuq.bench.planning.jobs import FitJob, SearchTrial
-from rankuq.bench.planning.plan import member_seed, plan, scoring_precision
+from rankuq.bench.planning.plan import member_seed, plan, scoring_precision, selection_side, side_lists
 from rankuq.bench.rundir.layout import RunLayout
+from rankuq.contract import read_shards
 from rankuq.errors import RankuqError
 from rankuq.methods.last_layer_mc import LastLayerMC
 from rankuq.methods.mc_dropout import MCDropout
+from rankuq.tasks.base import data_root
+from rankuq.tasks.shards import build_shards
 
 GRID = {
     "name": "planned",
@@ -147,6 +150,29 @@ def test_early_stopping_selects_on_the_train_side_s_dev_lists_and_is_out_of_the_
     (plain_job,) = planned(tmp_path, grid).members.values()
     assert job.key != plain_job.key and job.train.early_stopping == EarlyStopping(patience=1, metric="AP")
     assert "clariq" in job.dev_shards and "dev" in job.dev_shards  # the source's dev, never the target's
+
+
+def test_early_stopping_n_selects_on_r_n_dev_lists_of_the_train_side(tmp_path, no_ray):
+    """Balanced-pair train sides (n: 2) gave AP on pairs, near 1; ``n: 10`` scores R_10 dev lists of
+    the train side's task and negative sampling, and changes only the members that set it."""
+    pairs = {"task": "clariq", "ns": "bm25", "n": 2, "variant": "imbalance"}
+    shift = {"train": pairs, "test": {**pairs, "n": 10}}
+    grid = {**GRID, "tasks": [], "shifts": [shift], "methods": {"bert": {}}, "seeds": [0]}
+    on_pairs = {**grid, "train": {**GRID["train"], "epochs": 3, "early_stopping": {"patience": 1}}}
+    on_r10 = {**grid, "train": {**on_pairs["train"], "early_stopping": {"patience": 1, "n": 10}}}
+    (pairs_job,) = planned(tmp_path, on_pairs).members.values()
+    (r10_job,) = planned(tmp_path, on_r10).members.values()
+    assert pairs_job.key != r10_job.key and pairs_job.dev_shards != r10_job.dev_shards
+    assert "n" not in pairs_job.train.model_dump()["early_stopping"]  # unset: the old members' keys
+    for grid_, job, size in ((on_pairs, pairs_job, 2), (on_r10, r10_job, 10)):
+        spec, _ = parse_grid(grid_, "test grid")
+        (condition,) = spec.conditions()
+        lists = side_lists(spec, selection_side(condition.train, spec.train), "dev")
+        cache = tmp_path / "run" / "cache"
+        built = build_shards("clariq", "dev", root=data_root(), cache_dir=cache, **lists.arguments())
+        assert str(built) == job.dev_shards
+        labels = read_shards(built).select(["qid", "label"]).to_pandas().groupby("qid")["label"]
+        assert set(labels.size()) == {size} and set(labels.apply(lambda x: int((x > 0).sum()))) == {1}
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from rankuq.bench.rundir.layout import RunLayout
 
 # the first H100 run as its benchmark wrote it (the plan reads the record made of it, GPU_RECORD)
 RECORD = json.loads(
-    (Path(__file__).resolve().parents[3] / "records/data/2026-11-27-h100/gpu.json").read_text()
+    (Path(__file__).resolve().parents[3] / "rankuq/records/data/2026-11-27-h100/gpu.json").read_text()
 )
 
 
@@ -67,7 +67,7 @@ def test_the_plan_counts_a_searchs_trials(tmp_path):
 
 
 def measured_grid(methods: dict[str, dict]) -> dict:
-    """The grid the record timed: bench/benchmarks/gpu/packing.py's packing_grid at c99ffb5 (WikiQA,
+    """The grid the record timed: rankuq/bench/benchmarks/gpu/packing.py's packing_grid at c99ffb5 (WikiQA,
     MiniLM-L6 at 128 tokens, native lists with 4 negatives, 1 epoch, batch 32, bf16, 5 members a GPU)."""
     return {
         "name": "gpu-measured",

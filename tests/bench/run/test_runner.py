@@ -168,7 +168,7 @@ def fingerprint(run_dir) -> dict[str, dict]:
 
 GOLDEN = Path(__file__).parent / "golden" / "tiny_grid.json"
 # fp32 training and scoring take other kernels on other CPUs (AVX2, AVX-512, AMX) and library builds, so
-# the bits may differ between machines (records/2026-11-25-golden-grid-across-kernels.json): the
+# the bits may differ between machines (rankuq/records/2026-11-25-golden-grid-across-kernels.json): the
 # predictions agree to ATOL (3e-8 measured between this machine's AVX2 and AVX-512 kernels). The board is
 # looser: the tiny model's scores nearly tie, so a 1e-9 change moves ERCE's bins (2e-4) and its
 # permutation p-value by a few permutations (6e-3; 0.028 for mc_dropout's ERCE p on an AMD AVX-512 host

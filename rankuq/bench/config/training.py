@@ -1,0 +1,111 @@
+"""Training settings of a grid (``train:``): the fine-tuning loop's hyperparameters and early stopping."""
+
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
+
+from rankuq.bench import metrics
+from rankuq.errors import RankuqError
+
+
+class EarlyStopping(BaseModel):
+    """Score the train side's dev lists after every epoch; stop after ``patience`` epochs without a
+    better ``metric`` and keep the best epoch's weights (``train.epochs`` is then the most it trains)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    patience: Annotated[int, Field(ge=1, le=10_000)] = Field(
+        description="epochs without a better dev value before training stops"
+    )
+    metric: str = Field(
+        "AP", description="the dev lists' metric; the best epoch its highest, or lowest where lower is better"
+    )
+    n: Annotated[int, Field(ge=2, le=1_000)] | None = Field(
+        None,
+        description="candidates per dev list: one relevant and n - 1 non-relevant, drawn with the train "
+        "side's negative sampling (10: R_10 lists, as the papers test); None: the train side's own lists. "
+        "On balanced-pair sides (n: 2) AP is a pairwise accuracy near 1 with steps of 1/queries: it "
+        "picked a first epoch that ranked no better than BM25 (issue 47)",
+    )
+
+    @model_serializer(mode="wrap")
+    def _unset_n_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Part of every member's content key: grids that select on the train side's own lists keep theirs.
+        data: dict[str, Any] = handler(self)
+        if data.get("n") is None:
+            data.pop("n", None)
+        return data
+
+    @field_validator("metric")
+    @classmethod
+    def _ranking_metric(cls, value: str) -> str:
+        try:
+            metrics.get(value)
+        except RankuqError as error:
+            raise ValueError(str(error)) from None
+        return value
+
+    def best_epoch(self, history: Sequence[float]) -> int:
+        """The index of the best of the epochs' dev values ``history``: the highest, or the lowest for
+        a metric whose family declares lower better; the first best epoch wins a tie."""
+        values = np.asarray(history, dtype=np.float64)
+        return int(np.argmin(values) if metrics.get(self.metric).lower_is_better else np.argmax(values))
+
+
+class TrainConfig(BaseModel):
+    """Optimisation settings shared by every trained member of a grid."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    epochs: Annotated[int, Field(ge=0, le=10_000)] = Field(
+        1, description="0: no training; score model.backbone, a cross-encoder checkpoint, as it is"
+    )
+    batch_size: Annotated[int, Field(ge=1, le=65_536)] = 16
+    lr: Annotated[
+        float,
+        Field(gt=0, le=1, description="AdamW's step size (above 1 a step moves a weight by more than 1)"),
+    ] = 5e-5
+    head_lr: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None,
+        description="AdamW's step size for the new relevance head (the classifier, or a head method's "
+        "head where the method sets none); None: lr. A head that starts from nothing on a pretrained "
+        "encoder moves too little at the encoder's rate in a few hundred steps",
+    )
+    warmup: Annotated[float, Field(ge=0, lt=1)] = 0.1
+    max_queries: Annotated[int, Field(ge=1)] | None = Field(None, description="cap on training queries")
+    negatives: Annotated[int, Field(ge=1, le=100)] = Field(
+        1, description="non-relevant candidates per relevant one (Penha & Hauff, 2021: 1, balanced pairs)"
+    )
+    ns: Literal["native", "judged", "random", "bm25", "dense"] | None = Field(
+        "bm25",
+        description="negative sampling of the training lists where a shift's train side names none "
+        "(Penha & Hauff, 2021: bm25); None: the task's own lists (native where it has them)",
+    )
+    early_stopping: EarlyStopping | None = Field(
+        None, description="stop on the dev split ({patience: 2, metric: AP}); None: train every epoch"
+    )
+    precision: Literal["fp32", "bf16"] = Field(
+        "fp32", description="bf16: the forward passes and loss in bfloat16 autocast (weights stay fp32)"
+    )
+
+    @model_serializer(mode="wrap")
+    def _unset_early_stopping_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The settings are part of every member's content key: a grid without early stopping keeps
+        # the keys (and cached members) it had before the option existed.
+        data: dict[str, Any] = handler(self)
+        if data.get("early_stopping") is None:
+            data.pop("early_stopping", None)
+        if data.get("precision") == "fp32":  # likewise: fp32 grids keep their keys
+            data.pop("precision", None)
+        if data.get("head_lr") is None:  # and grids without a head rate
+            data.pop("head_lr", None)
+        return data
