@@ -184,12 +184,7 @@ class GridSpec(BaseModel):
             try:
                 merged = self.train_for(task)
             except ValidationError as error:
-                first = error.errors()[0]
-                key = ".".join(str(part) for part in first["loc"])
-                message = first["msg"]
-                if first["type"] == "extra_forbidden":
-                    message = f"unknown key; valid keys here: {', '.join(TrainConfig.model_fields)}"
-                raise ValueError(f"{where}.{key}: {message}") from None
+                raise ValueError(f"{where}.{first_error(error, TrainConfig)}") from None
             if (merged.epochs == 0) != (self.train.epochs == 0):
                 raise ValueError(f"{where}.epochs: 0 (zero-shot) is for the whole grid or none of it")
             if merged.early_stopping is not None and self.eval.dev_split is None:
@@ -231,12 +226,7 @@ def parse_grid(raw: object, source: str) -> tuple[GridSpec, dict[str, MethodPara
     try:
         spec = GridSpec(**raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        key = ".".join(str(part) for part in first["loc"]) or "grid"
-        message = first["msg"].removeprefix("Value error, ")
-        if first["type"] == "extra_forbidden":
-            message = f"unknown key; valid keys here: {_valid_keys(first['loc'])}"
-        raise RankuqError(f"{source}: {key}: {message}") from None
+        raise RankuqError(f"{source}: {first_error(error, GridSpec)}") from None
     except RankuqError as error:  # unknown task or method name, raised inside a validator
         raise RankuqError(f"{source}: {error}") from None
     params = spec.method_params(source)
@@ -363,9 +353,20 @@ def _check_search(spec: GridSpec, search: SearchConfig, params: dict[str, Method
         )
 
 
-def _valid_keys(location: tuple[int | str, ...]) -> str:
-    """The keys of the model that holds the unknown key at ``location`` (list indices skipped)."""
-    model: type[BaseModel] = GridSpec
+def first_error(error: ValidationError, root: type[BaseModel]) -> str:
+    """``key: message`` of pydantic's first error validating ``root``: the dotted key, and for an
+    unknown key the keys valid where it was given."""
+    first = error.errors()[0]
+    key = ".".join(str(part) for part in first["loc"]) or "grid"
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        message = f"unknown key; valid keys here: {_valid_keys(root, first['loc'])}"
+    return f"{key}: {message}"
+
+
+def _valid_keys(model: type[BaseModel], location: tuple[int | str, ...]) -> str:
+    """The keys of the model inside ``model`` that holds the unknown key at ``location`` (list
+    indices skipped)."""
     for part in location[:-1]:
         if isinstance(part, int):
             continue

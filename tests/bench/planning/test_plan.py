@@ -216,7 +216,10 @@ def test_train_by_task_changes_only_the_members_trained_on_that_task(tmp_path, n
             r"train_by_task.semeval: no condition trains on semeval \(trained: \['wikiqa'\]\)",
         ),
         ({"wikiqa": {"ns": "random"}}, "train_by_task.wikiqa.ns: the training lists are the shift's"),
-        ({"wikiqa": {"epoch": 2}}, "train_by_task.wikiqa.epoch: unknown key; valid keys here: epochs, "),
+        (
+            {"wikiqa": {"epoch": 2}},
+            "train_by_task.wikiqa.epoch: unknown key; valid keys here: batch_size, early_stopping, epochs, ",
+        ),
         ({"wikiqa": {"epochs": 0}}, "train_by_task.wikiqa.epochs: 0 .zero-shot. is for the whole grid"),
     ],
 )
