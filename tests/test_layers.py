@@ -28,6 +28,7 @@ BENCH_LAYERS = (
     "rundir",  # where a run's files lie, the lock
     "predictions",  # contract 2: the predictions table
     "metrics",  # effectiveness and calibration measures
+    "statistics",  # per-query parts, paired tests, corrections, the bootstrap and the verdicts' tests
     "plots",  # the PNG plots a run logs
     "probes",  # the evaluation probes over scored lists
     "preflight",  # a command's input checks, made before the slow imports

@@ -125,6 +125,6 @@ def test_the_installed_wheel_imports_every_module_from_its_own_copy(wheel: Path,
         if name.endswith(".py") and not name.endswith("__main__.py")
     }
     assert set(found["names"]) == modules
-    assert {"rankuq", "rankuq.bench.findings.statistics", "rankuq.bench.cli.main"} <= found["files"].keys()
+    assert {"rankuq", "rankuq.bench.statistics", "rankuq.bench.cli.main"} <= found["files"].keys()
     outside = {name: file for name, file in found["files"].items() if not Path(file).is_relative_to(site)}
     assert not outside, f"imported from outside the installed wheel: {outside}"

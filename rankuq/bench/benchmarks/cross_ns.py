@@ -5,7 +5,7 @@ domain's no-shift train side score the domain's **dev** lists, built as the run'
 builds them (R_10: one relevant and nine non-relevant candidates) but with each test-side negative
 sampling in turn (bm25, random, dense). A (train NS, test NS) pair is a shift when `bert`'s R@1 on it
 is below its R@1 on the no-shift list: the 95 % interval of the difference, from the paired two-level
-bootstrap over seeds and queries (``bench.findings.statistics``), lies below 0. BM25's R@1 on the
+bootstrap over seeds and queries (``bench.statistics``), lies below 0. BM25's R@1 on the
 same lists stands beside it (random negatives are often easier for BM25, not harder).
 
 Nothing is trained and nothing is written into the run directory: the members are read from
@@ -31,10 +31,10 @@ from rankuq import methods
 from rankuq.bench import metrics
 from rankuq.bench.config.grid import GridSpec, Shift, dev_side, load_grid, parse_grid
 from rankuq.bench.engine.scoring import SCORED_COLUMNS, score_frame
-from rankuq.bench.findings.statistics import Effect, difference, mean, paired_bootstrap, value
 from rankuq.bench.planning.plan import Cell, Plan, plan, side_lists
 from rankuq.bench.results.provenance import PREDICTIONS_KEY
 from rankuq.bench.rundir.layout import SEEDS_CSV, TRAINING_FILE, RunLayout
+from rankuq.bench.statistics import Effect, difference, mean, paired_bootstrap, value
 from rankuq.contract import read_shards
 from rankuq.errors import RankuqError
 from rankuq.methods.base import MethodParams

@@ -2,7 +2,7 @@
 ranking metrics (papers 000 and 001), a paired bootstrap over queries for the calibration errors ECE,
 ECE.all and ERCE and the scoring rules Brier and NLL, which pool candidates and have no per-query
 value. For black-box TREC runs (``rankuq compare``) also Fisher's paired randomisation test (their
-corrections are ``bench.evaluation.corrections``)."""
+corrections are ``bench.statistics.corrections``)."""
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
@@ -13,7 +13,7 @@ import pyarrow as pa
 from rankuq.bench import metrics
 from rankuq.bench.probes import ScoredLists, scored_lists
 from rankuq.bench.probes.calibration import query_parts, scoring_rule_parts
-from rankuq.bench.probes.significance import paired_t
+from rankuq.bench.statistics.paired import paired_t
 from rankuq.errors import RankuqError
 
 # tested by the paired bootstrap over queries; only where both sides' scores are probabilities (the

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 from rankuq.atomic import staged_folder
 from rankuq.bench.probes import PROBES, ProbeResult, scored_lists
 from rankuq.bench.probes.base import merge
-from rankuq.bench.probes.parts import parts_table, per_query
+from rankuq.bench.statistics.parts import parts_table, per_query
 from rankuq.errors import RankuqError
 
 # Probe keys shown on the leaderboard (all of them go to MLflow): display name ← probe key.
@@ -28,7 +28,7 @@ HEADLINE = {
 
 
 METRICS_FILE = "metrics.json"
-PARTS_FILE = "parts.parquet"  # the metrics split by query (bench.probes.parts)
+PARTS_FILE = "parts.parquet"  # the metrics split by query (bench.statistics.parts)
 # Part of every cached study's key: bump it when a probe's definition changes, so runs recompute.
 # 2: ERCE with one estimator for every method, Penha & Hauff, 2021's balanced ECE beside ECE.all (fidelity).
 # 3: metric keys spell metrics as ir-measures does (RA.nDCG@10, not RA.nDCG_at_10).
@@ -46,7 +46,7 @@ class Study:
     metrics: dict[str, float]
     notes: list[str]
     plots: list[Path]
-    parts: Path  # the metrics split by query: a parts table (bench.probes.parts)
+    parts: Path  # the metrics split by query: a parts table (bench.statistics.parts)
     key: str  # of the probes' inputs: both predictions and a searched b
     searched: dict[str, Any]  # the searched values this seed used (train.lr, risk.b, …)
 

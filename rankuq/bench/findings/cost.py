@@ -16,7 +16,7 @@ and two precisions of one card are two settings, not two samples of one effect."
 import numpy as np
 import pandas as pd
 
-from rankuq.bench.findings import statistics
+from rankuq.bench import statistics
 from rankuq.bench.findings.claims import CPU, Check, Claim
 from rankuq.bench.findings.rows import Measured, Row
 

@@ -29,7 +29,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from rankuq.bench.findings import statistics
+from rankuq.bench import statistics
 from rankuq.bench.findings.claims import COST, Claim
 from rankuq.bench.findings.rows import Row
 from rankuq.bench.findings.shown import Shown, shown

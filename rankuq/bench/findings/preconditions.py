@@ -9,11 +9,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rankuq.bench.findings import conditions, statistics
+from rankuq.bench import statistics
+from rankuq.bench.findings import conditions
 from rankuq.bench.findings.claims import Check, Claim, Precondition
 from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.sides import bootstrap, no_shift_condition, source_condition
-from rankuq.bench.probes.parts import QueryParts
+from rankuq.bench.statistics.parts import QueryParts
 
 PRECONDITION_METRIC = "AP"  # a working ranker and a hurting shift are judged on AP: no ceiling below 1
 NOT_RANKERS = ("bert", "bm25")  # bert is always checked; BM25 is the yardstick

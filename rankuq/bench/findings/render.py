@@ -5,7 +5,7 @@ claim, each claim's conditions, the sanity checks, the run directories' tables o
 import math
 from collections.abc import Sequence
 
-from rankuq.bench.findings import statistics
+from rankuq.bench import statistics
 from rankuq.bench.findings.claims import Claim
 from rankuq.bench.findings.preconditions import RULES
 from rankuq.bench.findings.rows import Measured, Row

@@ -4,7 +4,7 @@ the claim over its conditions."""
 import math
 from dataclasses import dataclass
 
-from rankuq.bench.findings import statistics
+from rankuq.bench import statistics
 from rankuq.bench.findings.claims import Check, Claim
 from rankuq.bench.findings.runs import FinishedRun
 

@@ -14,10 +14,10 @@ from rankuq.bench.config.grid import GridSpec, Side, load_grid
 from rankuq.bench.findings.claims import COST_COLUMNS, Check, Kind
 from rankuq.bench.findings.conditions import Conditions, of_spec
 from rankuq.bench.findings.grid_files import GridFile, against_grid_file
-from rankuq.bench.probes.parts import QueryParts, read_parts
 from rankuq.bench.results.boards import read_leaderboard, read_whole_csv
 from rankuq.bench.results.provenance import PREDICTIONS_KEY, PROBES, Provenance, check
 from rankuq.bench.rundir.layout import RunLayout
+from rankuq.bench.statistics.parts import QueryParts, read_parts
 from rankuq.errors import RankuqError
 
 

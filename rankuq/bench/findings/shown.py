@@ -8,7 +8,7 @@ as its paper effect is (``offset``)."""
 import math
 from dataclasses import dataclass
 
-from rankuq.bench.findings import statistics
+from rankuq.bench import statistics
 from rankuq.bench.findings.claims import Claim
 from rankuq.bench.findings.rows import Measured, Row
 from rankuq.bench.findings.verdicts import in_both_directions, judged_conditions

@@ -8,10 +8,11 @@ import json
 
 import numpy as np
 
-from rankuq.bench.findings import conditions, statistics
+from rankuq.bench import statistics
+from rankuq.bench.findings import conditions
 from rankuq.bench.findings.claims import Claim
 from rankuq.bench.findings.runs import FinishedRun
-from rankuq.bench.probes.parts import STATISTICS, QueryParts
+from rankuq.bench.statistics.parts import STATISTICS, QueryParts
 
 Sides = list[dict[int, QueryParts]]
 

@@ -1,4 +1,4 @@
-"""How a claim is judged: one statistical procedure for every claim (``bench.findings.statistics``).
+"""How a claim is judged: one statistical procedure for every claim (``bench.statistics``).
 
 Per condition, the effect d in the paper's terms (``Claim.scale``) comes from the paired two-level
 bootstrap over the seeds and the queries of the run's per-query records (queries.parquet): both
@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from rankuq.bench.findings import statistics
+from rankuq.bench import statistics
 from rankuq.bench.findings.claims import COST, Check, Claim
 from rankuq.bench.findings.cost import assess_cost
 from rankuq.bench.findings.preconditions import check, shift_hurts

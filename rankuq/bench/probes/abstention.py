@@ -24,7 +24,7 @@ reference size: Table 5 / Fig. 4's sizes a claim cites). The curves, nAUC and th
 are ``bench.probes.abstention_protocol``'s; threshold calibration and the reference-set size, with
 TARGET_RATES, REFERENCE_SIZES and CLAIM_SIZES, ``bench.probes.abstention_studies``'.
 
-Per-query parts (``bench.probes.parts``), when the test set is the whole table, each query once: with
+Per-query parts (``bench.statistics.parts``), when the test set is the whole table, each query once: with
 ``dev``, or with reference-free confidences alone and no ``dev``. ``nAUC.<m>.<u>`` and
 ``nAUC.<m>.u_lin@<n>``: rows [test metric, test confidence], statistic ``normalised_auc``;
 ``threshold.<m>_MAE.<r>.<u>``: rows [kept, test metric, reference performance], statistic

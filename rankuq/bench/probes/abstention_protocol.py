@@ -20,7 +20,7 @@ from rankuq.bench.probes.confidence import (
     free_confidence,
     sorted_scores,
 )
-from rankuq.bench.probes.parts import BatchStatistic, QueryParts, statistic
+from rankuq.bench.statistics.parts import BatchStatistic, QueryParts, statistic
 from rankuq.errors import RankuqError
 
 RATES = tuple(i / 10 for i in range(9))

@@ -18,7 +18,7 @@ from rankuq.bench.probes.abstention_protocol import (
 )
 from rankuq.bench.probes.base import ProbeResult, key
 from rankuq.bench.probes.confidence import NotFittable
-from rankuq.bench.probes.parts import statistic
+from rankuq.bench.statistics.parts import statistic
 
 TARGET_RATES = (10, 50, 90)  # percent, threshold calibration (§5.3)
 REFERENCE_SIZES = (5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)

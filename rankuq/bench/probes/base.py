@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from rankuq.bench import metrics
 from rankuq.bench.metrics.matrix import RankedLists, pad_by_query, ranked_lists
-from rankuq.bench.probes.parts import QueryParts
+from rankuq.bench.statistics.parts import QueryParts
 from rankuq.errors import RankuqError
 from rankuq.registry import Registry
 
@@ -34,7 +34,7 @@ class ProbeResult:
     ``plots``: file stem → a function drawing that PNG at the path it is given, titled by the subject
     it is given (whose predictions: method × condition), drawn on demand.
     ``notes``: what was left out and why (a skipped study, an undefined value).
-    ``parts``: metric key → the metric split by query (``bench.probes.parts``), for the metrics a
+    ``parts``: metric key → the metric split by query (``bench.statistics.parts``), for the metrics a
     resampling over queries can recompute.
     """
 

@@ -10,7 +10,7 @@ rules over every candidate, ``bench.metrics.scoring_rules``' (the leaderboard's 
 (Brier, 1950: mean (p − y)²) and ``NLL`` (the mean negative log-likelihood −[y log p + (1 − y) log(1 − p)],
 p clipped to [ε, 1 − ε], ε = float64's, as scikit-learn's ``log_loss``).
 
-Parts (``bench.probes.parts``, statistic ``calibration_error``, one row per query of the lists: its
+Parts (``bench.statistics.parts``, statistic ``calibration_error``, one row per query of the lists: its
 Σ w·(confidence − outcome) per bin, then its Σ w): ``ECE``, ``ECE.all``, ``ERCE`` and every
 ``ECE.nonrel_<k>`` (queries outside k's subsample have zero gaps and zero mass, so the rows of every
 k align by qid); ``Brier`` and ``NLL``, statistic ``ratio_of_means``: a query's [Σ loss,
@@ -35,7 +35,7 @@ from rankuq.bench.metrics.ece import (
 from rankuq.bench.metrics.scoring_rules import LOSSES
 from rankuq.bench.plots import reliability_diagram
 from rankuq.bench.probes.base import PROBES, Draw, ProbeResult, ScoredLists, as_lists, merge
-from rankuq.bench.probes.parts import QueryParts
+from rankuq.bench.statistics.parts import QueryParts
 from rankuq.errors import RankuqError
 
 N_BINS = 10

@@ -12,7 +12,7 @@ Reported as F1 of the learned cutoff over F1 of the oracle, both averaged over q
 ``cutoff.F1_ratio.scores``, ``cutoff.F1_ratio.uncertainty``, ``cutoff.F1.oracle`` and
 ``cutoff.p_value`` (paired t-test per query, uncertainty against scores).
 
-Parts (``bench.probes.parts``, one row per query with a relevant candidate, the probe's queries):
+Parts (``bench.statistics.parts``, one row per query with a relevant candidate, the probe's queries):
 ``cutoff.F1_ratio.<space>``, rows [the learned cutoff's F1, the oracle's F1], statistic
 ``ratio_of_means``; ``cutoff.F1.oracle``, rows [the oracle's F1], statistic ``mean``. The learned
 cutoffs are those of the cross-validation over all the queries (a resample reuses them, it does not
@@ -24,8 +24,8 @@ import pyarrow as pa
 
 from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, top_k
 from rankuq.bench.probes.confidence import K
-from rankuq.bench.probes.parts import QueryParts, per_query
-from rankuq.bench.probes.significance import paired_t
+from rankuq.bench.statistics.paired import paired_t
+from rankuq.bench.statistics.parts import QueryParts, per_query
 from rankuq.errors import RankuqError
 
 FOLDS = 5

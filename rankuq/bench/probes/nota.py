@@ -15,7 +15,7 @@ ranker's means (e.g. the deterministic `bert`) with another ranker's variances o
 candidates (e.g. the ensemble's), keys ``NOTA.F1.mean_cross_var``, ``NOTA.F1.mean_cross_var.std``
 and ``NOTA.cross.p_value`` beside the means-only space.
 
-Parts (``bench.probes.parts``, one row per query of the table, every query): ``NOTA.F1.<space>`` (and
+Parts (``bench.statistics.parts``, one row per query of the table, every query): ``NOTA.F1.<space>`` (and
 ``NOTA.F1.mean_cross_var``), rows [fold, NOTA truth, out-of-fold prediction] (truth and prediction 1
 for NOTA, 0 otherwise), statistic ``fold_f1_macro``: the mean over the folds of F1-macro. A resample
 keeps each query's fold and prediction (the forests are not refitted); a fold no resampled query
@@ -28,8 +28,8 @@ import pyarrow as pa
 from rankuq.bench.metrics.matrix import pad_by_query
 from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, scored_lists, top_k
 from rankuq.bench.probes.confidence import K
-from rankuq.bench.probes.parts import QueryParts, statistic
-from rankuq.bench.probes.significance import mean_std, paired_t
+from rankuq.bench.statistics.paired import mean_std, paired_t
+from rankuq.bench.statistics.parts import QueryParts, statistic
 from rankuq.errors import RankuqError
 
 FOLDS = 5

@@ -23,7 +23,7 @@ the curve of R@1 against b are reported; the curve ``RA`` runs over both grids (
 deterministic ranker (S = 1) has no variance: every RA and CVaR ranking is its mean ranking, and the
 values say so.
 
-Parts (``bench.probes.parts``, statistic ``mean``, one row per query with a relevant candidate, the
+Parts (``bench.statistics.parts``, statistic ``mean``, one row per query with a relevant candidate, the
 probe's queries): ``RA.<m>`` (the chosen b's per-query values), ``RA.neg.<m>`` (the chosen negative
 b's) and ``CVaR.<view>.<m>`` as their metrics, and ``RA.mean.<m>``, parts only (no metric key): the
 mean ranking's per-query values on the same queries, the side RA and CVaR are compared with (their
@@ -39,8 +39,8 @@ import pyarrow as pa
 
 from rankuq.bench.plots import line_plot
 from rankuq.bench.probes.base import PROBES, Draw, ProbeResult, ScoredLists, as_lists, key
-from rankuq.bench.probes.parts import QueryParts, per_query
-from rankuq.bench.probes.significance import paired_t
+from rankuq.bench.statistics.paired import paired_t
+from rankuq.bench.statistics.parts import QueryParts, per_query
 from rankuq.errors import RankuqError
 
 # risk aversion in the paper's [0, 1]: the authors' {0, 0.1, …, 1}, and 0.05 and 0.25 (§5.2's peak)

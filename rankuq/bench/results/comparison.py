@@ -17,11 +17,11 @@ import pandas as pd
 
 from rankuq.bench import metrics
 from rankuq.bench.evaluation.blackbox import read_inputs
-from rankuq.bench.evaluation.corrections import corrected
 from rankuq.bench.evaluation.paired_tests import randomisation_ps
 from rankuq.bench.metrics import lower_is_better
-from rankuq.bench.probes.significance import paired_t
 from rankuq.bench.results.leaderboard import ALPHA, BETTER, WORSE, marks
+from rankuq.bench.statistics.corrections import corrected
+from rankuq.bench.statistics.paired import paired_t
 from rankuq.errors import RankuqError
 from rankuq.tasks.trec_format import read_trec_qrels
 

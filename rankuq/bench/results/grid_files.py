@@ -44,7 +44,7 @@ def _write_seeds(plan: Plan, results: pd.DataFrame, studies: dict[Cell, Study]) 
 
 
 def _write_queries(plan: Plan, studies: dict[Cell, Study]) -> None:
-    """queries.parquet: every cell's per-query parts (``bench.probes.parts``) under its condition,
+    """queries.parquet: every cell's per-query parts (``bench.statistics.parts``) under its condition,
     method and seed, in the order of seeds.csv."""
     tables = []
     for cell in plan.cells:

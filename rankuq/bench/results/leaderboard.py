@@ -121,9 +121,9 @@ class PaperTable:
 
 def adjusted_p_values(table: pd.DataFrame) -> pd.DataFrame:
     """The ``M p`` columns adjusted for multiple comparisons: Benjamini–Hochberg (false discovery
-    rate, ``bench.evaluation.corrections``) over every test of one condition's table (each
+    rate, ``bench.statistics.corrections``) over every test of one condition's table (each
     method against the baseline on each metric); NaN stays NaN (no test)."""
-    from rankuq.bench.evaluation.corrections import corrected
+    from rankuq.bench.statistics.corrections import corrected
 
     columns = [f"{m} p" for m in metrics_of(table)]
     adjusted = table[columns].to_numpy(dtype=float, copy=True)

@@ -14,7 +14,7 @@ else joins folder names, so the layout of a run directory is read in one place:
       leaderboard.csv, leaderboard.md, report.html
       seeds.csv                   one row per (condition, method, seed): its keys (bench.results.provenance),
                                   every metric and probe value
-      queries.parquet             the same values split by query (bench.probes.parts): what the findings'
+      queries.parquet             the same values split by query (bench.statistics.parts): what the findings'
                                   resampling over seeds and queries reads
       mlflow.db, mlartifacts/     the default (local) MLflow store
 """

@@ -12,7 +12,7 @@ import pytest
 from rankuq.bench.config.grid import parse_grid
 from rankuq.bench.findings.claims import Claim, Paper
 from rankuq.bench.findings.runs import FinishedRun
-from rankuq.bench.probes.parts import QueryParts
+from rankuq.bench.statistics.parts import QueryParts
 
 SPEC, _ = parse_grid(
     {

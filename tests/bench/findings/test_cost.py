@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rankuq.bench import statistics
 from rankuq.bench.cli.parser import build_parser
-from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import CLAIMS, CPU
 from rankuq.bench.findings.cost import DESCRIPTIVE, on_gpu
 from rankuq.bench.findings.runs import read_costs

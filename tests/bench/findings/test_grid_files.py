@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from rankuq.bench import statistics
 from rankuq.bench.config.grid import Side, load_grid, parse_grid
-from rankuq.bench.findings import statistics
 from rankuq.bench.findings.grid_files import CURRENT, NO_FILE, STALE, against_grid_file, grid_key
 from rankuq.bench.findings.run_tables import runs_table, stale_runs
 from rankuq.bench.findings.verdicts import assess, judge_all

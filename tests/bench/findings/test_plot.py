@@ -8,7 +8,7 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.text import Annotation
 
-from rankuq.bench.findings import statistics
+from rankuq.bench import statistics
 from rankuq.bench.findings.claims import COST, Check, Claim
 from rankuq.bench.findings.plot import RELATIVE_LIMIT, UNTESTABLE_COLOUR, forest_figure, forest_plot
 from rankuq.bench.findings.rows import Measured, Row

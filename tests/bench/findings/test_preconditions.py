@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from rankuq.bench.findings import statistics
+from rankuq.bench import statistics
 from rankuq.bench.findings.verdicts import assess, judge_all
 
 

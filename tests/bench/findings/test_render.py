@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rankuq.bench import statistics
 from rankuq.bench.cli.main import main
 from rankuq.bench.config.grid import load_grid
-from rankuq.bench.findings import statistics
 from rankuq.bench.findings.claims import Claim, Paper
 from rankuq.bench.findings.conditions import condition_kind
 from rankuq.bench.findings.findings import findings

@@ -4,7 +4,7 @@ shift a shift is measured against."""
 import numpy as np
 
 from rankuq.bench.findings.sides import aligned, no_shift_condition
-from rankuq.bench.probes.parts import QueryParts
+from rankuq.bench.statistics.parts import QueryParts
 
 
 def test_the_sides_are_aligned_by_query_in_the_first_side_s_order():

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from rankuq.bench.findings import statistics
+from rankuq.bench import statistics
 from rankuq.bench.findings.claims import Claim
 from rankuq.bench.findings.verdicts import assess, judge_all, measure
 

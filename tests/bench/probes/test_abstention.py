@@ -12,7 +12,7 @@ from sklearn.linear_model import Ridge
 from rankuq.bench.probes import abstention, scored_lists
 from rankuq.bench.probes.abstention_protocol import normalised_auc
 from rankuq.bench.probes.confidence import sorted_scores
-from rankuq.bench.probes.parts import STATISTICS
+from rankuq.bench.statistics.parts import STATISTICS
 from rankuq.errors import RankuqError
 
 

@@ -12,7 +12,7 @@ from rankuq.bench.probes.abstention_protocol import (
     oracle_curve,
     performance_curve,
 )
-from rankuq.bench.probes.parts import STATISTICS, BatchStatistic
+from rankuq.bench.statistics.parts import STATISTICS, BatchStatistic
 
 # Two failed queries (metric 0) among ten, listed in query order.
 METRIC = np.array([0.0, 0.0, 1, 1, 1, 1, 1, 1, 1, 1])

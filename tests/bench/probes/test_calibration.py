@@ -17,7 +17,7 @@ from rankuq.bench.probes.calibration import (
     pair_probabilities,
     subsample_negatives,
 )
-from rankuq.bench.probes.parts import QueryParts
+from rankuq.bench.statistics.parts import QueryParts
 from rankuq.errors import RankuqError
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from rankuq.bench.probes import ProbeResult, cutoff, scored_lists
 from rankuq.bench.probes.cutoff import draw_features, f1_at_cutoffs
-from rankuq.bench.probes.parts import QueryParts
+from rankuq.bench.statistics.parts import QueryParts
 from rankuq.errors import RankuqError
 
 

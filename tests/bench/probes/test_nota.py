@@ -9,7 +9,7 @@ from sklearn.metrics import f1_score
 
 from rankuq.bench.probes import ProbeResult, nota, scored_lists
 from rankuq.bench.probes.nota import fold_f1_macro
-from rankuq.bench.probes.parts import QueryParts
+from rankuq.bench.statistics.parts import QueryParts
 from rankuq.errors import RankuqError
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from rankuq.bench import metrics
 from rankuq.bench.probes import risk, scored_lists
-from rankuq.bench.probes.parts import QueryParts
 from rankuq.bench.probes.risk import RISK_METRICS, Covariance, cvar, order_by, risk_aware_orders
+from rankuq.bench.statistics.parts import QueryParts
 from rankuq.errors import RankuqError
 
 # A: mean 0.7, var 0.04; B: mean 0.6, var 0.04, cov(A, B) = 0.04; C: mean 0.55, var 0.0225,

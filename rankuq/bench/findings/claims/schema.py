@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, ParamSpec
 
-from rankuq.bench.findings.statistics import Expect
+from rankuq.bench.statistics import Expect
 
 Kind = Literal["in-domain", "cross-domain", "cross-NS"]
 ALL_KINDS: tuple[Kind, ...] = ("in-domain", "cross-domain", "cross-NS")

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from scipy import stats
 
-from rankuq.bench.findings.statistics.bootstrap import Effect, Estimate
-from rankuq.bench.findings.statistics.judging import ALPHA
+from rankuq.bench.statistics.bootstrap import Effect, Estimate
+from rankuq.bench.statistics.judging import ALPHA
 
 
 def _z(alpha: float, power: float) -> float:

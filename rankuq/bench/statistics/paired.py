@@ -1,4 +1,4 @@
-"""Significance: paired t-tests per query (or per fold) and mean ± std over seeds.
+"""Paired t-tests per query (or per fold) and mean ± std over seeds.
 
 Papers 000 and 001 mark a method's improvement over a baseline with a paired Student's t-test at
 95 %; ``paired_ttest`` runs it on per-query metric values (``bench.metrics.per_query``).
@@ -12,7 +12,6 @@ import pyarrow as pa
 from scipy import stats
 
 from rankuq.bench import metrics
-from rankuq.bench.probes.base import ProbeResult
 from rankuq.errors import RankuqError
 
 TOLERANCE = 1e-12  # differences closer than this (relative) are rounding, not a difference
@@ -82,13 +81,3 @@ def mean_std(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """Mean and sample standard deviation (ddof = 1; 0 for one value), as the leaderboard."""
     array = np.asarray(values, np.float64)
     return float(array.mean()), float(array.std(ddof=1)) if array.size > 1 else 0.0
-
-
-def across_seeds(results: Sequence[ProbeResult]) -> dict[str, float]:
-    """Each metric key's mean over the seeds that report it, and ``<key>_std`` beside it."""
-    keys = dict.fromkeys(k for result in results for k in result.metrics)
-    summary = {}
-    for name in keys:
-        mean, std = mean_std([r.metrics[name] for r in results if name in r.metrics])
-        summary[name], summary[f"{name}_std"] = mean, std
-    return summary

@@ -1,14 +1,16 @@
-"""Fixtures of the statistics tests: noisy paired samples and constructed normal estimates. (Tests
-import nothing from here.)"""
+"""Fixtures of the statistics tests: noisy paired samples, constructed normal estimates and small
+hand-written rankers' tables. (Tests import nothing from here.)"""
 
 import math
 from collections.abc import Callable
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from scipy import stats
 
-from rankuq.bench.findings.statistics import Pooled
+from rankuq.bench.predictions import predictions_table
+from rankuq.bench.statistics import Pooled
 
 
 def noisy_pair(n_seeds: int, n: int, shift: float, rng: np.random.Generator) -> tuple[list, list]:
@@ -31,3 +33,16 @@ def noisy_pair_fixture() -> Callable[..., tuple[list, list]]:
 @pytest.fixture(name="normal")
 def normal_fixture() -> Callable[[float, float], Pooled]:
     return normal
+
+
+@pytest.fixture(name="scores_table")
+def scores_table_fixture() -> Callable[..., pa.Table]:
+    """A deterministic ranker's table: one query per list (q0, q1, …), candidates c0, c1, …"""
+
+    def scores_table(labels: list[list[int]], scores: list[list[float]]) -> pa.Table:
+        qid = [f"q{q}" for q, query in enumerate(labels) for _ in query]
+        cid = [f"c{j}" for query in labels for j in range(len(query))]
+        draws = np.array([[s] for query in scores for s in query])
+        return predictions_table(qid, cid, np.concatenate([np.asarray(q) for q in labels]), draws, True)
+
+    return scores_table

@@ -12,8 +12,8 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from rankuq.bench.evaluation.corrections import corrected
-from rankuq.bench.findings.statistics.bootstrap import Estimate
+from rankuq.bench.statistics.bootstrap import Estimate
+from rankuq.bench.statistics.corrections import corrected
 
 ALPHA = 0.05  # the registry's level: every verdict, interval and power figure of the report
 REPRODUCED = "reproduced"
@@ -57,7 +57,7 @@ Expect = Literal["higher", "lower", "within", "at least"]
 
 
 def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Benjamini–Hochberg adjusted p-values (``bench.evaluation.corrections``, method "bh"), in
+    """Benjamini–Hochberg adjusted p-values (``bench.statistics.corrections``, method "bh"), in
     the input's order. NaNs stay NaN and do not count among the m tests."""
     return corrected(np.asarray(p_values, dtype=float).ravel(), "bh")
 

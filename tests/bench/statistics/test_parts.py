@@ -1,4 +1,4 @@
-"""Per-query parts (bench.probes.parts): each registered statistic against its definition worked out
+"""Per-query parts (bench.statistics.parts): each registered statistic against its definition worked out
 by hand, the parts table round trip, and the errors of malformed parts."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from rankuq.bench import probes  # noqa: F401  (the probes register their own statistics)
-from rankuq.bench.probes.parts import STATISTICS, QueryParts, parts_table, per_query, read_parts
+from rankuq.bench.statistics.parts import STATISTICS, QueryParts, parts_table, per_query, read_parts
 
 QIDS = np.array(["q1", "q2", "q3"])
 

@@ -2,7 +2,7 @@
 
 Contrasts built with ``Contrast`` (``difference``, ``relative``, ``over_best``, ``value``) take the
 sides' values with any later axes (replicates) carried along. The statistics a side is measured with
-are the probes' vocabulary (``bench.probes.parts``: ``SumStatistic``, ``BatchStatistic``, ``mean``,
+are the probes' vocabulary (``bench.statistics.parts``: ``SumStatistic``, ``BatchStatistic``, ``mean``,
 ``ratio_of_means``, the registered ``STATISTICS``): those run vectorised too; any other callable runs
 in a loop, on the same resampled indices (the numbers agree to rounding).
 """

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rankuq.bench.evaluation.corrections import corrected
+from rankuq.bench.statistics.corrections import corrected
 from rankuq.errors import RankuqError
 
 

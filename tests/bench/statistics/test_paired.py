@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rankuq.bench.probes import ProbeResult
-from rankuq.bench.probes.significance import across_seeds, mean_std, paired_t, paired_ttest
+from rankuq.bench.statistics.paired import mean_std, paired_t, paired_ttest
 from rankuq.errors import RankuqError
 
 
@@ -36,7 +35,3 @@ def test_per_query_test_between_two_tables(scores_table) -> None:
 def test_mean_and_std_over_seeds() -> None:
     assert mean_std([1.0, 2.0, 3.0]) == (2.0, 1.0)
     assert mean_std([0.5]) == (0.5, 0.0)
-    seeds = [ProbeResult({"ERCE": 0.1, "RA.b": 1.0}), ProbeResult({"ERCE": 0.3})]
-    assert across_seeds(seeds) == pytest.approx(
-        {"ERCE": 0.2, "ERCE_std": np.std([0.1, 0.3], ddof=1), "RA.b": 1.0, "RA.b_std": 0.0}
-    )

@@ -1,4 +1,4 @@
-"""The exact sign-flip test over timed repeats (bench.findings.statistics.repeats): its p-values are
+"""The exact sign-flip test over timed repeats (bench.statistics.repeats): its p-values are
 scipy's exact permutation test's, its smallest p is 2 / 2ⁿ, and its interval is the test inverted."""
 
 import math
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rankuq.bench.findings.statistics import ALPHA, MIN_REPEATS, claim_p, judge, sign_flip
+from rankuq.bench.statistics import ALPHA, MIN_REPEATS, claim_p, judge, sign_flip
 
 
 @pytest.mark.parametrize("n", [3, 6, 10, 13])

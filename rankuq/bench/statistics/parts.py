@@ -2,7 +2,7 @@
 
 A metric over a set of queries is ``statistic(rows)`` of one row of parts per query; on every row of
 the probed table it equals the probe's reported value (each probe's tests check that). The findings'
-paired two-level bootstrap (``bench.findings.statistics``) draws seeds, then queries, and recomputes a
+paired two-level bootstrap (``bench.statistics``) draws seeds, then queries, and recomputes a
 claim's metric with its statistic, the same query rows for both sides of a comparison.
 
 Statistics, registered by name (the name is stored beside the parts in ``queries.parquet``):

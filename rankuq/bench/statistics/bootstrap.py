@@ -18,8 +18,8 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from rankuq.bench.findings.statistics.contrasts import Contrast
-from rankuq.bench.probes.parts import BatchStatistic, Statistic, SumStatistic
+from rankuq.bench.statistics.contrasts import Contrast
+from rankuq.bench.statistics.parts import BatchStatistic, Statistic, SumStatistic
 
 Design = Literal["nested", "crossed"]
 # How a replicate combines its seeds: "contrasts", the mean of the seeds' contrasts (d of each seed,

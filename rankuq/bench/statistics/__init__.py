@@ -1,5 +1,7 @@
-"""One statistical procedure for every claim: effects with a paired two-level bootstrap,
-power, Benjamini–Hochberg, and the verdict taxonomy. docs/statistics.md states the procedure.
+"""rankuq's statistics, below the probes: the per-query parts the probes write, the paired t-tests and
+corrections of the leaderboard, and one procedure for every claim of the findings: effects with a
+paired two-level bootstrap, power, Benjamini–Hochberg, and the verdict taxonomy. docs/statistics.md
+states the procedure.
 
 A claim compares, in one condition, one or more *sides* (the method's metric and its reference).
 Each side holds, per seed, one row of *parts* per query (``n_queries × k``); a side's metric on a set
@@ -8,8 +10,11 @@ same row order within a seed (paired). ``contrast(values) -> float`` maps the si
 seed to the effect d of that seed; the effect is the mean of d over the seeds.
 
 - ``contrasts``: the contrasts that run vectorised over the replicates (``Contrast``; ``difference``,
-  ``relative``, ``over_best``, ``value``); the statistics are the probes' (``bench.probes.parts``:
-  ``SumStatistic``, ``BatchStatistic``, ``mean``, ``ratio_of_means``, re-exported here).
+  ``relative``, ``over_best``, ``value``); the statistics are the probes' (``parts``: ``SumStatistic``,
+  ``BatchStatistic``, ``mean``, ``ratio_of_means``, re-exported here).
+- ``parts``: each probe's per-query values (``QueryParts``) and the statistic that combines them.
+- ``paired``: paired Student's t-tests (``paired_t``, ``paired_ttest``) and ``mean_std`` over seeds.
+- ``corrections``: Benjamini–Hochberg and Holm over a family of p-values (the leaderboard's marks).
 - ``bootstrap``: ``paired_bootstrap``: d, its 95 % and 90 % percentile intervals, standard error and
   p-value from a bootstrap over seeds, then queries (one query resample for every side: paired).
 - ``power``: ``minimum_detectable_effect``, ``scale_for_power``: what the data can detect, and how
@@ -23,9 +28,9 @@ This package's namespace is the procedure's public surface: ``statistics.judge``
 ``statistics.Effect`` and the rest are importable from here.
 """
 
-from rankuq.bench.findings.statistics.bootstrap import Design, Effect, Estimate, Pool, paired_bootstrap
-from rankuq.bench.findings.statistics.contrasts import Contrast, difference, over_best, relative, value
-from rankuq.bench.findings.statistics.judging import (
+from rankuq.bench.statistics.bootstrap import Design, Effect, Estimate, Pool, paired_bootstrap
+from rankuq.bench.statistics.contrasts import Contrast, difference, over_best, relative, value
+from rankuq.bench.statistics.judging import (
     ALPHA,
     DEFINITIONS,
     INCONCLUSIVE,
@@ -47,9 +52,9 @@ from rankuq.bench.findings.statistics.judging import (
     point_of,
     pooled,
 )
-from rankuq.bench.findings.statistics.power import Scale, minimum_detectable_effect, scale_for_power
-from rankuq.bench.findings.statistics.repeats import MIN_REPEATS, RepeatTest, sign_flip
-from rankuq.bench.probes.parts import BatchStatistic, Statistic, SumStatistic, mean, ratio_of_means
+from rankuq.bench.statistics.parts import BatchStatistic, Statistic, SumStatistic, mean, ratio_of_means
+from rankuq.bench.statistics.power import Scale, minimum_detectable_effect, scale_for_power
+from rankuq.bench.statistics.repeats import MIN_REPEATS, RepeatTest, sign_flip
 
 __all__ = [
     "ALPHA",

@@ -1,4 +1,4 @@
-"""The verdicts (rankuq.bench.findings.statistics.judging): Benjamini–Hochberg by hand, ``judge`` on
+"""The verdicts (rankuq.bench.statistics.judging): Benjamini–Hochberg by hand, ``judge`` on
 constructed normal estimates, the TOST p against the 90 % interval, pooling and ``overall``."""
 
 import math
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rankuq.bench.findings import statistics as st
-from rankuq.bench.findings.statistics import (
+from rankuq.bench import statistics as st
+from rankuq.bench.statistics import (
     INCONCLUSIVE,
     MIXED,
     NOT_MEASURED,

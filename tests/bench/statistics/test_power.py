@@ -1,4 +1,4 @@
-"""Power (rankuq.bench.findings.statistics.power): the minimum detectable effect and the data a
+"""Power (rankuq.bench.statistics.power): the minimum detectable effect and the data a
 target needs, by hand and against a larger sample."""
 
 import math
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rankuq.bench.findings import statistics as st
-from rankuq.bench.findings.statistics import (
+from rankuq.bench import statistics as st
+from rankuq.bench.statistics import (
     Effect,
     minimum_detectable_effect,
     paired_bootstrap,

@@ -1,4 +1,4 @@
-"""The paired two-level bootstrap (rankuq.bench.findings.statistics.bootstrap) and its vectorised
+"""The paired two-level bootstrap (rankuq.bench.statistics.bootstrap) and its vectorised
 statistics and contrasts (statistics.contrasts) on worked examples, each checked against an
 independent computation (hand arithmetic, the classical paired formulas, scipy)."""
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rankuq.bench.findings import statistics as st
-from rankuq.bench.findings.statistics import paired_bootstrap
+from rankuq.bench import statistics as st
+from rankuq.bench.statistics import paired_bootstrap
 
 
 def _mean(rows: np.ndarray) -> float:
