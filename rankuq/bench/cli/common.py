@@ -16,7 +16,8 @@ EXIT_TERMINATED = 143  # ... and by SIGTERM (what `timeout`, schedulers and `kil
 EXIT_BROKEN_PIPE = 141  # ... and by SIGPIPE (its reader, such as `head`, closed the pipe)
 PIPED_WIDTH = 100_000  # wider than any table: rich then sizes each column to its longest cell
 PROSE_WIDTH = 100  # a footnote's lines at most, piped too
-EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff")  # keys: bench.evaluation.blackbox
+# keys: bench.evaluation.blackbox
+EVALUATE_PROBES = ("calibration", "risk", "abstention", "nota", "cutoff", "moments")
 
 
 def comma_names(text: str) -> list[str]:

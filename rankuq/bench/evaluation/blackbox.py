@@ -237,6 +237,7 @@ def evaluate_file(
                     ``NOTA.F1.mean_var``, ``NOTA.F1.mean_var.std``, ``NOTA.p_value``
     --cutoff        ``cutoff.F1.oracle``, ``cutoff.F1_ratio.scores`` and, for S > 1 draws,
                     ``cutoff.F1_ratio.uncertainty``, ``cutoff.p_value``
+    --moments       for S > 1 draws, ``moments.rho.variance``, ``moments.rho.skew``
     ==============  ============================================================================
     """
     evaluated = read_inputs(

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from rankuq.bench.probes import abstention, calibration, cutoff, nota, risk  # noqa: F401  (they register)
+from rankuq.bench.probes import abstention, calibration, cutoff, moments, nota, risk  # noqa: F401  (they register)
 from rankuq.bench.probes.base import PROBES, ProbeResult, ScoredLists, as_lists, merge, scored_lists
 
 DEFAULT_PROBES = ("calibration", "risk", "abstention", "cutoff")  # nota needs NOTA queries kept

@@ -137,6 +137,39 @@ def _about(grid: str, id: str, model: str) -> tuple[Claim, ...]:
             reference=("cutoff.F1_ratio.scores",),
             scale="relative",
         ),
+        *(
+            claim(
+                id=f"{id}-moments-{moment}",
+                paper=PAPER,
+                grid=grid,
+                text=f"the Bayesian {model}'s {said} as its mean score rises (Spearman's ρ over a list's "
+                "candidates below 0)",
+                source=f"{P001}, Figure 2 and §5.2",
+                quote=f"'{quote}' (Figure 2: μ against σ² and against skew δ, TREC DL 2019; scores are "
+                "log-probabilities, the top documents at 0 to −0.1): no number. Here the moments of the "
+                "log-probability draws, ρ per query averaged over queries (the moments probe)",
+                paper_effect=None,
+                method="last_layer_mc",
+                metric=f"moments.rho.{moment}",
+                floor=0.0,
+                expect="lower",
+                kinds=("in-domain",),
+            )
+            for moment, said, quote in (
+                (
+                    "variance",
+                    "score variance falls",
+                    "the model is most certain about highly relevant documents, and a non-linear increase "
+                    "in uncertainty as documents move further away from the query",
+                ),
+                (
+                    "skew",
+                    "score skew turns negative",
+                    "the top most relevant documents are highly skewed with low variance ... with the "
+                    "majority of its mass on the right of the distribution",
+                ),
+            )
+        ),
         claim(
             id=f"{id}-cutoff-deterministic",
             paper=PAPER,
