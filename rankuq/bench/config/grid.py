@@ -104,6 +104,20 @@ class Shift(BaseModel):
     name: PlainName | None = None
     train: Side
     test: Side
+    reference: Side | None = Field(
+        None,
+        description="the side whose dev split the probes and post-hoc fits read (their reference set); "
+        "None: the tested side's, or the source's where the target has no dev split. Another domain's: "
+        "Gisserot-Boukhlef et al. (2024) §5.4, a reference set that does not match the tested data",
+    )
+
+    @model_serializer(mode="wrap")
+    def _unset_reference_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Part of the grid's content key: a shift without a reference keeps the key it had.
+        data: dict[str, Any] = handler(self)
+        if data.get("reference") is None:
+            data.pop("reference", None)
+        return data
 
     def label(self) -> str:
         return self.name or f"{self.train.label()}→{self.test.label()}"
@@ -246,9 +260,12 @@ def parse_grid(raw: object, source: str) -> tuple[GridSpec, dict[str, MethodPara
 
 
 def dev_side(condition: Shift, split: str, root: Path) -> Side:
-    """The side whose ``split`` lists the probes and post-hoc fits read: the tested side, or, where
-    the target has no such split (a test-only BEIR folder), the source side, as paper 002's domain
-    transfer fits its thresholds on the source's dev split."""
+    """The side whose ``split`` lists the probes and post-hoc fits read: the condition's ``reference``
+    where it names one, else the tested side, or, where the target has no such split (a test-only BEIR
+    folder), the source side, as paper 002's domain transfer fits its thresholds on the source's dev
+    split."""
+    if condition.reference is not None:
+        return condition.reference
     target = tasks.get(condition.test.task)()
     return condition.test if split in target.available_splits(root) else condition.train
 
@@ -266,13 +283,20 @@ def _check_sides(spec: GridSpec, source: str) -> None:
     for key, condition in zip(keys, spec.conditions(), strict=True):
         # The dev and fit splits are read on the target, or on the source where it lacks them.
         reads = [*dev, *sorted(fit_splits)]
-        on_target = [split for split in reads if dev_side(condition, split, root) == condition.test]
-        on_source = [split for split in reads if split not in on_target]
-        for role, side, splits in (
+        read_on = {split: dev_side(condition, split, root) for split in reads}
+        on_target = [split for split in reads if read_on[split] == condition.test]
+        on_reference = [
+            split for split in reads if split not in on_target and read_on[split] == condition.reference
+        ]
+        on_source = [split for split in reads if split not in on_target + on_reference]
+        roles = [
             # train.epochs 0 (zero-shot) reads no training lists
             ("train", condition.train, [*(["train"] if spec.train.epochs else []), *dev, *on_source]),
             ("test", condition.test, [spec.eval.split, *on_target]),
-        ):
+        ]
+        if condition.reference is not None and on_reference:
+            roles.append(("reference", condition.reference, on_reference))
+        for role, side, splits in roles:
             where = key if key.startswith("tasks") else f"{key}.{role}"
             loader = tasks.get(side.task)()
             for split in splits:

@@ -11,7 +11,7 @@ import numpy as np
 
 from rankuq.bench import statistics
 from rankuq.bench.findings import conditions
-from rankuq.bench.findings.claims import Check, Claim, Precondition
+from rankuq.bench.findings.claims import SHIFTS, Check, Claim, Precondition
 from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.findings.sides import bootstrap, no_shift_condition, source_condition
 from rankuq.bench.statistics.parts import QueryParts
@@ -56,8 +56,8 @@ def check(name: Precondition, claim: Claim, run: FinishedRun, condition: str, re
             return found
         return Check(name, True, f"{found.detail}; {plain_works.detail}")
     if name == "shift_hurts":
-        if run.kinds[condition][0] == "in-domain":
-            return Check(name, True, "no shift in this condition")
+        if run.kinds[condition][0] not in SHIFTS:
+            return Check(name, True, "no shift of the ranker's data in this condition")
         return shift_hurts(run, condition)
     if name == "headroom":
         return _headroom(claim, run, condition, reference)

@@ -8,7 +8,7 @@ import math
 import shlex
 from collections.abc import Sequence
 
-from rankuq.bench.findings.claims import Check
+from rankuq.bench.findings.claims import SHIFTS, Check
 from rankuq.bench.findings.grid_files import GRIDS
 from rankuq.bench.findings.preconditions import ranker_check, shift_hurts
 from rankuq.bench.findings.runs import FinishedRun
@@ -124,7 +124,7 @@ def preconditions_table(runs: Sequence[FinishedRun]) -> list[str]:
         for condition, (kind, _) in run.kinds.items():
             source = source_condition(run, condition)
             works = ranker_check(run, source) if source is not None else None
-            hurts = shift_hurts(run, condition) if kind != "in-domain" else None
+            hurts = shift_hurts(run, condition) if kind in SHIFTS else None
             here = ranker_check(run, condition)
             lines.append(
                 f"| {run.spec.name} | {markdown_text(condition)} | {kind} | "

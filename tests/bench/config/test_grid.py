@@ -150,3 +150,31 @@ def test_two_conditions_of_one_name_are_refused():
     shift = {"name": "wikiqa", "train": {"task": "clariq"}, "test": {"task": "wikiqa"}}
     with pytest.raises(RankuqError, match="two conditions are named 'wikiqa'; give a shift another name"):
         parse_grid({"tasks": ["wikiqa"], "shifts": [shift], "methods": {"bm25": {}}}, "test grid")
+
+
+REFERENCED = (
+    "methods: {bert: {}}\ntrain: {ns: null}\nshifts:\n"
+    "  - {name: wikiqa-ref-clariq, train: {task: wikiqa}, test: {task: wikiqa}, reference: {task: clariq}}\n"
+)
+
+
+def test_a_reference_side_is_where_the_probes_fit_and_unset_keeps_the_key(tmp_path):
+    from rankuq.bench.config.grid import dev_side
+    from rankuq.bench.findings.conditions import condition_kind
+    from rankuq.tasks import data_root
+
+    spec, _ = load_grid(write(tmp_path, REFERENCED))
+    (condition,) = spec.conditions()
+    assert dev_side(condition, "dev", data_root()).task == "clariq"
+    assert condition_kind(spec, condition) == "cross-reference"
+    plain, _ = load_grid(write(tmp_path, "methods: {bert: {}}\ntrain: {ns: null}\ntasks: [wikiqa]\n"))
+    (in_domain,) = plain.conditions()
+    assert "reference" not in in_domain.model_dump()  # grids without one keep their content keys
+    assert dev_side(in_domain, "dev", data_root()).task == "wikiqa"
+    assert condition_kind(plain, in_domain) == "in-domain"
+
+
+def test_a_reference_side_is_checked_as_the_other_sides_are(tmp_path):
+    text = REFERENCED.replace("reference: {task: clariq}", "reference: {task: clariq, ns: native}")
+    with pytest.raises(RankuqError, match=r"shifts.0.reference.ns: clariq/dev has no native candidate lists"):
+        load_grid(write(tmp_path, text))

@@ -122,4 +122,22 @@ CLAIMS: tuple[Claim, ...] = (
         )
         for rate, lin, std in ((10, 1.22, 1.24), (50, 1.33, 1.52), (90, 1.51, 3.09))
     ),
+    claim(
+        id="002-reference-domain",
+        paper=PAPER,
+        text="u_lin fitted on another domain's reference set abstains worse than the reference-free u_std "
+        "(nAUC of AP)",
+        source=f"{P002}, Table 4 and §5.4",
+        quote="nAUC-mAP averaged over the other test sets, per reference set (ember-v1): u_lin 27.8 % "
+        "against u_std 30.4 % on average (−2.6 points; below u_std with 3 of the 6 reference sets: "
+        "Alloprof, SciDocs, StackOverflow); 'the reference-based method underperforms reference-free "
+        'baselines when fitted on the "wrong" reference set\'',
+        paper_effect=-0.026,
+        metric="nAUC.AP.u_lin",
+        reference=("nAUC.AP.u_std",),
+        expect="lower",
+        grid="paper002",
+        method="bert",
+        kinds=("cross-reference",),
+    ),
 )

@@ -9,7 +9,9 @@ from typing import Literal, ParamSpec
 
 from rankuq.bench.statistics import Expect
 
-Kind = Literal["in-domain", "cross-domain", "cross-NS"]
+# cross-reference: the ranker and its test lists in domain, the probes' reference set (the dev split they
+# fit on) from another side (Gisserot-Boukhlef et al., 2024, §5.4); a claim names it, ALL_KINDS does not.
+Kind = Literal["in-domain", "cross-domain", "cross-NS", "cross-reference"]
 ALL_KINDS: tuple[Kind, ...] = ("in-domain", "cross-domain", "cross-NS")
 SHIFTS: tuple[Kind, ...] = ("cross-domain", "cross-NS")
 # What a claim expects of d: what the statistics judge, and "no worse" (non-inferiority), the papers'
