@@ -87,7 +87,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_holds_every_module_and_grid_as_real_files(wheel: Path) -> None:
     expected = source_files()
     packages = {path.parent for path in expected.values() if path.suffix == ".py"}
-    assert {PACKAGE / "bench" / "findings" / "statistics", PACKAGE / "bench" / "grids"} <= packages
+    assert {PACKAGE / "bench" / "statistics", PACKAGE / "bench" / "grids"} <= packages
     assert all((folder / "__init__.py").is_file() for folder in packages), "a folder of modules is no package"
     with zipfile.ZipFile(wheel) as archive:
         entries = {info.filename: info for info in archive.infolist()}

@@ -151,7 +151,7 @@ def finished(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> tup
 
 @pytest.fixture
 def kept(finished: tuple[Path, pd.DataFrame], tmp_path: Path) -> Path:
-    """What results/ keeps of the tiny run (grid.yaml, seeds.csv, leaderboard.csv, queries.parquet: no
+    """What paper_runs/ keeps of the tiny run (grid.yaml, seeds.csv, leaderboard.csv, queries.parquet: no
     plots, models or predictions), in tmp_path/results/ under the run's folder name (a run is named
     after its folder)."""
     run_dir, _ = finished

@@ -16,7 +16,8 @@ from rankuq.errors import RankuqError
 GIB = 2**30
 # nvidia-smi's lines on the first H100 run: the driver's JAX and a Ray worker's (pids of no process
 # here, so nvidia-smi's names stand), and this test's own process, named by its command line
-LISTED = f"506, python, 61358\n1640, [Not Found], 19682\n{os.getpid()}, python3, 12\n"
+# Other holders: pids above Linux's largest (2**22), so no live process here lends them its own name.
+LISTED = f"4194401, python, 61358\n4194402, [Not Found], 19682\n{os.getpid()}, python3, 12\n"
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,7 @@ def test_a_member_is_refused_a_card_held_by_others_with_each_holder_named(monkey
     message = str(raised.value)
     assert message.startswith("member 956d45892c5d5a22 needs about 993 MiB of GPU memory, and GPU 0 ")
     assert "(NVIDIA H100 80GB HBM3) has 21 MiB free of 81,101" in message
-    assert "held by: pid 506 python (59.92 GiB), pid 1640 [Not Found] (19.22 GiB), " in message
+    assert "held by: pid 4194401 python (59.92 GiB), pid 4194402 [Not Found] (19.22 GiB), " in message
     assert f"pid {os.getpid()} " in message and "pytest" in message  # its command line, not 'python3'
     assert "gpus_per_trial" in message and "\n" not in message
     assert calls[0][-1] == "--id=GPU-5a3c-77"  # the device Ray gave, whatever CUDA_VISIBLE_DEVICES says

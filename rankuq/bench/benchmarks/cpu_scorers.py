@@ -1,13 +1,13 @@
 """CPU scoring: one Ray task with every core's torch threads against one one-thread task per core.
 
-Scores the shards ``--shards`` (a run directory's cache folder, e.g. results/paper000/cache/wikiqa-test-…)
+Scores the shards ``--shards`` (a run directory's cache folder, e.g. paper_runs/paper000/cache/wikiqa-test-…)
 with ``--method`` on the member ``--member`` (a run directory's models/<key>), through
 ``bench.engine.scoring.score_shards``, in a Ray session of ``--cpus`` CPUs started before the clock,
 alternating the two configurations for ``--rounds`` rounds; checks that each gives the same table every
 round and prints the largest difference between them (another thread count sums in another order).
 
-    python -m rankuq.bench.benchmarks.cpu_scorers --member results/paper000/models/<key> \\
-        --shards results/paper000/cache/wikiqa-test-<key> [--method mc_dropout --params '{"T": 10}']
+    python -m rankuq.bench.benchmarks.cpu_scorers --member paper_runs/paper000/models/<key> \\
+        --shards paper_runs/paper000/cache/wikiqa-test-<key> [--method mc_dropout --params '{"T": 10}']
 """
 
 import argparse

@@ -12,7 +12,7 @@ Nothing is trained and nothing is written into the run directory: the members ar
 RUN_DIR/models (checked against the predictions keys RUN_DIR/seeds.csv records), the dev lists are
 built under --cache. Scoring runs in this process on one thread.
 
-    python -m rankuq.bench.benchmarks.cross_ns [--run-dir results/paper000] [--domains clariq,wikiqa]
+    python -m rankuq.bench.benchmarks.cross_ns [--run-dir paper_runs/paper000] [--domains clariq,wikiqa]
         [--ns bm25,random,dense] [--seeds 0,1,2] [--cache build/cross_ns] [--out cross_ns.csv]
 """
 
@@ -83,9 +83,11 @@ def measurement_grid(
             }
             for ns in strategies
         ]
+    trained = {shift["train"]["task"] for shift in shifts}
     raw = spec.model_dump(mode="json") | {
         "tasks": [],
         "shifts": shifts,
+        "train_by_task": {task: keys for task, keys in spec.train_by_task.items() if task in trained},
         "methods": {name: spec.methods[name] for name in RANKERS},
         "baseline": "bert",
         "seeds": list(seeds),
@@ -257,7 +259,7 @@ def _options(text: str) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run-dir", type=Path, default=Path("results/paper000"))
+    parser.add_argument("--run-dir", type=Path, default=Path("paper_runs/paper000"))
     parser.add_argument("--domains", default="clariq,wikiqa,semeval,trecqa_clean")
     parser.add_argument("--ns", default="bm25,random,dense", help="test-side negative samplings")
     parser.add_argument("--seeds", default=None, help="the run's seeds to score (default: all)")

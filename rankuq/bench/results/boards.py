@@ -78,7 +78,7 @@ def _grid_name(run_dir: Path) -> str:
 
 def read_leaderboard(run_dir: Path) -> pd.DataFrame:
     """``RUN_DIR/leaderboard.csv``, checked, without the plots (``rankuq findings`` reads the committed
-    ``results/`` folders, which keep a grid's grid.yaml, seeds.csv and leaderboard.csv only)."""
+    ``paper_runs/`` folders, which keep a grid's grid.yaml, seeds.csv and leaderboard.csv only)."""
     csv = RunLayout(run_dir).leaderboard_csv
     if not csv.is_file():
         raise RankuqError(f"{csv} not found: run `rankuq run [GRID.yaml] --run-dir {run_dir}` first")

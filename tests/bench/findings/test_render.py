@@ -1,6 +1,6 @@
 """The findings report (bench.findings.render, written by bench.findings.findings): claims measured in
 the real tiny WikiQA grid run (the session fixture ``finished``) and rewritten byte for byte, what
-results/ keeps of a run, and docs/findings.md rewritten by its own header's command; the verdict rules
+paper_runs/ keeps of a run, and docs/findings.md rewritten by its own header's command; the verdict rules
 are test_verdicts.py's."""
 
 import re
@@ -109,7 +109,7 @@ def test_findings_on_the_real_tiny_run_and_a_byte_identical_rewrite(finished, tm
 
 
 def test_a_results_folder_of_four_files_gives_the_same_findings(finished, kept, tmp_path):
-    """What results/ commits of a grid (the fixture ``kept``) is all findings reads: the same rows as
+    """What paper_runs/ commits of a grid (the fixture ``kept``) is all findings reads: the same rows as
     the whole run directory."""
     run_dir, _ = finished
     claims = TINY_CLAIMS
@@ -124,7 +124,7 @@ def test_a_results_folder_of_four_files_gives_the_same_findings(finished, kept, 
 
 
 def test_docs_findings_md_is_what_its_own_command_writes_from_the_committed_results(tmp_path, monkeypatch):
-    """docs/findings.md is generated, not typed: its header's command, run on the results/ folders git
+    """docs/findings.md is generated, not typed: its header's command, run on the paper_runs/ folders git
     keeps (and planning each grid to check that its cells are this checkout's), rewrites it exactly."""
     root = Path(__file__).parents[3]
     doc = (root / "docs" / "findings.md").read_text()
@@ -133,7 +133,7 @@ def test_docs_findings_md_is_what_its_own_command_writes_from_the_committed_resu
     args = shlex.split(found.group(1))[2:]
     out = tmp_path / "docs" / "findings.md"
     args[args.index("--out") + 1] = str(out)
-    monkeypatch.chdir(root)  # the command names results/… and docs/… from the repository's root
+    monkeypatch.chdir(root)  # the command names paper_runs/… and docs/… from the repository's root
     readme = tmp_path / "README.md"  # the README's summary block is rewritten by the same command
     readme.write_text((root / "README.md").read_text())
     args[args.index("--readme") + 1] = str(readme)

@@ -105,7 +105,7 @@ def _key_digest(planned: Plan) -> str:
 
 # Measured at main 69e4e52, before the jobs carried typed settings (dict sections hashed then), by
 # planning these grids on /work/shared/data and taking _key_digest: a change means cached members,
-# fits and predictions (and the committed results/) no longer resolve.
+# fits and predictions (and the committed paper_runs/) no longer resolve.
 GOLDEN_KEYS = "a031b1e6fe2e5144ac626ee78eba58077d87f4beb98337733e38745da5ddb5a0"
 CHOSEN_KEYS = "cc9c61c89d158672e4caf2a5d1de5e9a88ee950431f64f347e8322e098a14f84"
 

@@ -7,7 +7,7 @@ from rankuq.errors import RankuqError
 
 
 def test_every_probe_is_registered() -> None:
-    assert probes.PROBES.names() == ["abstention", "calibration", "cutoff", "nota", "risk"]
+    assert probes.PROBES.names() == ["abstention", "calibration", "cutoff", "moments", "nota", "risk"]
     with pytest.raises(RankuqError, match="unknown probe 'ecee'; valid probes: abstention, calibration"):
         probes.PROBES.get("ecee")
 

@@ -67,7 +67,7 @@ def test_an_old_probes_version_a_missing_cell_and_no_key_columns(finished):
 
 
 def test_findings_refuses_a_stale_run_and_writes_it_marked_when_allowed(kept, tmp_path, monkeypatch):
-    folder = kept  # what results/ keeps of the tiny run
+    folder = kept  # what paper_runs/ keeps of the tiny run
     out = tmp_path / "findings.md"
     findings([folder], out, CLAIMS_OF_TINY)
     current = out.read_text()

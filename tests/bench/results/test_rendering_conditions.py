@@ -1,7 +1,7 @@
 """A board's layouts formatted for the whole board at once and split by condition (a condition at a
 time took 369 s for 100,000 conditions × 2 methods) are byte for byte what the per-condition renderer
 wrote: the reference below is that renderer (rankuq before, c7a12f1), run on each condition's own
-board, on every committed results/ board and on a synthetic board of interleaved conditions."""
+board, on every committed paper_runs/ board and on a synthetic board of interleaved conditions."""
 
 import time
 from pathlib import Path
@@ -43,7 +43,7 @@ from rankuq.bench.results.rendering import (
 )
 from rankuq.bench.results.report import _html_rows, render_report
 
-RESULTS = Path(__file__).parents[3] / "results"
+RESULTS = Path(__file__).parents[3] / "paper_runs"
 BOARDS = sorted(path for path in RESULTS.iterdir() if (path / "leaderboard.csv").is_file())
 
 

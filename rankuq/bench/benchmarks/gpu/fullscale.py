@@ -1,10 +1,10 @@
 """The papers' grids at full training scale on one GPU (issue 40, docs/gpu.md): run the grids of one
 part (rankuq/bench/grids/gpu/) one after the other within a time budget, and pack what finished in a few
-files that the device tool brings back; ``unpack`` turns them into run directories under results/gpu/
+files that the device tool brings back; ``unpack`` turns them into run directories under paper_runs/gpu/
 that ``rankuq findings`` reads like any other.
 
     python -m rankuq.bench.benchmarks.gpu.fullscale run OUT --part 1 [--budget-s 540] [--grid G.yaml…]
-    python -m rankuq.bench.benchmarks.gpu.fullscale unpack OUT [--into results/gpu]
+    python -m rankuq.bench.benchmarks.gpu.fullscale unpack OUT [--into paper_runs/gpu]
 
 ``run`` writes at most three files to OUT, rewritten after every grid (a call stopped at its limit
 still brings back the grids finished before): results.tar.xz (each finished grid's grid.yaml,
@@ -177,9 +177,9 @@ def main() -> None:
     go.add_argument("--grid", type=Path, action="append", default=[], help="instead of a part's grids")
     go.add_argument("--budget-s", type=float, default=560.0, help="wall seconds for all of it")
     go.add_argument("--work", type=Path, help="where the run directories go (default: a temporary folder)")
-    back = verbs.add_parser("unpack", help="the brought-back files into results/gpu/<grid>/")
+    back = verbs.add_parser("unpack", help="the brought-back files into paper_runs/gpu/<grid>/")
     back.add_argument("out", type=Path)
-    back.add_argument("--into", type=Path, default=Path("results/gpu"))
+    back.add_argument("--into", type=Path, default=Path("paper_runs/gpu"))
     args = parser.parse_args()
     if args.verb == "unpack":
         for folder in unpack(args.out, args.into):
