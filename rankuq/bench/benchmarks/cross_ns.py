@@ -83,7 +83,7 @@ def measurement_grid(
             }
             for ns in strategies
         ]
-    trained = {shift["train"]["task"] for shift in shifts}
+    trained = {condition.train.task for condition in spec.conditions() if condition.label() in domains}
     raw = spec.model_dump(mode="json") | {
         "tasks": [],
         "shifts": shifts,
