@@ -25,7 +25,7 @@ from rankuq.bench import metrics
 from rankuq.bench.config.evaluation import EvalConfig
 from rankuq.bench.config.resources import ResourcesConfig
 from rankuq.bench.config.search_space import SearchConfig, check_space, sections_of
-from rankuq.bench.config.training import TrainConfig
+from rankuq.bench.config.training import TrainConfig, unset_left_out
 from rankuq.errors import RankuqError
 from rankuq.methods.base import Method, MethodParams, NeuralMethod
 from rankuq.tasks import lists, negatives
@@ -112,12 +112,8 @@ class Shift(BaseModel):
     )
 
     @model_serializer(mode="wrap")
-    def _unset_reference_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Part of the grid's content key: a shift without a reference keeps the key it had.
-        data: dict[str, Any] = handler(self)
-        if data.get("reference") is None:
-            data.pop("reference", None)
-        return data
+    def _unset_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return unset_left_out(handler(self), reference=None)
 
     def label(self) -> str:
         return self.name or f"{self.train.label()}→{self.test.label()}"
@@ -180,12 +176,8 @@ class GridSpec(BaseModel):
         return self
 
     @model_serializer(mode="wrap")
-    def _no_overrides_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # The dump is the grid's content key: a grid without train_by_task keeps the key it had.
-        data: dict[str, Any] = handler(self)
-        if not data.get("train_by_task"):
-            data.pop("train_by_task", None)
-        return data
+    def _unset_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return unset_left_out(handler(self), train_by_task={})
 
     def _check_train_by_task(self) -> None:
         trained = {condition.train.task for condition in self.conditions()}

@@ -17,6 +17,13 @@ from rankuq.bench import metrics
 from rankuq.errors import RankuqError
 
 
+def unset_left_out(data: dict[str, Any], **unset: object) -> dict[str, Any]:
+    """``data`` (a settings dump, part of content keys) without each key of ``unset`` that holds the
+    value given there, the one that means "as before the key existed": a grid that does not use a
+    newer setting keeps its content keys, and so its cached members and runs."""
+    return {key: value for key, value in data.items() if key not in unset or value != unset[key]}
+
+
 class EarlyStopping(BaseModel):
     """Score the train side's dev lists after every epoch; stop after ``patience`` epochs without a
     better ``metric`` and keep the best epoch's weights (``train.epochs`` is then the most it trains)."""
@@ -38,12 +45,8 @@ class EarlyStopping(BaseModel):
     )
 
     @model_serializer(mode="wrap")
-    def _unset_n_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Part of every member's content key: grids that select on the train side's own lists keep theirs.
-        data: dict[str, Any] = handler(self)
-        if data.get("n") is None:
-            data.pop("n", None)
-        return data
+    def _unset_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return unset_left_out(handler(self), n=None)
 
     @field_validator("metric")
     @classmethod
@@ -98,14 +101,5 @@ class TrainConfig(BaseModel):
     )
 
     @model_serializer(mode="wrap")
-    def _unset_early_stopping_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # The settings are part of every member's content key: a grid without early stopping keeps
-        # the keys (and cached members) it had before the option existed.
-        data: dict[str, Any] = handler(self)
-        if data.get("early_stopping") is None:
-            data.pop("early_stopping", None)
-        if data.get("precision") == "fp32":  # likewise: fp32 grids keep their keys
-            data.pop("precision", None)
-        if data.get("head_lr") is None:  # and grids without a head rate
-            data.pop("head_lr", None)
-        return data
+    def _unset_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return unset_left_out(handler(self), early_stopping=None, precision="fp32", head_lr=None)
