@@ -253,7 +253,8 @@ def probe(
     for cell in over_cells(console, "probing cells", plan.cells):
         searched = {**dict(cell.tuned), **(risk[cell].best if cell in risk else {})}
         b = searched.get("risk.b")
-        key = content_key("probes", PROBES_VERSION, cell.key, cell.dev_key, b)
+        # The probes asked for are part of the key: a probe added to a grid runs on its rerun.
+        key = content_key("probes", PROBES_VERSION, cell.key, cell.dev_key, b, sorted(plan.probes))
         folder = plan.layout.probes(cell.task, cell.method, cell.seed, key)
         options = {"risk": {"b": b}} if b is not None else {}
         subject = cell.label()  # the plots' title: a PNG alone says whose it is

@@ -1,18 +1,24 @@
 """The stages' own decisions (bench.run.stages); the stages at work are tested through grid_run.grid_run."""
 
 import json
+import shutil
 import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from pandas.testing import assert_frame_equal
 
 from rankuq.bench import metrics
+from rankuq.bench.probes import DEFAULT_PROBES
 from rankuq.bench.results.boards import read_run_dir
 from rankuq.bench.results.leaderboard import MISSING
 from rankuq.bench.results.rendering import paper_markdown
 from rankuq.bench.run import stages
+from rankuq.bench.run.grid_run import GridRequest, grid_run
+from tests.bench.conftest import TINY_GRID
 
 
 def test_the_board_s_scoring_rules_are_the_metrics_of_the_predictions_and_bm25_gets_none(finished):
@@ -40,6 +46,23 @@ def test_the_board_s_scoring_rules_are_the_metrics_of_the_predictions_and_bm25_g
     for name in ("ECE", "ERCE", "Brier", "NLL"):
         assert bm25[header.index(name)] == MISSING, name
     assert bm25[header.index("R@1")] != MISSING
+
+
+def test_a_probe_added_to_a_finished_grid_runs_on_its_rerun(finished, tmp_path):
+    """The probes asked for are part of a cell's probe cache key: adding `moments` to the tiny grid and
+    rerunning it in a copy of its run directory computes the probe (it was once answered from the old
+    cache, without it) and leaves the probes that were already there as they were."""
+    run_dir, _ = finished
+    rerun = tmp_path / run_dir.name
+    shutil.copytree(run_dir, rerun)
+    grid = {**TINY_GRID, "eval": {**TINY_GRID["eval"], "probes": [*DEFAULT_PROBES, "moments"]}}
+    grid_run(GridRequest(grid, rerun, source="test grid with moments"))
+    before = pd.read_csv(run_dir / "seeds.csv").set_index(["method", "seed"]).sort_index()
+    after = pd.read_csv(rerun / "seeds.csv").set_index(["method", "seed"]).sort_index()
+    assert "moments.rho.variance" not in before.columns
+    assert np.isfinite(after.loc["mc_dropout", "moments.rho.variance"]).all()
+    assert after.loc["bert", "moments.rho.variance"].isna().all()  # one draw: no moments
+    assert_frame_equal(after[["ECE", "RA R@1"]], before[["ECE", "RA R@1"]])
 
 
 GPU_RUN = """
