@@ -16,7 +16,7 @@ import ray
 import ray.train.torch
 
 from rankuq.bench.engine.processes import record_children
-from rankuq.bench.engine.signal_keeper import keep_handler
+from rankuq.bench.engine.signal_keeper import keep_handler, reassert
 from rankuq.bench.engine.watchdog import start_watchdog
 from rankuq.errors import RankuqError
 from rankuq.gpu_env import worker_env_vars
@@ -62,6 +62,7 @@ def ray_session(address: str | None = None, pid_file: Path | None = None) -> Ite
             yield
     finally:
         ray.shutdown()
+        reassert(signal.SIGTERM)  # Ray's logger, shut down with it, set SIGTERM to the default action
         if pid_file is not None:
             pid_file.unlink(missing_ok=True)  # the watchdog's sign to leave
         if watchdog is not None:

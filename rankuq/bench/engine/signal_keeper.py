@@ -7,6 +7,11 @@ issue 48, 6 of 6 tries). Python can reinstall a handler only from the main threa
 in Ray Data then; so a daemon thread reads the C-level action with ``sigaction(2)`` and writes back
 the one Python installed whenever it finds another. Linux and macOS (libc's ``sigaction``); where
 libc cannot be loaded the keeper does nothing.
+
+``ray.shutdown`` does the same once more, after the keeper has stopped: Ray's C++ logger, shut down
+with it, sets SIGTERM, SIGSEGV, SIGILL, SIGFPE and SIGABRT to the default action (``RayLog::
+UninstallSignalAction``; seen in /proc's SigCgt, 0x44f8 -> 0x50, the moment scoring's Ray stopped, and
+the probes that run after it were then killed by SIGTERM). ``reassert`` puts Python's handler back.
 """
 
 import ctypes
@@ -64,3 +69,12 @@ def keep_handler(signum: int = signal.SIGTERM) -> Iterator[None]:
     finally:
         done.set()
         keeper.join()
+
+
+def reassert(signum: int = signal.SIGTERM) -> None:
+    """Write the handler Python's ``signal`` module holds for ``signum`` back to the C level, where
+    native code may have reset it behind Python's back. Only the main thread may set handlers; a
+    handler Python did not install (``getsignal`` is None) is left alone."""
+    handler = signal.getsignal(signum)
+    if handler is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signum, handler)

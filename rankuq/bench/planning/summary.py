@@ -2,6 +2,7 @@
 H100 hours (bench.planning.capacity's arithmetic over the plan's counted rows and members).
 """
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -123,8 +124,11 @@ def describe(plan: "Plan") -> str:
         sum(scoring_cost(s.method, s.params, s.rows, cpu_ms, CPU_FORWARD_PASSES) for s in work.scored) / 3.6e6
     )
     at_once = members_at_once(spec.resources)
+    cores = os.cpu_count() or 1
     lines.append(
-        f"estimated work left: {cpu:.3g} CPU-hours (one core, fp32) or {gpu_seconds(spec, work) / 3600:.2g} "
+        f"estimated work left: {cpu:.3g} CPU-hours (one core, fp32; about {cpu / cores:.2g} hours of wall "
+        f"time on this machine's {_count(cores, 'core')} if nothing else runs) or "
+        f"{gpu_seconds(spec, work) / 3600:.2g} "
         f"GPU-hours (one H100, {_count(at_once, 'member')} at once; rankuq's throughputs and fixed costs as "
         f"measured at c99ffb5). Sources: rankuq/bench/planning/measured.py COST (rankuq/records/) and "
         f"MEASURED_GPU ({GPU_RECORD})."

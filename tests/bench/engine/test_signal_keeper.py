@@ -9,7 +9,7 @@ import os
 import signal
 import time
 
-from rankuq.bench.engine.signal_keeper import CHECK_EVERY_S, keep_handler
+from rankuq.bench.engine.signal_keeper import CHECK_EVERY_S, keep_handler, reassert
 
 LIBC = ctypes.CDLL(ctypes.util.find_library("c"))
 
@@ -34,3 +34,17 @@ def test_a_handler_reset_in_native_code_is_put_back():
     assert not delivered(reset_by_native_code=True, keep=False)  # what happened to SIGTERM
     assert delivered(reset_by_native_code=True, keep=True)
     assert delivered(reset_by_native_code=False, keep=True)
+
+
+def test_reassert_puts_back_the_handler_python_holds_after_native_code_reset_it():
+    """What ray.shutdown needs after the keeper stopped: Ray's logger resets SIGTERM on its way out."""
+    seen = []
+    previous = signal.signal(signal.SIGWINCH, lambda *_: seen.append(True))
+    try:
+        LIBC.signal(signal.SIGWINCH, 0)
+        reassert(signal.SIGWINCH)
+        os.kill(os.getpid(), signal.SIGWINCH)
+        time.sleep(0.05)
+        assert seen
+    finally:
+        signal.signal(signal.SIGWINCH, previous)
