@@ -83,8 +83,9 @@ def test_the_cpu_column_tells_a_gpu_from_a_cpu():
     gpu = pd.read_csv(DATA / "2026-11-27-h100" / "method_cost.csv").cpu  # the GPU benchmark's
     assert set(gpu) == {H100}
     cpu = pd.read_csv(DATA / "method_cost-cpu.csv").cpu.iloc[0]  # method_cost's flag list
-    assert cpu == "avx2, avx512f, avx512_bf16, amx_bf16" and not on_gpu(cpu)
-    assert not any(map(on_gpu, ["cpu", "flags unknown", "no AVX2", "avx2", ""]))
+    assert cpu == "avx2" and not on_gpu(cpu)
+    flags = ["avx2, avx512f, avx512_bf16, amx_bf16", "cpu", "flags unknown", "no AVX2", "avx2", ""]
+    assert not any(map(on_gpu, flags))
 
 
 def _files(tmp_path: Path) -> list[Path]:
