@@ -18,7 +18,6 @@ from rankuq.bench.results.leaderboard import MISSING
 from rankuq.bench.results.rendering import paper_markdown
 from rankuq.bench.run import stages
 from rankuq.bench.run.grid_run import GridRequest, grid_run
-from tests.bench.conftest import TINY_GRID
 
 
 def test_the_board_s_scoring_rules_are_the_metrics_of_the_predictions_and_bm25_gets_none(finished):
@@ -48,15 +47,15 @@ def test_the_board_s_scoring_rules_are_the_metrics_of_the_predictions_and_bm25_g
     assert bm25[header.index("R@1")] != MISSING
 
 
-def test_a_probe_added_to_a_finished_grid_runs_on_its_rerun(finished, tmp_path):
+def test_a_probe_added_to_a_finished_grid_runs_on_its_rerun(finished, tiny_grid, tmp_path):
     """The probes asked for are part of a cell's probe cache key: adding `moments` to the tiny grid and
     rerunning it in a copy of its run directory computes the probe (it was once answered from the old
     cache, without it) and leaves the probes that were already there as they were."""
     run_dir, _ = finished
     rerun = tmp_path / run_dir.name
     shutil.copytree(run_dir, rerun)
-    grid = {**TINY_GRID, "eval": {**TINY_GRID["eval"], "probes": [*DEFAULT_PROBES, "moments"]}}
-    grid_run(GridRequest(grid, rerun, source="test grid with moments"))
+    tiny_grid["eval"]["probes"] = [*DEFAULT_PROBES, "moments"]
+    grid_run(GridRequest(tiny_grid, rerun, source="test grid with moments"))
     before = pd.read_csv(run_dir / "seeds.csv").set_index(["method", "seed"]).sort_index()
     after = pd.read_csv(rerun / "seeds.csv").set_index(["method", "seed"]).sort_index()
     assert "moments.rho.variance" not in before.columns
