@@ -12,6 +12,7 @@ from rankuq.bench.findings.claims.setups import SETUPS, TASKS
 from rankuq.bench.findings.run_tables import cell, device_of
 from rankuq.bench.findings.runs import FinishedRun
 from rankuq.bench.results.rendering import markdown_text
+from rankuq.bench.rundir import compute_log
 from rankuq.errors import RankuqError
 
 PAPERS_SCALE = (
@@ -60,19 +61,20 @@ def queries_text(run: FinishedRun) -> str:
 
 
 def time_text(run: FinishedRun) -> str:
-    """The compute time the run directory records (machine.json's wall_s or cpu_s), else not recorded."""
+    """The compute time the run directory records: its invocations' wall time and machines
+    (compute.json, ``bench.rundir.compute_log``), and a GPU call's machine.json wall_s or cpu_s."""
+    found = [compute_log.summary(log)] if (log := compute_log.read_log(run.folder)) else []
     recorded = run.folder / "machine.json"
-    if not recorded.is_file():
-        return "not recorded"
-    try:
-        described = json.loads(recorded.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise RankuqError(f"{recorded}: not a JSON object ({error})") from None
-    found = [
-        f"{'CPU' if key == 'cpu_s' else 'wall'} {float(described[key]) / 3600:.2f} h"
-        for key in ("cpu_s", "wall_s")
-        if isinstance(described, dict) and key in described
-    ]
+    if recorded.is_file():
+        try:
+            described = json.loads(recorded.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise RankuqError(f"{recorded}: not a JSON object ({error})") from None
+        found += [
+            f"{'CPU' if key == 'cpu_s' else 'wall'} {float(described[key]) / 3600:.2f} h"
+            for key in ("cpu_s", "wall_s")
+            if isinstance(described, dict) and key in described
+        ]
     return ", ".join(found) or "not recorded"
 
 

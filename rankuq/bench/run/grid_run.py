@@ -5,6 +5,9 @@
     → MLflow store → search → train → fit calibrators → score → search risk b → probe → aggregate
     → track
 
+each invocation's wall time, machine and outcome added to the run directory's compute.json
+(``bench.rundir.compute_log``), finished, interrupted or failed.
+
 The preflight needs nothing slow: this module imports Ray, torch and MLflow only once the inputs are
 checked, so a bad input fails in a second. Every stage (``bench.run.stages``) is cached by content
 keys under the run directory (``bench.rundir.layout``), so a rerun only does what is new and a
@@ -118,10 +121,12 @@ def grid_run(
         from rankuq.atomic import removed_on_error
         from rankuq.bench.engine.processes import stop_recorded
         from rankuq.bench.planning.plan import plan
+        from rankuq.bench.rundir.compute_log import timed_invocation
 
         with removed_on_error(layout.root, layout.cache):  # bad data leaves no run directory behind
             if not existing:
                 held.enter_context(run_dir_lock(layout.root, request.holder))
+            held.enter_context(timed_invocation(layout.root, _gpus(spec), request.address))
             stop_recorded(layout.ray_pids)
             planned = _lists_built(planned or plan(spec, params, layout))  # missing data fails here
         board = _stages(planned, request, console)
@@ -188,6 +193,15 @@ def _validated(request: GridRequest) -> "tuple[GridSpec, dict[str, MethodParams]
     data_root(spec.data_dir)
     check_backbone(spec.model, given_head=spec.train.epochs == 0)  # a scored-as-is checkpoint needs its head
     return spec, params, RunLayout(request.run_dir or Path("runs") / spec.name)
+
+
+def _gpus(spec: "GridSpec") -> int:
+    """The GPUs this machine lends a grid that asks for them (its trials' GPUs), else 0."""
+    if not spec.resources.gpus_per_trial:
+        return 0
+    import torch
+
+    return torch.cuda.device_count()
 
 
 def _given_backbone(grid: Path | Mapping[str, object] | None) -> str | None:

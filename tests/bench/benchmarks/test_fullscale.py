@@ -57,6 +57,7 @@ def test_a_large_archive_is_cut_in_pieces_that_unpack_whole(tmp_path, monkeypatc
     run_dir.mkdir()
     for name in ("grid.yaml", "leaderboard.csv", "seeds.csv", "queries.parquet", "machine.json"):
         (run_dir / name).write_bytes(os.urandom(2**20))  # random: xz cannot shrink it
+    (run_dir / "compute.json").write_text('{"invocations": []}')
     monkeypatch.setattr("rankuq.bench.benchmarks.gpu.fullscale.MAX_FILE_MIB", 2)
     out = tmp_path / "out"
     out.mkdir()
@@ -100,8 +101,9 @@ def test_the_call_runs_a_tiny_grid_and_brings_back_a_run_directory_findings_read
     assert len(members) == 1 and members[0]["seconds_loading"] > 0
     [run_dir] = unpack(out, tmp_path / "results" / "gpu")
     assert sorted(path.name for path in run_dir.iterdir()) == sorted(
-        ["grid.yaml", "leaderboard.csv", "seeds.csv", "queries.parquet", "machine.json"]
+        ["grid.yaml", "leaderboard.csv", "seeds.csv", "queries.parquet", "machine.json", "compute.json"]
     )
+    assert json.loads((run_dir / "compute.json").read_text())["invocations"][0]["outcome"] == "finished"
     run = read_finished_run(run_dir)
     assert run.spec.name == "paper002" and run.queries is not None
     assert run.provenance is not None and run.provenance.status == CURRENT  # this checkout's keys

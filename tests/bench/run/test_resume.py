@@ -22,6 +22,7 @@ from rankuq.bench.benchmarks.grid_rerun import SCALE_GRID, measure
 from rankuq.bench.results.mlflow_store import default_tracking_uri
 from rankuq.bench.results.tracking import Tracker
 from rankuq.bench.run.grid_run import GridRequest, grid_run
+from rankuq.bench.rundir.compute_log import read_log
 from rankuq.bench.rundir.layout import TRAINING_FILE
 from rankuq.methods.base import WEIGHTS_FILE
 
@@ -181,6 +182,9 @@ def test_a_driver_stopped_by_ctrl_c_resumes_where_it_stopped(undisturbed, tmp_pa
     assert_same_numbers(run_dir, reference)
     keys = mlflow_keys(run_dir)
     assert len(keys) == len(set(keys)) == MLFLOW_RUNS
+    log = read_log(run_dir)  # both invocations' time is counted, the stopped one said to be
+    assert log is not None and [item["outcome"] for item in log["invocations"]] == ["interrupted", "finished"]
+    assert all(item["wall_s"] > 0 for item in log["invocations"])
 
 
 @pytest.mark.slow  # real Ray grids killed and rerun (~6 min): pytest -m slow

@@ -8,8 +8,9 @@ that ``rankuq findings`` reads like any other.
 
 ``run`` writes at most three files to OUT, rewritten after every grid (a call stopped at its limit
 still brings back the grids finished before): results.tar.xz (each finished grid's grid.yaml,
-leaderboard.csv, seeds.csv, queries.parquet and machine.json), fullscale.json (each grid's outcome,
-wall time and members' training records, the machine) and fullscale.log (every grid's output). A grid
+leaderboard.csv, seeds.csv, queries.parquet, machine.json and compute.json), fullscale.json (each
+grid's outcome, wall time and members' training records, the machine) and fullscale.log (every
+grid's output). A grid
 still running at the budget's end is stopped (Ctrl-C, then killed) and left to the next occasion: a
 run directory is resumed by its content keys only on the machine that holds it, and a lent machine
 keeps nothing, so the grid is the unit that two occasions split.
@@ -28,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any, TextIO
+
+from rankuq.bench.rundir.compute_log import COMPUTE_FILE
 
 # The full-scale grids (rankuq/bench/grids/gpu/), in three parts that each fit one call's 560 s by `--plan`
 # (their headers: 508, 428 and 306 s; the six are 1,242 s, more than two calls hold); in each part
@@ -104,7 +107,7 @@ def pack(finished: dict[str, Path], out: Path) -> list[Path]:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:xz", preset=9) as tar:
         for name, run_dir in finished.items():
-            for file in (*RESULT_FILES, MACHINE_FILE):
+            for file in (*RESULT_FILES, MACHINE_FILE, COMPUTE_FILE):
                 tar.add(run_dir / file, arcname=f"{name}/{file}")
     data, limit = buffer.getvalue(), MAX_FILE_MIB * 2**20 - 4096
     pieces = [data[start : start + limit] for start in range(0, len(data), limit)] or [data]
