@@ -24,7 +24,7 @@ from rankuq.bench.cli.leaderboard import leaderboard_command
 from rankuq.bench.cli.listing import list_methods, list_metrics, list_probes, list_tasks
 from rankuq.bench.cli.parser import build_parser
 from rankuq.bench.cli.run import run_command
-from rankuq.errors import RankuqError
+from rankuq.errors import RankuqError, interruption
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,18 +83,6 @@ def storage_error(error: OSError) -> str:
         errno.EROFS: "write elsewhere (--run-dir, --out, --tracking-uri)",
     }.get(error.errno or 0, "give a folder you may write to")
     return f"{where}: {error.strerror or error}; {fix}"
-
-
-def interruption(error: BaseException) -> KeyboardInterrupt | None:
-    """The Ctrl-C (or SIGTERM, ``Terminated``) that ``error`` is, or that was being handled when it
-    was raised: a library cleaning up after one may fail in turn (SQLAlchemy's PendingRollbackError
-    when Ctrl-C lands while MLflow creates its tables)."""
-    seen: BaseException | None = error
-    while seen is not None:
-        if isinstance(seen, KeyboardInterrupt):
-            return seen
-        seen = seen.__context__
-    return None
 
 
 def interrupted(stop: KeyboardInterrupt, argv: list[str] | None) -> int:

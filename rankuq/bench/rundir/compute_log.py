@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rankuq.atomic import atomic_write
-from rankuq.errors import RankuqError
+from rankuq.errors import RankuqError, interruption
 
 COMPUTE_FILE = "compute.json"
 FINISHED, INTERRUPTED, FAILED = "finished", "interrupted", "failed"
@@ -64,8 +64,9 @@ def timed_invocation(root: Path, gpus: int = 0, address: str | None = None) -> I
     try:
         yield
         outcome = FINISHED
-    except (KeyboardInterrupt, SystemExit):
-        outcome = INTERRUPTED
+    except BaseException as error:
+        if interruption(error) is not None or isinstance(error, SystemExit):
+            outcome = INTERRUPTED
         raise
     finally:
         if root.is_dir():

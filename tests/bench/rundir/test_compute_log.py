@@ -28,6 +28,17 @@ def test_each_invocation_adds_its_wall_time_machine_and_outcome(tmp_path):
     assert log["wall_s"] == pytest.approx(sum(item["wall_s"] for item in log["invocations"]), abs=0.11)
 
 
+def test_a_failure_while_handling_ctrl_c_counts_as_interrupted(tmp_path):
+    """A library cleaning up after Ctrl-C may fail in turn (MLflow's database, Ray's shutdown)."""
+    with pytest.raises(RuntimeError), timed_invocation(tmp_path):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("rollback failed") from None
+    log = read_log(tmp_path)
+    assert log is not None and log["invocations"][0]["outcome"] == "interrupted"
+
+
 def test_a_run_directory_the_invocation_removed_gets_no_log(tmp_path):
     root = tmp_path / "run"
     root.mkdir()
