@@ -44,9 +44,17 @@ class EarlyStopping(BaseModel):
         "picked a first epoch that ranked no better than BM25 (issue 47)",
     )
 
+    min_epochs: Annotated[int, Field(ge=1, le=10_000)] | None = Field(
+        None,
+        description="epochs trained before early stopping may stop (PyTorch Lightning's min_epochs); the "
+        "best epoch is still chosen over all of them. A GP head's random output layer and the warm-up "
+        "can hold its dev value flat or falling for the first epochs: with patience 2 three of gp's "
+        "SemEval heads stopped at epoch 3 and kept epoch 1, barely trained (issue 47)",
+    )
+
     @model_serializer(mode="wrap")
     def _unset_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return unset_left_out(handler(self), n=None)
+        return unset_left_out(handler(self), n=None, min_epochs=None)
 
     @field_validator("metric")
     @classmethod
@@ -56,6 +64,13 @@ class EarlyStopping(BaseModel):
         except RankuqError as error:
             raise ValueError(str(error)) from None
         return value
+
+    def stops(self, history: Sequence[float], epoch: int, epochs: int) -> bool:
+        """Whether training stops after epoch ``epoch`` (counted from 1) of at most ``epochs``, the
+        epochs' dev values ``history``: ``patience`` epochs without a better value, at least
+        ``min_epochs`` trained, and not the last epoch (which ends training anyway)."""
+        patience_out = len(history) - 1 - self.best_epoch(history) >= self.patience
+        return patience_out and epoch >= (self.min_epochs or 0) and epoch < epochs
 
     def best_epoch(self, history: Sequence[float]) -> int:
         """The index of the best of the epochs' dev values ``history``: the highest, or the lowest for

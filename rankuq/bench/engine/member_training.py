@@ -127,8 +127,7 @@ def fine_tune_member(
             history.append(on_dev())
             timing["seconds_dev_scoring"] += time.time() - scoring
             best = stopping.best_epoch(history)  # the metric's declared direction; the first best wins a tie
-            patience_out = len(history) - 1 - best >= stopping.patience
-            stop = patience_out and state["epoch"] < train_config.epochs  # before the last epoch
+            stop = stopping.stops(history, state["epoch"], train_config.epochs)
             if best == len(history) - 1:
                 kept["best"] = state["model"]  # a snapshot already (fine_tune hands over a copy)
             state["dev"] = list(history)

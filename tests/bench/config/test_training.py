@@ -43,12 +43,32 @@ def test_early_stopping_maximises_a_ranking_metric(metric):
         ({"patience": 1, "metric": "ERCE"}, "ERCE' is measured by the calibration probe"),
         ({"patience": 1, "metric": "AP@"}, "metric 'AP@': the cutoff must be a positive integer"),
         ({"patience": 0}, "Input should be greater than or equal to 1"),
+        ({"patience": 1, "min_epochs": 0}, "Input should be greater than or equal to 1"),
         ({"patience": 1, "metrc": "AP"}, "Extra inputs are not permitted"),
     ],
 )
 def test_bad_early_stopping_is_refused(values, message):
     with pytest.raises(ValidationError, match=re.escape(message)):
         EarlyStopping(**values)
+
+
+def test_min_epochs_is_left_out_of_the_key_when_unset_and_in_it_when_set():
+    plain = TrainConfig(early_stopping={"patience": 2}).model_dump()
+    assert "min_epochs" not in plain["early_stopping"]  # gp's and paper000's members keep their keys
+    held = TrainConfig(early_stopping={"patience": 2, "min_epochs": 4}).model_dump()
+    assert held["early_stopping"] == {"patience": 2, "metric": "AP", "min_epochs": 4}
+
+
+def test_training_stops_after_patience_epochs_without_a_better_value_not_before_min_epochs():
+    """gp's SemEval heads: dev AP falls after a barely trained first epoch, then rises once the
+    output layer learns (issue 47): patience 2 alone stops at epoch 3, min_epochs 4 trains on."""
+    falling = [0.40, 0.32, 0.38]
+    assert EarlyStopping(patience=2).stops(falling, epoch=3, epochs=8)
+    assert not EarlyStopping(patience=2, min_epochs=4).stops(falling, epoch=3, epochs=8)
+    assert EarlyStopping(patience=2, min_epochs=4).stops([*falling, 0.39], epoch=4, epochs=8)
+    assert not EarlyStopping(patience=2, min_epochs=4).stops([*falling, 0.45], epoch=4, epochs=8)
+    assert not EarlyStopping(patience=1).stops([0.5, 0.4], epoch=2, epochs=2)  # the last epoch ends it anyway
+    assert not EarlyStopping(patience=2).stops([0.3, 0.5, 0.4], epoch=3, epochs=8)  # one epoch without
 
 
 def test_the_best_epoch_is_the_highest_dev_value_of_a_ranking_metric_the_first_on_ties():
