@@ -17,6 +17,7 @@ else joins folder names, so the layout of a run directory is read in one place:
       queries.parquet             the same values split by query (bench.statistics.parts): what the findings'
                                   resampling over seeds and queries reads
       mlflow.db, mlartifacts/     the default (local) MLflow store
+      compute.json                each invocation's wall time, machine and outcome (bench.rundir.compute_log)
 """
 
 from dataclasses import dataclass
