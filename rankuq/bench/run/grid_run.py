@@ -126,9 +126,10 @@ def grid_run(
         with removed_on_error(layout.root, layout.cache):  # bad data leaves no run directory behind
             if not existing:
                 held.enter_context(run_dir_lock(layout.root, request.holder))
-            held.enter_context(timed_invocation(layout.root, _gpus(spec), request.address))
+            facts = held.enter_context(timed_invocation(layout.root, _gpus(spec), request.address))
             stop_recorded(layout.ray_pids)
             planned = _lists_built(planned or plan(spec, params, layout))  # missing data fails here
+            facts |= _members(planned)
         board = _stages(planned, request, console)
     return FinishedGrid(board, layout)
 
@@ -193,6 +194,12 @@ def _validated(request: GridRequest) -> "tuple[GridSpec, dict[str, MethodParams]
     data_root(spec.data_dir)
     check_backbone(spec.model, given_head=spec.train.epochs == 0)  # a scored-as-is checkpoint needs its head
     return spec, params, RunLayout(request.run_dir or Path("runs") / spec.name)
+
+
+def _members(planned: "Plan") -> dict[str, int]:
+    """The grid's members and those already trained as the invocation begins (its compute log's)."""
+    cached = sum(planned.layout.training_file(key).exists() for key in planned.members)
+    return {"members": len(planned.members), "members_cached": cached}
 
 
 def _gpus(spec: "GridSpec") -> int:

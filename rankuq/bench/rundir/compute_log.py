@@ -54,15 +54,17 @@ def add_invocation(root: Path, invocation: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextmanager
-def timed_invocation(root: Path, gpus: int = 0, address: str | None = None) -> Iterator[None]:
+def timed_invocation(root: Path, gpus: int = 0, address: str | None = None) -> Iterator[dict[str, Any]]:
     """Time the block (one invocation's work on the run directory ``root``) and add it to the log,
     whether it finished, was interrupted (Ctrl-C, SIGTERM) or failed; nothing is written where the
     block removed ``root`` (bad data leaves no run directory behind). ``gpus``: the GPUs the driver's
-    machine lent it; ``address``: the Ray cluster it ran on (None: a local Ray on this machine)."""
+    machine lent it; ``address``: the Ray cluster it ran on (None: a local Ray on this machine). The
+    block may add facts to the dict it is given (``members``, ``members_cached``: the grid's members
+    and those already trained when it began), which the record keeps."""
     started, began = time.monotonic(), datetime.now(UTC)
-    outcome = FAILED
+    outcome, facts = FAILED, dict[str, Any]()
     try:
-        yield
+        yield facts
         outcome = FINISHED
     except BaseException as error:
         if interruption(error) is not None or isinstance(error, SystemExit):
@@ -81,6 +83,7 @@ def timed_invocation(root: Path, gpus: int = 0, address: str | None = None) -> I
                     "cores": os.cpu_count(),
                     "gpus": gpus,
                     "ray": address or "local",
+                    **facts,
                 },
             )
 
@@ -96,6 +99,8 @@ def summary(log: dict[str, Any]) -> str:
     count = f"{len(invocations)} invocation{'s' if len(invocations) > 1 else ''}"
     unfinished = sum(item.get("outcome") != FINISHED for item in invocations)
     count += f", {unfinished} of them stopped before the end" if unfinished else ""
+    if cached := invocations[0].get("members_cached"):  # trained by a run the log does not hold
+        count += f"; {cached} of its {invocations[0]['members']} members were trained before the log began"
     return f"wall {hours:.2f} h on {'; '.join(machines)} ({count})"
 
 

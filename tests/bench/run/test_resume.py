@@ -185,6 +185,8 @@ def test_a_driver_stopped_by_ctrl_c_resumes_where_it_stopped(undisturbed, tmp_pa
     log = read_log(run_dir)  # both invocations' time is counted, the stopped one said to be
     assert log is not None and [item["outcome"] for item in log["invocations"]] == ["interrupted", "finished"]
     assert all(item["wall_s"] > 0 for item in log["invocations"])
+    first, second = log["invocations"]
+    assert (first["members"], first["members_cached"], second["members_cached"]) == (2, 0, 1)
 
 
 @pytest.mark.slow  # real Ray grids killed and rerun (~6 min): pytest -m slow

@@ -13,8 +13,9 @@ from rankuq.errors import RankuqError
 
 
 def test_each_invocation_adds_its_wall_time_machine_and_outcome(tmp_path):
-    with timed_invocation(tmp_path):
+    with timed_invocation(tmp_path) as facts:
         time.sleep(0.2)
+        facts |= {"members": 3, "members_cached": 1}
     with pytest.raises(KeyboardInterrupt), timed_invocation(tmp_path, gpus=1, address="ray://head:10001"):
         raise KeyboardInterrupt
     with pytest.raises(RankuqError), timed_invocation(tmp_path):
@@ -25,6 +26,7 @@ def test_each_invocation_adds_its_wall_time_machine_and_outcome(tmp_path):
     assert [first["outcome"], stopped["outcome"], failed["outcome"]] == ["finished", "interrupted", "failed"]
     assert 0.2 <= first["wall_s"] < 5 and first["cores"] == os.cpu_count() and first["cpu"]
     assert first["ray"] == "local" and stopped["ray"] == "ray://head:10001" and stopped["gpus"] == 1
+    assert (first["members"], first["members_cached"]) == (3, 1) and "members" not in stopped
     assert log["wall_s"] == pytest.approx(sum(item["wall_s"] for item in log["invocations"]), abs=0.11)
 
 
@@ -70,6 +72,13 @@ def test_the_summary_sums_the_hours_and_names_the_machines_and_the_stopped_invoc
         summary(log)
         == "wall 1.50 h on 2 cores (AMD EPYC 7B13) (2 invocations, 1 of them stopped before the end)"
     )
+    copied = {**machine, "wall_s": 1800.0, "outcome": "finished", "members": 48, "members_cached": 47}
+    said = (
+        "wall 0.50 h on 2 cores (AMD EPYC 7B13) (1 invocation; 47 of its 48 members were trained before the "
+        "log began)"
+    )
+    assert summary({"invocations": [copied]}) == said
+    assert "before the log began" not in summary({"invocations": [{**copied, "members_cached": 0}]})
     card = {**machine, "cores": 16, "gpus": 1, "wall_s": 360.0, "outcome": "finished"}
     assert (
         summary({"invocations": [card]}) == "wall 0.10 h on 16 cores (AMD EPYC 7B13) and 1 GPU (1 invocation)"
