@@ -151,13 +151,13 @@ def finished(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> tup
 
 @pytest.fixture
 def kept(finished: tuple[Path, pd.DataFrame], tmp_path: Path) -> Path:
-    """What paper_runs/ keeps of the tiny run (grid.yaml, seeds.csv, leaderboard.csv, queries.parquet: no
-    plots, models or predictions), in tmp_path/results/ under the run's folder name (a run is named
-    after its folder)."""
+    """What paper_runs/ keeps of the tiny run (grid.yaml, seeds.csv, leaderboard.csv, queries.parquet and
+    compute.json: no plots, models or predictions), in tmp_path/results/ under the run's folder name (a
+    run is named after its folder)."""
     run_dir, _ = finished
     folder = tmp_path / "results" / run_dir.name
     folder.mkdir(parents=True)
-    for name in ("grid.yaml", "seeds.csv", "leaderboard.csv", "queries.parquet"):
+    for name in ("grid.yaml", "seeds.csv", "leaderboard.csv", "queries.parquet", "compute.json"):
         shutil.copy(run_dir / name, folder / name)
     return folder
 

@@ -121,15 +121,16 @@ def grid_run(
         from rankuq.atomic import removed_on_error
         from rankuq.bench.engine.processes import stop_recorded
         from rankuq.bench.planning.plan import plan
-        from rankuq.bench.rundir.compute_log import timed_invocation
+        from rankuq.bench.rundir.compute_log import start, timed_invocation
 
+        began = start()
         with removed_on_error(layout.root, layout.cache):  # bad data leaves no run directory behind
             if not existing:
                 held.enter_context(run_dir_lock(layout.root, request.holder))
-            facts = held.enter_context(timed_invocation(layout.root, _gpus(spec), request.address))
             stop_recorded(layout.ray_pids)
             planned = _lists_built(planned or plan(spec, params, layout))  # missing data fails here
-            facts |= _members(planned)
+        facts = held.enter_context(timed_invocation(layout.root, began, _gpus(spec), request.address))
+        facts |= _members(planned)
         board = _stages(planned, request, console)
     return FinishedGrid(board, layout)
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rankuq.atomic import atomic_write
 from rankuq.errors import RankuqError, interruption
@@ -53,15 +53,28 @@ def add_invocation(root: Path, invocation: dict[str, Any]) -> dict[str, Any]:
     return log
 
 
+class Start(NamedTuple):
+    """When an invocation began: a monotonic clock for its length, the wall clock for the record."""
+
+    clock: float
+    at: datetime
+
+
+def start() -> Start:
+    return Start(time.monotonic(), datetime.now(UTC))
+
+
 @contextmanager
-def timed_invocation(root: Path, gpus: int = 0, address: str | None = None) -> Iterator[dict[str, Any]]:
-    """Time the block (one invocation's work on the run directory ``root``) and add it to the log,
-    whether it finished, was interrupted (Ctrl-C, SIGTERM) or failed; nothing is written where the
-    block removed ``root`` (bad data leaves no run directory behind). ``gpus``: the GPUs the driver's
-    machine lent it; ``address``: the Ray cluster it ran on (None: a local Ray on this machine). The
-    block may add facts to the dict it is given (``members``, ``members_cached``: the grid's members
-    and those already trained when it began), which the record keeps."""
-    started, began = time.monotonic(), datetime.now(UTC)
+def timed_invocation(
+    root: Path, began: Start, gpus: int = 0, address: str | None = None
+) -> Iterator[dict[str, Any]]:
+    """Add the invocation that ``began`` (its work on the run directory ``root``) to the log when the
+    block ends, whether it finished, was interrupted (Ctrl-C, SIGTERM) or failed; nothing is written
+    where the block removed ``root``. Enter it once the input is known good (the lists built): bad
+    input leaves a user's run directory as it was. ``gpus``: the GPUs the driver's machine lent it;
+    ``address``: the Ray cluster it ran on (None: a local Ray on this machine). The block may add facts
+    to the dict it is given (``members``, ``members_cached``: the grid's members and those already
+    trained when it began), which the record keeps."""
     outcome, facts = FAILED, dict[str, Any]()
     try:
         yield facts
@@ -75,8 +88,8 @@ def timed_invocation(root: Path, gpus: int = 0, address: str | None = None) -> I
             add_invocation(
                 root,
                 {
-                    "started": began.isoformat(timespec="seconds"),
-                    "wall_s": round(time.monotonic() - started, 1),
+                    "started": began.at.isoformat(timespec="seconds"),
+                    "wall_s": round(time.monotonic() - began.clock, 1),
                     "outcome": outcome,
                     "host": platform.node(),
                     "cpu": cpu_name(),

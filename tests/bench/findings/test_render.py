@@ -108,7 +108,7 @@ def test_findings_on_the_real_tiny_run_and_a_byte_identical_rewrite(finished, tm
     assert "| ece-ensemble | wikiqa |" in text
 
 
-def test_a_results_folder_of_four_files_gives_the_same_findings(finished, kept, tmp_path):
+def test_a_results_folder_of_the_files_git_keeps_gives_the_same_findings(finished, kept, tmp_path):
     """What paper_runs/ commits of a grid (the fixture ``kept``) is all findings reads: the same rows as
     the whole run directory."""
     run_dir, _ = finished

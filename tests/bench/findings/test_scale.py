@@ -9,7 +9,7 @@ from rankuq.bench.config.grid import load_grid, parse_grid
 from rankuq.bench.findings.claims import CLAIMS, COST
 from rankuq.bench.findings.claims.setups import SETUPS, TASKS
 from rankuq.bench.findings.scale import model_text, samples_text, scale_table, setups_table
-from rankuq.bench.rundir.compute_log import cpu_name, timed_invocation
+from rankuq.bench.rundir.compute_log import cpu_name, start, timed_invocation
 
 GRIDS = Path(__file__).parents[3] / "rankuq" / "bench" / "grids"
 
@@ -48,7 +48,7 @@ def test_the_scale_table_says_what_a_run_ran(run_of, values, tmp_path):
     ]
     (tmp_path / "machine.json").write_text(json.dumps({"device": "cuda", "wall_s": 5400}))
     assert scale_table([run])[-2].endswith("| wall 1.50 h |")
-    with timed_invocation(tmp_path):  # the run's own invocations come first
+    with timed_invocation(tmp_path, start()):  # the run's own invocations come first
         pass
     assert scale_table([run])[-2].endswith(" cores (" + cpu_name() + ") (1 invocation), wall 1.50 h |")
 

@@ -8,17 +8,20 @@ import time
 
 import pytest
 
-from rankuq.bench.rundir.compute_log import COMPUTE_FILE, read_log, summary, timed_invocation
+from rankuq.bench.rundir.compute_log import COMPUTE_FILE, read_log, start, summary, timed_invocation
 from rankuq.errors import RankuqError
 
 
 def test_each_invocation_adds_its_wall_time_machine_and_outcome(tmp_path):
-    with timed_invocation(tmp_path) as facts:
+    with timed_invocation(tmp_path, start()) as facts:
         time.sleep(0.2)
         facts |= {"members": 3, "members_cached": 1}
-    with pytest.raises(KeyboardInterrupt), timed_invocation(tmp_path, gpus=1, address="ray://head:10001"):
+    with (
+        pytest.raises(KeyboardInterrupt),
+        timed_invocation(tmp_path, start(), gpus=1, address="ray://head:10001"),
+    ):
         raise KeyboardInterrupt
-    with pytest.raises(RankuqError), timed_invocation(tmp_path):
+    with pytest.raises(RankuqError), timed_invocation(tmp_path, start()):
         raise RankuqError("bad row")
     log = read_log(tmp_path)
     assert log is not None
@@ -32,7 +35,7 @@ def test_each_invocation_adds_its_wall_time_machine_and_outcome(tmp_path):
 
 def test_a_failure_while_handling_ctrl_c_counts_as_interrupted(tmp_path):
     """A library cleaning up after Ctrl-C may fail in turn (MLflow's database, Ray's shutdown)."""
-    with pytest.raises(RuntimeError), timed_invocation(tmp_path):
+    with pytest.raises(RuntimeError), timed_invocation(tmp_path, start()):
         try:
             raise KeyboardInterrupt
         except KeyboardInterrupt:
@@ -44,7 +47,7 @@ def test_a_failure_while_handling_ctrl_c_counts_as_interrupted(tmp_path):
 def test_a_run_directory_the_invocation_removed_gets_no_log(tmp_path):
     root = tmp_path / "run"
     root.mkdir()
-    with pytest.raises(RankuqError), timed_invocation(root):
+    with pytest.raises(RankuqError), timed_invocation(root, start()):
         shutil.rmtree(root)  # as removed_on_error does on bad data
         raise RankuqError("bad data")
     assert not root.exists()
@@ -55,7 +58,7 @@ def test_a_broken_log_is_named_with_how_to_fix_it(tmp_path):
     with pytest.raises(RankuqError, match=f"{COMPUTE_FILE}: not JSON.*delete it"):
         read_log(tmp_path)
     (tmp_path / COMPUTE_FILE).write_text(json.dumps({"wall_s": 3}))
-    with pytest.raises(RankuqError, match="no 'invocations' list"), timed_invocation(tmp_path):
+    with pytest.raises(RankuqError, match="no 'invocations' list"), timed_invocation(tmp_path, start()):
         pass
     assert read_log(tmp_path.parent / "nowhere") is None
 
