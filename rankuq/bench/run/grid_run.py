@@ -129,8 +129,8 @@ def grid_run(
                 held.enter_context(run_dir_lock(layout.root, request.holder))
             stop_recorded(layout.ray_pids)
             planned = _lists_built(planned or plan(spec, params, layout))  # missing data fails here
-        facts = held.enter_context(timed_invocation(layout.root, began, _gpus(spec), request.address))
-        facts |= _members(planned)
+        logged = timed_invocation(layout.root, began, _gpus(spec), request.address, _members(planned))
+        held.enter_context(logged)
         board = _stages(planned, request, console)
     return FinishedGrid(board, layout)
 

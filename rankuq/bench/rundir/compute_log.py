@@ -7,7 +7,7 @@ import json
 import os
 import platform
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,18 +66,21 @@ def start() -> Start:
 
 @contextmanager
 def timed_invocation(
-    root: Path, began: Start, gpus: int = 0, address: str | None = None
-) -> Iterator[dict[str, Any]]:
+    root: Path,
+    began: Start,
+    gpus: int = 0,
+    address: str | None = None,
+    facts: Mapping[str, int] | None = None,
+) -> Iterator[None]:
     """Add the invocation that ``began`` (its work on the run directory ``root``) to the log when the
     block ends, whether it finished, was interrupted (Ctrl-C, SIGTERM) or failed; nothing is written
     where the block removed ``root``. Enter it once the input is known good (the lists built): bad
     input leaves a user's run directory as it was. ``gpus``: the GPUs the driver's machine lent it;
-    ``address``: the Ray cluster it ran on (None: a local Ray on this machine). The block may add facts
-    to the dict it is given (``members``, ``members_cached``: the grid's members and those already
-    trained when it began), which the record keeps."""
-    outcome, facts = FAILED, dict[str, Any]()
+    ``address``: the Ray cluster it ran on (None: a local Ray on this machine); ``facts``: kept in the
+    record (``members``, ``members_cached``: the grid's members and those already trained as it began)."""
+    outcome = FAILED
     try:
-        yield facts
+        yield
         outcome = FINISHED
     except BaseException as error:
         if interruption(error) is not None or isinstance(error, SystemExit):
@@ -96,7 +99,7 @@ def timed_invocation(
                     "cores": os.cpu_count(),
                     "gpus": gpus,
                     "ray": address or "local",
-                    **facts,
+                    **(facts or {}),
                 },
             )
 

@@ -13,9 +13,8 @@ from rankuq.errors import RankuqError
 
 
 def test_each_invocation_adds_its_wall_time_machine_and_outcome(tmp_path):
-    with timed_invocation(tmp_path, start()) as facts:
+    with timed_invocation(tmp_path, start(), facts={"members": 3, "members_cached": 1}):
         time.sleep(0.2)
-        facts |= {"members": 3, "members_cached": 1}
     with (
         pytest.raises(KeyboardInterrupt),
         timed_invocation(tmp_path, start(), gpus=1, address="ray://head:10001"),
