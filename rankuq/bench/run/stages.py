@@ -56,11 +56,26 @@ def _bars(console: Console) -> Progress:
     return Progress(*columns, console=console, transient=False)
 
 
+def log_step(console: Console, bar: Progress, task: TaskID, what: str) -> None:
+    """One plain line per step where the console is no terminal (a run in the background writing a
+    log file): rich draws its bars there only once they stop, so an hour of scoring read as silence."""
+    if console.is_terminal:
+        return
+    state = bar.tasks[task]
+    of = "" if state.total is None else f"/{state.total:g}"
+    console.print(f"{what}: {state.completed:g}{of} after {state.elapsed or 0:.0f} s", highlight=False)
+
+
 @contextmanager
 def progress(console: Console, what: str, total: int) -> Iterator[Callable[[str], None]]:
     with _bars(console) as bar:
         task = bar.add_task(what, total=total)
-        yield lambda done: bar.update(task, advance=1, description=f"{what} (last: {done})")
+
+        def advance(done: str) -> None:
+            bar.update(task, advance=1, description=f"{what} (last: {done})")
+            log_step(console, bar, task, f"{what} (last: {done})")
+
+        yield advance
 
 
 def over_cells(console: Console, what: str, cells: list[Cell]) -> Iterator[Cell]:
@@ -148,7 +163,9 @@ def score(plan: Plan, cluster: Cluster, fitted: dict[str, Fitted], console: Cons
             cell, on_dev = split
             (dev if on_dev else tested)[cell] = table
             if on_dev or not cell.dev_key:  # the cell's last split
-                bars.update(cells, advance=1, description=f"scoring cells (last: {cell.label()})")
+                what = f"scoring cells (last: {cell.label()})"
+                bars.update(cells, advance=1, description=what)
+                log_step(console, bars, cells, what)
 
         if plan.spec.resources.gpus_per_trial > 0:
             pending = sum(shard_rows(_lists_of(plan, *split)) or 0 for split in splits)
