@@ -56,9 +56,11 @@ def _bars(console: Console) -> Progress:
     return Progress(*columns, console=console, transient=False)
 
 
-def log_step(console: Console, bar: Progress, task: TaskID, what: str) -> None:
-    """One plain line per step where the console is no terminal (a run in the background writing a
-    log file): rich draws its bars there only once they stop, so an hour of scoring read as silence."""
+def step(console: Console, bar: Progress, task: TaskID, what: str) -> None:
+    """Advance ``task`` by one, described as ``what``; where the console is no terminal (a run in the
+    background writing a log file) also one plain line: rich draws its bars there only once they
+    stop, so an hour of scoring read as silence."""
+    bar.update(task, advance=1, description=what)
     if console.is_terminal:
         return
     state = bar.tasks[task]
@@ -71,11 +73,7 @@ def progress(console: Console, what: str, total: int) -> Iterator[Callable[[str]
     with _bars(console) as bar:
         task = bar.add_task(what, total=total)
 
-        def advance(done: str) -> None:
-            bar.update(task, advance=1, description=f"{what} (last: {done})")
-            log_step(console, bar, task, f"{what} (last: {done})")
-
-        yield advance
+        yield lambda done: step(console, bar, task, f"{what} (last: {done})")
 
 
 def over_cells(console: Console, what: str, cells: list[Cell]) -> Iterator[Cell]:
@@ -163,9 +161,7 @@ def score(plan: Plan, cluster: Cluster, fitted: dict[str, Fitted], console: Cons
             cell, on_dev = split
             (dev if on_dev else tested)[cell] = table
             if on_dev or not cell.dev_key:  # the cell's last split
-                what = f"scoring cells (last: {cell.label()})"
-                bars.update(cells, advance=1, description=what)
-                log_step(console, bars, cells, what)
+                step(console, bars, cells, f"scoring cells (last: {cell.label()})")
 
         if plan.spec.resources.gpus_per_trial > 0:
             pending = sum(shard_rows(_lists_of(plan, *split)) or 0 for split in splits)
