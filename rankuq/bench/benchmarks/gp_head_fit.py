@@ -9,7 +9,10 @@ two heads run side by side. The test R@1 after every epoch is printed as a diagn
 learns (no epoch is chosen on it).
 
     python -m rankuq.bench.benchmarks.gp_head_fit DIR sngp '{"head_lr": 0.03}' [--task clariq]
-        [--epochs 2] [--lr 5e-5] [--batch 8] [--max-queries 200] [--seed 0] [--threads 1]
+        [--epochs 2] [--lr 5e-5] [--batch 8] [--max-queries 200] [--max-length 48] [--seed 0]
+        [--threads 1]
+
+``bert`` in place of a head trains the deterministic reference on the same pairs and lists.
 """
 
 import argparse
@@ -27,6 +30,7 @@ from rankuq import methods
 from rankuq.backbone import ModelConfig, encode_pairs, load_tokenizer
 from rankuq.bench.config.training import TrainConfig
 from rankuq.bench.engine.training_loop import TrainState, balanced_pairs, fine_tune
+from rankuq.methods.base import NeuralMethod
 from rankuq.methods.gp import GPMethod
 
 if TYPE_CHECKING:
@@ -50,17 +54,24 @@ def recall_at_1(test: pd.DataFrame, scores: np.ndarray) -> float:
     return float(ranked.groupby("qid").label.first().mean())
 
 
-def test_recall(
-    method: GPMethod, model: torch.nn.Module, tokenizer: "PreTrainedTokenizerBase", test: pd.DataFrame
+def ranked_recall(
+    method: NeuralMethod,
+    model: torch.nn.Module,
+    tokenizer: "PreTrainedTokenizerBase",
+    test: pd.DataFrame,
+    max_length: int,
 ) -> float:
-    """R@1 of the head's predictive mean on the test lists."""
+    """R@1 on the test lists of a head's predictive mean (bert: its probability)."""
     model.eval()
     means = []
     with torch.no_grad():
         for start in range(0, len(test), 64):
             rows = test.iloc[start : start + 64]
-            inputs = encode_pairs(tokenizer, list(rows.context), list(rows.text), MAX_LENGTH)
-            means.append(method.predictive([model], inputs)[0])
+            inputs = encode_pairs(tokenizer, list(rows.context), list(rows.text), max_length)
+            if isinstance(method, GPMethod):
+                means.append(method.predictive([model], inputs)[0])
+            else:
+                means.append(method.sample([model], inputs)[:, 0])
     model.train()
     return recall_at_1(test, torch.cat(means).numpy())
 
@@ -68,30 +79,32 @@ def test_recall(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", type=Path)
-    parser.add_argument("method", choices=["sngp", "gpf", "pg_gp"])
+    parser.add_argument("method", choices=["sngp", "gpf", "pg_gp", "bert"])
     parser.add_argument("params", nargs="?", default="{}", help="the method's parameters as JSON")
     parser.add_argument("--task", choices=TASKS, default="clariq")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--batch", type=int, default=BATCH)
     parser.add_argument("--max-queries", type=int, default=MAX_QUERIES)
+    parser.add_argument("--max-length", type=int, default=MAX_LENGTH)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    config = ModelConfig(max_length=MAX_LENGTH)
+    params = json.loads(args.params)
+    config = ModelConfig(max_length=args.max_length)
     tokenizer = load_tokenizer(config)
     train = pq.read_table(lists(args.run_dir, args.task, "train"))
     pairs = balanced_pairs(train, args.seed, args.max_queries, 1)
     test = pq.read_table(lists(args.run_dir, args.task, "test")).to_pandas()
-    method = methods.create(args.method, json.loads(args.params), "gp_head_fit")
-    assert isinstance(method, GPMethod)
+    method = methods.create(args.method, params, "gp_head_fit")
+    assert isinstance(method, NeuralMethod)
     model = method.build_model(config, args.seed)
     started = time.time()
     by_epoch: list[float] = []
 
     def after_epoch(state: TrainState) -> None:
-        by_epoch.append(round(test_recall(method, model, tokenizer, test), 3))
+        by_epoch.append(round(ranked_recall(method, model, tokenizer, test, args.max_length), 3))
         print(f"epoch {state['epoch']}: loss {np.mean(state['losses'][-20:]):.3f}, test R@1 {by_epoch[-1]}")
 
     losses = fine_tune(
@@ -108,11 +121,12 @@ def main() -> None:
     )
     figures = {
         "method": args.method,
-        "params": json.loads(args.params),
+        "params": params,
         "task": args.task,
         "lr": args.lr,
         "batch": args.batch,
         "max_queries": args.max_queries,
+        "max_length": args.max_length,
         "epochs": args.epochs,
         "steps": len(losses),
         "loss_first_20": round(float(np.mean(losses[:20])), 3),
