@@ -35,7 +35,9 @@ _001 = (
 _GP = (
     "MSDialog, MANtIS, UDC: dialogue response ranking (R_10 lists), transfer between them",
     "ClariQ for the dialogue corpora in domain (R_10 lists); SemEval-2016 3A → ClariQ for their "
-    "transfer (forum threads, as MSDialog's)",
+    "transfer (forum threads, as MSDialog's); trained on each request's top BM25 non-relevant "
+    "candidate, where the papers drew training negatives at random (docs/reproducing.md: on SemEval "
+    "that is where the heads trail bert)",
 )
 SETUPS: dict[str, Setup] = {
     "paper000": _000,
