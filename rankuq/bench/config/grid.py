@@ -110,10 +110,26 @@ class Shift(BaseModel):
         "None: the tested side's, or the source's where the target has no dev split. Another domain's: "
         "Gisserot-Boukhlef et al. (2024) §5.4, a reference set that does not match the tested data",
     )
+    in_domain: bool = Field(
+        False,
+        description="read a condition whose training negatives differ from its tested lists' as in "
+        "domain, not cross-NS: the papers' own in-domain setting where that is how they train (Pei et "
+        "al. 2023 §4, Yang et al. 2023: random negatives from the whole collection, tested on the "
+        "dataset's BM25 lists). Both sides must read one domain's data",
+    )
 
     @model_serializer(mode="wrap")
     def _unset_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return unset_left_out(handler(self), reference=None)
+        return unset_left_out(handler(self), reference=None, in_domain=False)
+
+    @model_validator(mode="after")
+    def _in_domain_is_one_domain(self) -> "Shift":
+        if self.in_domain and not set(tasks.get(self.train.task).files) & set(tasks.get(self.test.task).files):
+            raise ValueError(
+                f"in_domain: {self.train.task} and {self.test.task} read different data, so the shift is "
+                "cross-domain; in_domain only declares a change of training negatives in domain"
+            )
+        return self
 
     def label(self) -> str:
         return self.name or f"{self.train.label()}→{self.test.label()}"

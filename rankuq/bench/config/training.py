@@ -43,6 +43,12 @@ class EarlyStopping(BaseModel):
         "On balanced-pair sides (n: 2) AP is a pairwise accuracy near 1 with steps of 1/queries: it "
         "picked a first epoch that ranked no better than BM25 (issue 47)",
     )
+    ns: Literal["native", "judged", "random", "bm25", "dense"] | None = Field(
+        None,
+        description="negative sampling of the dev lists' non-relevant candidates; None: the train side's. "
+        "A model trained on random negatives and tested on BM25 lists (Pei et al. 2023 §4, Yang et al. "
+        "2023) is chosen on dev lists like its test lists: bm25",
+    )
 
     min_epochs: Annotated[int, Field(ge=1, le=10_000)] | None = Field(
         None,
@@ -54,7 +60,7 @@ class EarlyStopping(BaseModel):
 
     @model_serializer(mode="wrap")
     def _unset_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return unset_left_out(handler(self), n=None, min_epochs=None)
+        return unset_left_out(handler(self), n=None, min_epochs=None, ns=None)
 
     @field_validator("metric")
     @classmethod

@@ -32,14 +32,15 @@ def of_spec(spec: GridSpec) -> Conditions:
 
 def condition_kind(spec: GridSpec, shift: Shift) -> Kind:
     """cross-domain when the sides read different data files (trecqa and trecqa_clean are one domain),
-    cross-NS when the negative sampling of the training lists differs from the tested lists', else
-    in-domain, or cross-reference where the probes' reference set is another side's."""
+    cross-NS when the negative sampling of the training lists differs from the tested lists' (unless the
+    shift declares that the papers' in-domain setting: ``in_domain``), else in-domain, or cross-reference
+    where the probes' reference set is another side's."""
     train, test = tasks.get(shift.train.task), tasks.get(shift.test.task)
     if not set(train.files) & set(test.files):
         return "cross-domain"
     trained = side_lists(spec, shift.train, "train").strategy or train().default_strategy("train")
     tested = shift.test.ns or test().default_strategy(spec.eval.split)
-    if trained != tested:
+    if trained != tested and not shift.in_domain:
         return "cross-NS"
     return "in-domain" if shift.reference in (None, shift.test) else "cross-reference"
 

@@ -242,11 +242,14 @@ def stops(train: TrainConfig) -> bool:
 
 def selection_side(side: Side, train: TrainConfig) -> Side:
     """The side whose dev lists early stopping scores: the train side, its lists cut to
-    ``early_stopping.n`` candidates, one of them relevant, where that is set."""
+    ``early_stopping.n`` candidates, one of them relevant, and its negatives drawn with
+    ``early_stopping.ns``, where those are set."""
     stopping = train.early_stopping
-    if stopping is None or stopping.n is None:
+    if stopping is None:
         return side
-    return side.model_copy(update={"n": stopping.n, "variant": "imbalance"})
+    cut = {"n": stopping.n, "variant": "imbalance"} if stopping.n is not None else {}
+    drawn = {"ns": stopping.ns} if stopping.ns is not None else {}
+    return side.model_copy(update=cut | drawn) if cut or drawn else side
 
 
 def side_lists(spec: GridSpec, side: Side, split: str) -> Lists:
