@@ -4,9 +4,10 @@ mean: the quick loop behind sngp's and pg_gp's defaults (issue 47; their docstri
 
 The lists come from a run directory of gp.yaml (its ``cache/``: a task's train and test lists as the
 grid built them, ClariQ or SemEval), so no list is built here; run ``rankuq run rankuq/bench/grids/gp.yaml
---run-dir DIR`` (or a grid with that task's in-domain condition alone) first. One thread by default, so
-two heads run side by side. The test R@1 after every epoch is printed as a diagnosis of how fast the head
-learns (no epoch is chosen on it).
+--run-dir DIR`` (or a grid with that task's in-domain condition alone) first. The training pairs are
+the grid's: ClariQ's top BM25 negatives, SemEval's random ones (gp.yaml since 2026-11-30, as 003/004).
+One thread by default, so two heads run side by side. The test R@1 after every epoch is printed as a
+diagnosis of how fast the head learns (no epoch is chosen on it).
 
     python -m rankuq.bench.benchmarks.gp_head_fit DIR sngp '{"head_lr": 0.03}' [--task clariq]
         [--epochs 2] [--lr 5e-5] [--batch 8] [--max-queries 200] [--max-length 48] [--seed 0]

@@ -113,9 +113,9 @@ class Shift(BaseModel):
     in_domain: bool = Field(
         False,
         description="read a condition whose training negatives differ from its tested lists' as in "
-        "domain, not cross-NS: the papers' own in-domain setting where that is how they train (Pei et "
-        "al. 2023 §4, Yang et al. 2023: random negatives from the whole collection, tested on the "
-        "dataset's BM25 lists). Both sides must read one domain's data",
+        "domain, not cross-NS: the papers' own in-domain setting where that is how they train (PG-DRR, "
+        "Ye et al. 2023 §4.4, and GPF-BERT 2023: negatives drawn at random from the whole collection, "
+        "tested on the dataset's BM25 lists). Both sides must read one domain's data",
     )
 
     @model_serializer(mode="wrap")
@@ -124,7 +124,8 @@ class Shift(BaseModel):
 
     @model_validator(mode="after")
     def _in_domain_is_one_domain(self) -> "Shift":
-        if self.in_domain and not set(tasks.get(self.train.task).files) & set(tasks.get(self.test.task).files):
+        shared = set(tasks.get(self.train.task).files) & set(tasks.get(self.test.task).files)
+        if self.in_domain and not shared:
             raise ValueError(
                 f"in_domain: {self.train.task} and {self.test.task} read different data, so the shift is "
                 "cross-domain; in_domain only declares a change of training negatives in domain"

@@ -46,8 +46,8 @@ class EarlyStopping(BaseModel):
     ns: Literal["native", "judged", "random", "bm25", "dense"] | None = Field(
         None,
         description="negative sampling of the dev lists' non-relevant candidates; None: the train side's. "
-        "A model trained on random negatives and tested on BM25 lists (Pei et al. 2023 §4, Yang et al. "
-        "2023) is chosen on dev lists like its test lists: bm25",
+        "A model trained on random negatives and tested on BM25 lists (PG-DRR, Ye et al. 2023 §4.4; "
+        "GPF-BERT 2023) is chosen on dev lists like its test lists: bm25",
     )
 
     min_epochs: Annotated[int, Field(ge=1, le=10_000)] | None = Field(

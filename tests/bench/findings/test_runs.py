@@ -26,6 +26,22 @@ def test_the_kinds_of_the_paper_000_conditions():
     assert condition_kind(trecqa, trecqa.conditions()[0]) == "cross-NS"  # native test lists, BM25 training
 
 
+def test_a_declared_in_domain_shift_of_training_negatives_reads_in_domain_and_only_within_one_domain():
+    """PG-DRR and GPF-BERT train on random negatives and test on the dataset's BM25 lists, and call that
+    in domain; a shift declares it (``in_domain``). Across data files it would hide a change of domain."""
+    random_to_bm25 = {"train": {"task": "semeval", "ns": "random"}, "test": {"task": "semeval", "ns": "bm25"}}
+    plain = parse_grid({"shifts": [random_to_bm25], "methods": {"bm25": {}}}, "test grid")[0]
+    assert condition_kind(plain, plain.conditions()[0]) == "cross-NS"
+    declared_shift = {**random_to_bm25, "in_domain": True}
+    declared = parse_grid({"shifts": [declared_shift], "methods": {"bm25": {}}}, "test grid")[0]
+    assert condition_kind(declared, declared.conditions()[0]) == "in-domain"
+    assert "in_domain" not in plain.model_dump()["shifts"][0]  # unset: every other grid keeps its key
+    across = {"train": {"task": "semeval", "ns": "random"}, "test": {"task": "clariq"}, "in_domain": True}
+    with pytest.raises(RankuqError, match=r"test grid: shifts\.0: in_domain: semeval and clariq read "
+                                          r"different data, so the shift is cross-domain"):  # fmt: skip
+        parse_grid({"shifts": [across], "methods": {"bm25": {}}}, "test grid")
+
+
 def test_a_folder_that_is_not_a_finished_run_is_one_error_naming_the_file_and_the_fix(finished, kept):
     with pytest.raises(RankuqError, match=r"grid\.yaml not found: not a finished run directory; rerun"):
         read_finished_run(kept.parent)

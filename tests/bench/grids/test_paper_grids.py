@@ -99,9 +99,13 @@ def test_the_gp_grids_hold_bm25_and_r10_lists_and_gp_compares_with_mc_dropout_an
     for name in ("gp", "gp_fit"):
         spec, params, run = grid(name)
         assert "bm25" in params and all((s.test.variant, s.test.n) == (R10, 10) for s in spec.conditions())
-    _, params, run = grid("gp")
+    spec, params, run = grid("gp")
     assert params["mc_dropout"].T == 10 and params["ensemble"].M == 5
     assert {kind for kind, _ in run.kinds.values()} == {"in-domain", "cross-domain"}
+    # SemEval trains as 003/004 do, on random negatives, tested and early-stopped on BM25 lists
+    semeval = next(s for s in spec.conditions() if s.label() == "semeval")
+    assert (semeval.train.ns, semeval.test.ns, run.kinds["semeval"][0]) == ("random", "bm25", "in-domain")
+    assert spec.train.early_stopping is not None and spec.train.early_stopping.ns == "bm25"
 
 
 @pytest.mark.parametrize("name", ["paper001", "paper001_l4"])

@@ -320,3 +320,19 @@ def test_a_test_only_target_takes_its_dev_lists_and_post_hoc_fits_from_the_sourc
     assert {job.shards.split("/")[-1][:11] for job in shifted.fits.values()} == {"wikiqa-dev-"}
     plain = planned(tmp_path / "plain", {**grid, "shifts": [], "tasks": ["wikiqa"]})
     assert plain.dev["wikiqa"].name.startswith("wikiqa-dev-")
+
+
+def test_early_stopping_ns_draws_the_dev_lists_negatives_like_the_test_lists_and_only_where_set():
+    """A member trained on random negatives and tested on BM25 lists (003/004's in-domain setting) is
+    chosen on BM25 dev lists: ``early_stopping.ns``; unset, the train side's negatives as before."""
+    side = {"task": "semeval", "ns": "random", "n": 2, "variant": "imbalance"}
+    grid = {**GRID, "tasks": [], "shifts": [{"train": side, "test": {**side, "ns": "bm25", "n": 10}}]}
+    stopping = {"patience": 2, "n": 10}
+    for ns, drawn in ((None, "random"), ("bm25", "bm25")):
+        chosen = {**stopping, "ns": ns} if ns else stopping
+        spec, _ = parse_grid({**grid, "train": {**GRID["train"], "early_stopping": chosen}}, "test grid")
+        (condition,) = spec.conditions()
+        selecting = selection_side(condition.train, spec.train)
+        drawn_as = (selecting.task, selecting.ns, selecting.n, selecting.variant)
+        assert drawn_as == ("semeval", drawn, 10, "imbalance")
+        assert ("ns" in spec.train.model_dump()["early_stopping"]) == (ns is not None)  # unset: keys kept
