@@ -23,12 +23,14 @@ NOT_RANKERS = ("bert", "bm25")  # bert is always checked; BM25 is the yardstick
 RULES: dict[str, str] = {
     "works_in_domain": "the ranker works where it was trained: bert's AP, and that of the method under "
     "test where it is another neural ranker, significantly above BM25's on the test lists of the domain "
-    "(and negative sampling) it was trained on (for a shifted condition, the grid's in-domain condition "
-    "with the same training side); never required under the shift itself, which the papers study "
-    "because it breaks rankers. One cause, one verdict: a method that fails it makes every claim about "
-    "it untestable, its effectiveness against bert's included (a head that does not rank is not "
-    "refuted claim by claim); and a shift whose reference (bert trained on the test domain, the no-shift "
-    "model) fails it there is untestable for that reason, not for shift_hurts",
+    "(and negative sampling) it was trained on, or on that domain's lists where a grid declares the "
+    "papers' in-domain setting (gp: trained on random negatives as 003/004, tested on BM25 lists) (for "
+    "a shifted condition, the grid's in-domain condition with the same training side); never required "
+    "under the shift itself, which the papers study because it breaks rankers. One cause, one verdict: "
+    "a method that fails it makes every claim about it untestable, its effectiveness against bert's "
+    "included (a head that does not rank is not refuted claim by claim); and a shift whose reference "
+    "(bert trained on the test domain, the no-shift model) fails it there is untestable for that "
+    "reason, not for shift_hurts",
     "shift_hurts": "the shift hurts, on the same test lists: bert's AP in the shifted condition "
     "significantly below the AP of bert trained on those lists' own domain and negatives (cross-domain: "
     "trained on the test task; cross-NS: trained with the tested negatives), that reference itself "
