@@ -122,6 +122,12 @@ def family_names() -> list[str]:
     return [f"{prefix}{argument}" for prefix, (argument, _) in FAMILIES.items()]
 
 
+def one_domain(first: str, second: str) -> bool:
+    """Whether two tasks read some data file in common: one domain (trecqa and trecqa_clean are one);
+    a shift between tasks that do not is cross-domain."""
+    return bool(set(get(first).files) & set(get(second).files))
+
+
 def get(name: str) -> type[Task]:
     """The task class ``name``: a registered task, or ``<prefix><argument>`` of a family."""
     for prefix, (_, family) in FAMILIES.items():

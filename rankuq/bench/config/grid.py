@@ -124,8 +124,7 @@ class Shift(BaseModel):
 
     @model_validator(mode="after")
     def _in_domain_is_one_domain(self) -> "Shift":
-        shared = set(tasks.get(self.train.task).files) & set(tasks.get(self.test.task).files)
-        if self.in_domain and not shared:
+        if self.in_domain and not tasks.one_domain(self.train.task, self.test.task):
             raise ValueError(
                 f"in_domain: {self.train.task} and {self.test.task} read different data, so the shift is "
                 "cross-domain; in_domain only declares a change of training negatives in domain"

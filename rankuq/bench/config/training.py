@@ -24,6 +24,10 @@ def unset_left_out(data: dict[str, Any], **unset: object) -> dict[str, Any]:
     return {key: value for key, value in data.items() if key not in unset or value != unset[key]}
 
 
+# The negative samplings a training or dev list can be drawn with (rankuq.tasks.negatives).
+NegativeSampling = Literal["native", "judged", "random", "bm25", "dense"]
+
+
 class EarlyStopping(BaseModel):
     """Score the train side's dev lists after every epoch; stop after ``patience`` epochs without a
     better ``metric`` and keep the best epoch's weights (``train.epochs`` is then the most it trains)."""
@@ -43,7 +47,7 @@ class EarlyStopping(BaseModel):
         "On balanced-pair sides (n: 2) AP is a pairwise accuracy near 1 with steps of 1/queries: it "
         "picked a first epoch that ranked no better than BM25 (issue 47)",
     )
-    ns: Literal["native", "judged", "random", "bm25", "dense"] | None = Field(
+    ns: NegativeSampling | None = Field(
         None,
         description="negative sampling of the dev lists' non-relevant candidates; None: the train side's. "
         "A model trained on random negatives and tested on BM25 lists (PG-DRR, Ye et al. 2023 §4.4; "
@@ -109,7 +113,7 @@ class TrainConfig(BaseModel):
     negatives: Annotated[int, Field(ge=1, le=100)] = Field(
         1, description="non-relevant candidates per relevant one (Penha & Hauff, 2021: 1, balanced pairs)"
     )
-    ns: Literal["native", "judged", "random", "bm25", "dense"] | None = Field(
+    ns: NegativeSampling | None = Field(
         "bm25",
         description="negative sampling of the training lists where a shift's train side names none "
         "(Penha & Hauff, 2021: bm25); None: the task's own lists (native where it has them)",

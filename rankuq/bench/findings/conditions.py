@@ -35,9 +35,9 @@ def condition_kind(spec: GridSpec, shift: Shift) -> Kind:
     cross-NS when the negative sampling of the training lists differs from the tested lists' (unless the
     shift declares that the papers' in-domain setting: ``in_domain``), else in-domain, or cross-reference
     where the probes' reference set is another side's."""
-    train, test = tasks.get(shift.train.task), tasks.get(shift.test.task)
-    if not set(train.files) & set(test.files):
+    if not tasks.one_domain(shift.train.task, shift.test.task):
         return "cross-domain"
+    train, test = tasks.get(shift.train.task), tasks.get(shift.test.task)
     trained = side_lists(spec, shift.train, "train").strategy or train().default_strategy("train")
     tested = shift.test.ns or test().default_strategy(spec.eval.split)
     if trained != tested and not shift.in_domain:

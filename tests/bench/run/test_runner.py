@@ -167,6 +167,9 @@ def fingerprint(run_dir) -> dict[str, dict]:
 
 
 GOLDEN = Path(__file__).parent / "golden" / "tiny_grid.json"
+# The leaderboard as other CPUs give it where a near tie of the tiny model's scores turns one query
+# (its predictions still within ATOL of GOLDEN's): the board must equal GOLDEN's or one of these.
+OTHER_KERNELS = Path(__file__).parent / "golden" / "tiny_grid_other_kernels.json"
 # fp32 training and scoring take other kernels on other CPUs (AVX2, AVX-512, AMX) and library builds, so
 # the bits may differ between machines (rankuq/records/2026-11-25-golden-grid-across-kernels.json): the
 # predictions agree to ATOL (3e-8 measured between this machine's AVX2 and AVX-512 kernels). The board is
@@ -206,7 +209,18 @@ def test_the_grid_gives_the_recorded_predictions_and_leaderboard(finished):
         got = found[name]
         assert got["ids"] == expected["ids"], name
         assert got.get("columns") == expected.get("columns"), name
-        assert_close(got, expected, name)
+        if name != "leaderboard.csv":
+            assert_close(got, expected, name)
+    boards = [recorded["leaderboard.csv"], *json.loads(OTHER_KERNELS.read_text())["boards"]]
+    misses = []
+    for board in boards:
+        try:
+            assert_close(found["leaderboard.csv"], board, "leaderboard.csv")
+            break
+        except AssertionError as miss:
+            misses.append(str(miss))
+    else:
+        raise AssertionError("the leaderboard matches no recorded board:\n" + "\n".join(misses))
 
 
 def test_a_rerun_is_a_cache_hit_with_no_new_mlflow_runs(finished, tiny_grid):
