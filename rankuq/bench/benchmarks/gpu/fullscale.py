@@ -33,7 +33,7 @@ from typing import Any, TextIO
 from rankuq.bench.rundir.compute_log import COMPUTE_FILE
 
 # The full-scale grids (rankuq/bench/grids/gpu/), in three parts that each fit one call's 560 s by `--plan`
-# (their headers: 508, 428 and 306 s; the six are 1,242 s, more than two calls hold); in each part
+# (their headers: 508, 395 and 299 s; the six are 1,202 s, more than two calls hold); in each part
 # the grid with the most claims first.
 GRID_FOLDER = Path(__file__).resolve().parents[2] / "grids" / "gpu"
 PARTS = {1: ("paper000", "gp_fit"), 2: ("gp", "paper001"), 3: ("paper001_l4", "paper002")}

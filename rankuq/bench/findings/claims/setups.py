@@ -29,8 +29,8 @@ _001 = (
     "001 (Cohen et al. 2021)",
     "MS MARCO passages for training, TREC DL 2019 and Robust04 (graded, top 200 of a first stage) for "
     "testing",
-    "SemEval-2016 3A (graded) and WikiQA in domain; WikiQA → TrecQA (clean) as the out-of-distribution "
-    "collection, as Robust04 is for MS MARCO models; native lists of 10 to 30 candidates, not 200",
+    "SemEval-2016 3A (graded) and WikiQA in domain; WikiQA → SemEval (graded) as the out-of-distribution "
+    "collection, graded as Robust04 is; native lists of 10 to 30 candidates, not 200",
 )
 _GP_DATA = "MSDialog, MANtIS, UDC: dialogue response ranking (R_10 lists), transfer between them"
 _CLARIQ_NEGATIVES = (
