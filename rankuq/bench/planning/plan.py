@@ -245,10 +245,12 @@ def selection_side(side: Side, train: TrainConfig) -> Side:
     ``early_stopping.n`` candidates, one of them relevant, and its negatives drawn with
     ``early_stopping.ns``, where those are set."""
     stopping = train.early_stopping
+    if stopping is None:
+        return side
     update: dict[str, object] = {}
-    if stopping is not None and stopping.n is not None:
+    if stopping.n is not None:
         update |= {"n": stopping.n, "variant": "imbalance"}
-    if stopping is not None and stopping.ns is not None:
+    if stopping.ns is not None:
         update["ns"] = stopping.ns
     return side.model_copy(update=update) if update else side
 
