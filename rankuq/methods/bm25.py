@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 
 from rankuq.backbone import ModelConfig
 from rankuq.contract import shard_files
+from rankuq.lexical import BM25Index
 from rankuq.methods.base import REGISTRY, BatchScorer, Fitted, Method
 
 
@@ -22,24 +23,17 @@ class BM25(Method):
     def make_scorer(
         self, model: ModelConfig, checkpoints: Sequence[Path], shards: Path, fitted: Fitted | None = None
     ) -> BatchScorer:
-        # Imported here, not at the top: bm25s imports JAX where it is installed and starts its backend
-        # (threads, fork warnings), which `rankuq run` must not pay unless a grid scores bm25.
-        import bm25s
-
         texts = pq.ParquetDataset(shard_files(shards)).read(columns=["text"]).column("text")
         corpus = sorted(set(texts.to_pylist()))
         row_of = {text: row for row, text in enumerate(corpus)}
-        retriever = bm25s.BM25()
-        retriever.index(bm25s.tokenize(corpus, show_progress=False), show_progress=False)
+        index = BM25Index(corpus)
 
         def score(batch: pd.DataFrame) -> np.ndarray:
             out = np.zeros(len(batch), dtype=np.float32)
             queries = [" ".join(turns) for turns in batch["context"]]
             for query, rows in pd.Series(range(len(batch))).groupby(queries):
-                tokens = bm25s.tokenize([query], return_ids=False, show_progress=False)[0]
-                if tokens:  # a query of stop words only scores 0 everywhere
-                    scores = retriever.get_scores(tokens)
-                    out[rows.to_numpy()] = scores[[row_of[t] for t in batch["text"].iloc[rows]]]
+                scores = index.scores(str(query))
+                out[rows.to_numpy()] = scores[[row_of[t] for t in batch["text"].iloc[rows]]]
             return out[:, None]
 
         return score

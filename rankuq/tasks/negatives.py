@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from rankuq.errors import RankuqError
+from rankuq.lexical import BM25Index, top_rows
 from rankuq.registry import Registry
 from rankuq.tasks.files import line_error
 from rankuq.tasks.pool import Pool
@@ -35,6 +36,7 @@ class Strategy(ABC):
     judged_lists: bool = False  # lists of judged candidates only: kept whole when no n is given
     from_trec_run: bool = False  # lists are the strategy's top n as they are (no relevant ones added)
     files: tuple[Path, ...] = ()  # files besides the task's that its lists depend on (cache keys hash them)
+    version: int = 0  # bump when its lists change for the same files; cache keys hold it once above 0
 
     def __init__(self, cache_dir: Path | None = None) -> None:
         self.cache_dir = cache_dir  # where expensive intermediates (embeddings) may be kept
@@ -116,15 +118,12 @@ class BM25(Strategy):
     name = "bm25"
     description = "top BM25 (bm25s) candidates, context as query (NS_classic, Penha & Hauff, 2021)"
 
-    def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
-        import bm25s
+    version = 1  # 1: equal scores ordered by corpus row (``lexical.top_rows``), not by the CPU's sort
 
-        retriever = bm25s.BM25()
-        retriever.index(bm25s.tokenize(pool.texts, show_progress=False), show_progress=False)
-        tokens = bm25s.tokenize(query_texts(pool, queries), return_ids=False, show_progress=False)
-        k = min(len(pool.texts), int(depth.max(initial=1)))
-        rows, _ = retriever.retrieve(tokens, k=k, show_progress=False)
-        return list(rows.astype(np.int64))
+    def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
+        index = BM25Index(pool.texts)
+        texts = query_texts(pool, queries)
+        return [top_rows(index.scores(text), int(d)) for text, d in zip(texts, depth, strict=True)]
 
 
 @REGISTRY.register

@@ -71,6 +71,8 @@ def _settings(
     }
     if strategy == "dense":
         settings["encoder"] = encoder_id()
+    if version := negatives.get(strategy).version:  # left out at 0: other strategies keep their keys
+        settings["strategy_version"] = version
     sources = [*loader.source_files(root, split), *negatives.get(strategy).files]
     require_files(sources)
     return loader, settings, sources

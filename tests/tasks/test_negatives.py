@@ -1,13 +1,19 @@
 """The negative-sampling strategies on their own: what each ranks first, determinism, registry."""
 
+import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from rankuq import tasks
 from rankuq.errors import RankuqError
+from rankuq.lexical import BM25Index
 from rankuq.tasks import negatives
 from rankuq.tasks.negatives import query_rng
 from rankuq.tasks.pool import Pool, PoolBuilder
@@ -141,3 +147,42 @@ def test_a_run_strategy_names_an_existing_file(tmp_path: Path) -> None:
         negatives.get("run:")
     with pytest.raises(RankuqError, match=r"needs a run file: name it run:<path>"):
         ranked("run", tiny_pool())
+
+
+def test_bm25_orders_equal_scores_by_corpus_row_on_clariq() -> None:
+    """ClariQ's clarifying questions tie often (BM25 sees the same words in different questions): each
+    query's candidates are its rows in (−score, row) order, a tie never left to the CPU's sort."""
+    pool = tasks.get("clariq")().pool("test", tasks.data_root())
+    queries = np.arange(len(pool.qids))
+    ranked = negatives.get("bm25")().candidates(pool, queries, np.full(queries.size, 30), 0)
+    index, tied = BM25Index(pool.texts), 0
+    for text, rows in zip(negatives.query_texts(pool, queries), ranked, strict=True):
+        scores = index.scores(text)
+        assert rows.tolist() == sorted(range(len(scores)), key=lambda row: (-scores[row], row))[:30]
+        tied += len(set(scores[rows].tolist())) < len(rows)
+    assert tied > len(queries) // 2  # the order of ties is what this tests
+
+
+# numpy's AVX-512 sorts off (X86_V4, AVX512_ICL, AVX512_SPR: numpy >= 2.4's names; absent ones are ignored)
+NO_AVX512 = "X86_V4 AVX512_ICL AVX512_SPR"
+LISTS = (
+    "import json\n"
+    "from rankuq import tasks\n"
+    "from rankuq.tasks.lists import build_lists\n"
+    "pool = tasks.get('clariq')().pool('test', tasks.data_root())\n"
+    "print(json.dumps(build_lists(pool, 'bm25', 10, 0, 'imbalance').column('cid').to_pylist()))\n"
+)
+
+
+def test_bm25_lists_are_the_same_whichever_sort_numpy_dispatches() -> None:
+    """Before ties went by row, 23 of ClariQ's 61 test lists changed when numpy could not use its
+    AVX-512 sort (rankuq/records/2026-11-30-bm25-ties-dispatch.json). On a CPU without AVX-512 both
+    processes sort alike, and this checks that the lists of two processes agree."""
+
+    def lists(env: dict[str, str]) -> list[str]:
+        command = [sys.executable, "-c", LISTS]
+        run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+        return list(json.loads(run.stdout.splitlines()[-1]))
+
+    assert lists({**os.environ, "NPY_DISABLE_CPU_FEATURES": NO_AVX512}) == lists(dict(os.environ))

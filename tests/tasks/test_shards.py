@@ -203,6 +203,8 @@ def test_settings_change_the_folder_and_manifest_records_them(tmp_path: Path) ->
     assert len(folders) == 6
     default = build_shards("clariq", "dev", root=root, cache_dir=tmp_path)
     assert default in folders  # same settings, same folder
+    drawn = build_shards("clariq", "dev", root=root, cache_dir=tmp_path, strategy="random")
+    assert "strategy_version" not in json.loads((drawn / "manifest.json").read_text())
     manifest = json.loads((default / "manifest.json").read_text())
     assert manifest.pop("part_bytes") == {
         "part-00000.parquet": (default / "part-00000.parquet").stat().st_size
@@ -217,6 +219,7 @@ def test_settings_change_the_folder_and_manifest_records_them(tmp_path: Path) ->
         "include_nota": True,
         "rows_per_shard": 0,
         "schema": shards.SCHEMA_VERSION,
+        "strategy_version": 1,  # bm25's lists since ties go by corpus row; a strategy at 0 has none
         "pool_queries": 50,
         "queries": 50,
         "nota_queries": 0,
