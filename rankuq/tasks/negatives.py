@@ -116,8 +116,10 @@ class Random(Strategy):
 @REGISTRY.register
 class BM25(Strategy):
     name = "bm25"
-    description = "top BM25 (bm25s) candidates, context as query (NS_classic, Penha & Hauff, 2021)"
-
+    description = (
+        "top BM25 (bm25s) candidates, context as query, equal scores by corpus row "
+        "(NS_classic, Penha & Hauff, 2021)"
+    )
     version = 1  # 1: equal scores ordered by corpus row (``lexical.top_rows``), not by the CPU's sort
 
     def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
