@@ -88,18 +88,34 @@ def grid_file_text(run: FinishedRun) -> str:
 
 
 def stale_runs(runs: Sequence[FinishedRun]) -> list[str]:
-    """The report header's warning: the runs whose grid.yaml is not their grid file's (named, with what
-    differs and the command that brings them up to it); nothing when every run is current."""
-    stale = [run for run in runs if run.grid_file is not None and run.grid_file.stale]
-    if not stale:
-        return []
-    return [
-        f"**Stale against {GRIDS}/**: these runs are judged as their own grid.yaml made them, and their "
-        'grid files have changed since; a precondition their grid file would meet reads "rerun":',
-        "",
-        *(f"- {markdown_text(str(run.folder))}: {cell(grid_file_text(run))}" for run in stale),
-        "",
-    ]
+    """The report header's warnings: the runs whose grid.yaml is not their grid file's (named, with what
+    differs and the command that brings them up to it), and the runs whose cells this checkout would
+    make otherwise (other predictions keys: other lists, code or data); nothing when every run is current."""
+    lines = []
+    against_file = [run for run in runs if run.grid_file is not None and run.grid_file.stale]
+    if against_file:
+        lines += [
+            f"**Stale against {GRIDS}/**: these runs are judged as their own grid.yaml made them, and their "
+            'grid files have changed since; a precondition their grid file would meet reads "rerun":',
+            "",
+            *(f"- {markdown_text(str(run.folder))}: {cell(grid_file_text(run))}" for run in against_file),
+            "",
+        ]
+    made_otherwise = [(run, run.provenance) for run in runs if run.provenance and is_stale(run)]
+    if made_otherwise:
+        lines += [
+            "**Not what this checkout makes of their grid.yaml**: these runs' cells hold other predictions "
+            "keys than this checkout plans for them (`rankuq.bench.results.provenance`: other candidate "
+            "lists, code or data); they are judged as they were made, and rerunning their grid.yaml "
+            "remakes the cells that differ:",
+            "",
+            *(
+                f"- {markdown_text(str(run.folder))}: {cell(found.describe())}"
+                for run, found in made_otherwise
+            ),
+            "",
+        ]
+    return lines
 
 
 def preconditions_table(runs: Sequence[FinishedRun]) -> list[str]:

@@ -13,6 +13,7 @@ from rankuq.bench.config.grid import Side, load_grid, parse_grid
 from rankuq.bench.findings.grid_files import CURRENT, NO_FILE, STALE, against_grid_file, grid_key
 from rankuq.bench.findings.run_tables import runs_table, stale_runs
 from rankuq.bench.findings.verdicts import assess, judge_all
+from rankuq.bench.results import provenance
 
 GRID = {
     "name": "shifty",
@@ -123,3 +124,22 @@ def test_the_report_names_a_stale_run_in_its_header_and_its_run_table(run_of, va
     assert "rerun `rankuq run " in table
     current = replace(run, grid_file=against_grid_file(spec, tmp_path / "none"))
     assert stale_runs([current]) == [] and "no grid file" in "\n".join(runs_table([current]))
+
+
+def test_the_header_names_a_run_whose_cells_this_checkout_would_make_otherwise(run_of, tmp_path):
+    """A run current with its grid file can still hold cells of other lists or code (BM25's lists when
+    their ties went by row): the header names it beside the grid-file warning, which it does not raise."""
+    spec, _ = parse_grid(GRID, "the run's grid.yaml")
+    grids = tmp_path / "grids"
+    _write(grids, GRID)
+    differs = "bm25, clariq, seed 0: predictions key aaaa, probes version 4 recorded; bbbb and 4 now"
+    found = provenance.Provenance(provenance.STALE, 12, (differs,))
+    run = replace(run_of({}), grid_file=against_grid_file(spec, grids), provenance=found)
+    header = "\n".join(stale_runs([run]))
+    assert header.startswith("**Not what this checkout makes of their grid.yaml**")
+    assert (
+        "Stale against" not in header
+        and f"stale: 1 of 12 cells differ from this checkout's ({differs})" in header
+    )
+    made_here = replace(run, provenance=provenance.Provenance(provenance.CURRENT, 12))
+    assert stale_runs([made_here]) == []
