@@ -124,8 +124,8 @@ class BM25(Strategy):
 
     def candidates(self, pool: Pool, queries: np.ndarray, depth: np.ndarray, seed: int) -> list[np.ndarray]:
         index = BM25Index(pool.texts)
-        texts = query_texts(pool, queries)
-        return [top_rows(index.scores(text), int(d)) for text, d in zip(texts, depth, strict=True)]
+        k = int(depth.max(initial=1))  # every query the deepest's depth: spare rows where texts repeat
+        return [top_rows(index.scores(text), k) for text in query_texts(pool, queries)]
 
 
 @REGISTRY.register
