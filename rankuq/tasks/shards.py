@@ -71,9 +71,10 @@ def _settings(
     }
     if strategy == "dense":
         settings["encoder"] = encoder_id()
-    if version := negatives.get(strategy).version:  # left out at 0: other strategies keep their keys
-        settings["strategy_version"] = version
-    sources = [*loader.source_files(root, split), *negatives.get(strategy).files]
+    sampling = negatives.get(strategy)
+    if sampling.version:  # left out at 0: other strategies keep their keys
+        settings["strategy_version"] = sampling.version
+    sources = [*loader.source_files(root, split), *sampling.files]
     require_files(sources)
     return loader, settings, sources
 
