@@ -97,7 +97,8 @@ def _range(row: Row, measured: list[Measured]) -> Shown | None:
     lowest = min(kept, key=lambda m: _effect(m).d)
     highest = max(kept, key=lambda m: _effect(m).d)
     effects = [_effect(m) for m in kept]
-    floor = "the floor" if row.claim.floor is not None else "0"
+    bound = "the ceiling" if row.claim.expect == "at most" else "the floor"
+    floor = bound if row.claim.floor is not None else "0"
     if in_both_directions(row, kept):
         sides = statistics.directions(effects, shift)
         above = [m.condition for m, side in zip(kept, sides, strict=True) if side > 0]

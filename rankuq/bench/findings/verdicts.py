@@ -214,8 +214,8 @@ def _expect(claim: Claim) -> statistics.Expect:
 
 
 def _margin(claim: Claim) -> float | None:
-    """What ``statistics.judge`` calls the margin: the equivalence margin, or a floor."""
-    if claim.expect == "at least":
+    """What ``statistics.judge`` calls the margin: the equivalence margin, or a floor or ceiling."""
+    if claim.expect in statistics.BOUNDS:
         return claim.floor
     if claim.expect == "no worse":
         return -claim.margin
@@ -236,8 +236,8 @@ def _judged(claim: Claim, m: Measured, adjusted: float | None) -> Measured:
 
 
 def _paper(claim: Claim) -> float | None:
-    """The paper's effect where the verdict compares with it: not for floors (a floor is the claim)."""
-    return None if claim.expect in ("at least", "no worse") else claim.paper_effect
+    """The paper's effect where the verdict compares with it: not for bounds (a bound is the claim)."""
+    return None if claim.expect in (*statistics.BOUNDS, "no worse") else claim.paper_effect
 
 
 LEFT_OUT = (statistics.NOT_MEASURED, statistics.UNTESTABLE)  # conditions a claim's estimate leaves out

@@ -32,6 +32,7 @@ from rankuq.bench.statistics.bootstrap import Design, Effect, Estimate, Pool, pa
 from rankuq.bench.statistics.contrasts import Contrast, difference, over_best, relative, value
 from rankuq.bench.statistics.judging import (
     ALPHA,
+    BOUNDS,
     DEFINITIONS,
     INCONCLUSIVE,
     MIXED,
@@ -58,6 +59,7 @@ from rankuq.bench.statistics.repeats import MIN_REPEATS, RepeatTest, sign_flip
 
 __all__ = [
     "ALPHA",
+    "BOUNDS",
     "DEFINITIONS",
     "INCONCLUSIVE",
     "MIN_REPEATS",

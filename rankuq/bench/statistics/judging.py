@@ -27,10 +27,11 @@ NOT_MEASURED = "not measured"
 
 DEFINITIONS: dict[str, str] = {
     REPRODUCED: "the 95 % CI excludes 0 in the paper's direction and the BH-adjusted p < 0.05 "
-    "(within a margin: the 90 % CI lies inside ±margin, TOST; a floor: the 95 % CI lies above it)",
+    "(within a margin: the 90 % CI lies inside ±margin, TOST; a floor: the 95 % CI lies above it; a "
+    "ceiling: below it)",
     REFUTED: "the 95 % CI excludes 0 against the paper's direction and the BH-adjusted p < 0.05 "
-    "(within a margin: the 95 % CI lies outside ±margin; a floor: the 95 % CI lies below it; the p is "
-    "that test's, adjusted)",
+    "(within a margin: the 95 % CI lies outside ±margin; a floor: the 95 % CI lies below it; a ceiling: "
+    "above it; the p is that test's, adjusted)",
     SMALLER: "no significant effect; the estimate points the paper's way and the 95 % CI excludes the "
     "paper's effect (it stops short of it)",
     OPPOSITE: "no significant effect; the estimate points against the paper's direction and the 95 % CI "
@@ -49,7 +50,8 @@ DEFINITIONS: dict[str, str] = {
     NOT_MEASURED: "no run directory holds the claim's values, or they give no finite estimate",
 }
 
-Expect = Literal["higher", "lower", "within", "at least"]
+Expect = Literal["higher", "lower", "within", "at least", "at most"]
+BOUNDS = ("at least", "at most")  # a floor under the value, or a ceiling over it (``margin``: the bound)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -64,12 +66,12 @@ def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
 
 def claim_p(effect: Estimate, expect: Expect, margin: float | None = None) -> float:
     """The p-value of the test that decides a claim's verdict either way, the one to adjust over the
-    registry: "higher"/"lower": the two-sided p of d = 0; "at least": the two-sided p of d = floor
-    (``margin``): twice the one-sided p on the estimate's side, capped at 1 (p < α ⇔ the (1 − α)
-    interval above the floor, or below it); "within": where |d| < margin the TOST p, max of the
-    one-sided p's of d ≤ −margin and d ≥ margin (p < α ⇔ the (1 − 2α) interval inside ±margin), else
-    the p of leaving the margin on d's side, twice the one-sided p of d ≤ margin (d ≥ −margin),
-    capped at 1 (p < α ⇔ the (1 − α) interval outside it)."""
+    registry: "higher"/"lower": the two-sided p of d = 0; "at least"/"at most": the two-sided p of
+    d = the floor or ceiling (``margin``): twice the one-sided p on the estimate's side, capped at 1
+    (p < α ⇔ the (1 − α) interval above the bound, or below it); "within": where |d| < margin the
+    TOST p, max of the one-sided p's of d ≤ −margin and d ≥ margin (p < α ⇔ the (1 − 2α) interval
+    inside ±margin), else the p of leaving the margin on d's side, twice the one-sided p of
+    d ≤ margin (d ≥ −margin), capped at 1 (p < α ⇔ the (1 − α) interval outside it)."""
     if expect in ("higher", "lower"):
         return effect.p
     if margin is None:
@@ -79,7 +81,7 @@ def claim_p(effect: Estimate, expect: Expect, margin: float | None = None) -> fl
             return max(effect.one_sided_p(-margin, above=True), effect.one_sided_p(margin, above=False))
         bound = margin if effect.d >= margin else -margin
         return min(1.0, 2 * effect.one_sided_p(bound, above=effect.d >= margin))
-    if expect == "at least":
+    if expect in BOUNDS:
         return min(1.0, 2 * effect.one_sided_p(margin, above=effect.d >= margin))
     raise ValueError(f"unknown expect {expect!r}")
 
@@ -114,7 +116,8 @@ def judge(
 
     "at least" (``margin`` = the floor, d = the value): reproduced when the CI's lower end is above
     the floor, refuted when its upper end is below it, each only where the adjusted p is below α;
-    else inconclusive. A non-finite d or CI: not measured.
+    else inconclusive. "at most" (``margin`` = a ceiling) the mirror: reproduced when the CI's upper
+    end is below the ceiling, refuted when its lower end is above it. A non-finite d or CI: not measured.
     """
     if not 0 < alpha < 0.5:
         raise ValueError("alpha must lie in (0, 0.5)")
@@ -146,11 +149,10 @@ def judge(
         if (low > margin or high < -margin) and passes:
             return REFUTED
         return INCONCLUSIVE
-    if expect == "at least":
-        if low > margin and passes:
-            return REPRODUCED
-        if high < margin and passes:
-            return REFUTED
+    if expect in BOUNDS:
+        above, below = low > margin and passes, high < margin and passes
+        if above or below:
+            return REPRODUCED if above == (expect == "at least") else REFUTED
         return INCONCLUSIVE
     raise ValueError(f"unknown expect {expect!r}")
 
@@ -226,8 +228,8 @@ def disagree_in_direction(effects: Sequence[Estimate], point: float = 0.0, alpha
 
 
 def point_of(expect: Expect, margin: float | None) -> float:
-    """What a claim's direction is read against: the floor of an "at least" claim, else 0."""
-    return margin if expect == "at least" and margin is not None else 0.0
+    """What a claim's direction is read against: the floor or ceiling of a bound claim, else 0."""
+    return margin if expect in BOUNDS and margin is not None else 0.0
 
 
 def overall(
@@ -245,7 +247,7 @@ def overall(
     preconditions), in the order of ``effects``. Conditions judged untestable or not measured, or
     without a finite d, are left out; none left: untestable if any was, else not measured. One left:
     its own ``judge`` verdict (its bootstrap CI, not a normal one). Several: *mixed* when they disagree
-    in direction, one condition's (1 − α) CI on one side of 0 (an "at least" claim: of its floor) and
+    in direction, one condition's (1 − α) CI on one side of 0 (a bound claim: of its floor or ceiling) and
     another's on the other (``disagree_in_direction``): no single effect describes them; otherwise
     ``judge`` of the ``pooled`` estimate (``adjusted_p``: the claim's BH-adjusted pooled ``claim_p``,
     where the caller adjusts it), also where Cochran's Q says they differ in size only: the caller

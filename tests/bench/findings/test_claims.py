@@ -3,6 +3,8 @@ that exists, its paper effect in the direction it claims, and sanity checks nami
 
 from pathlib import Path
 
+import pytest
+
 from rankuq.bench.config.grid import load_grid
 from rankuq.bench.findings.claims import (
     CLAIMS,
@@ -58,3 +60,14 @@ def test_a_paper_s_claim_gets_its_preconditions_by_the_rules_unless_it_names_the
     named = schema.claim(**fields, method="bert", metric="ECE", preconditions=("works_in_domain",))
     assert named.preconditions == ("works_in_domain",)
     assert Claim(**fields, method="bert", metric="ECE").preconditions == ()  # Claim itself: no rules
+
+
+def test_a_floor_other_than_0_needs_a_bound_expectation():
+    """ "higher"/"lower" read d against 0: a floor of 0.036 there would judge the value against 0."""
+    fields = dict(
+        id="x", paper=paper000.PAPER, grid="paper000", text="t", source="s", quote="q", paper_effect=None
+    )
+    with pytest.raises(ValueError, match="'at most'"):
+        Claim(**fields, method="bert", metric="ECE", floor=0.036, expect="lower")
+    assert Claim(**fields, method="bert", metric="ECE", floor=0.036, expect="at most").floor == 0.036
+    assert Claim(**fields, method="m", metric="moments.rho.variance", floor=0.0, expect="lower").floor == 0.0

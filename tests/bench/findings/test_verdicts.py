@@ -96,6 +96,29 @@ def test_a_floor_is_judged_on_the_value_itself(run_of, values):
     assert below.verdict == statistics.REFUTED
 
 
+def test_a_ceiling_is_judged_on_the_value_itself_from_the_other_side(run_of, values):
+    """Paper 000's in-domain ECE of at most 0.036: below it reproduces, above it refutes (it was judged
+    against 0 as "lower" with a floor, which refuted every ECE above 0)."""
+    claim = Claim(
+        id="ceiling",
+        paper=None,
+        grid="g",
+        text="ECE at most 0.036",
+        source="this project",
+        quote="0.036",
+        paper_effect=None,
+        method="bert",
+        metric="ECE",
+        floor=0.036,
+        expect="at most",
+    )
+    low = run_of({("c", "bert", "ECE"): [values(0.016, 0.01, s) for s in range(3)]})
+    high = run_of({("c", "bert", "ECE"): [values(0.15, 0.01, s) for s in range(3)]})
+    [below], [above] = judge_all([assess(claim, [low])]), judge_all([assess(claim, [high])])
+    assert below.overall.d == pytest.approx(0.016, abs=0.005) and below.verdict == statistics.REPRODUCED
+    assert above.verdict == statistics.REFUTED
+
+
 def test_conditions_are_mixed_only_where_they_disagree_in_direction(run_of, values, lower_ece):
     """Mixed where one condition's 95 % CI lies on the paper's side of 0 and another's on the other
     (−50 % and +50 %): the row shows their range, no pooled d and no p. Conditions that agree in

@@ -70,6 +70,11 @@ JUDGED = [
     (0.60, 0.02, "at least", None, 0.7, None, REFUTED),
     (0.71, 0.02, "at least", None, 0.7, None, INCONCLUSIVE),  # [0.67, 0.75]
     (0.60, 0.02, "at least", None, 0.7, 0.2, INCONCLUSIVE),  # below, but the adjusted p is not
+    # a ceiling mirrors a floor (paper 000's in-domain ECE of at most 0.036)
+    (0.016, 0.005, "at most", None, 0.036, None, REPRODUCED),  # 95 % [0.006, 0.026] below 0.036
+    (0.150, 0.02, "at most", None, 0.036, None, REFUTED),  # [0.11, 0.19] above
+    (0.040, 0.01, "at most", None, 0.036, None, INCONCLUSIVE),  # [0.020, 0.060] straddles it
+    (0.016, 0.005, "at most", None, 0.036, 0.2, INCONCLUSIVE),  # below, but the adjusted p is not
     (math.nan, 0.02, "higher", 0.3, None, None, NOT_MEASURED),
 ]
 
@@ -146,6 +151,10 @@ def test_overall_is_mixed_only_when_conditions_disagree_in_direction(normal) -> 
     above, below = normal(0.75, 0.01), normal(0.65, 0.01)
     assert overall([above, below], [REPRODUCED, REFUTED], "at least", None, margin=0.7) == MIXED
     assert overall([above, normal(0.9, 0.01)], [REPRODUCED] * 2, "at least", None, margin=0.7) == REPRODUCED
+    # ... and a ceiling claim's against its ceiling: 0.016 below 0.036 and 0.15 above disagree.
+    low_ece, high_ece = normal(0.016, 0.005), normal(0.15, 0.02)
+    assert overall([low_ece, high_ece], [REPRODUCED, REFUTED], "at most", None, margin=0.036) == MIXED
+    assert overall([high_ece, normal(0.1, 0.01)], [REFUTED] * 2, "at most", None, margin=0.036) == REFUTED
     # Homogeneous (Q p ≈ 0.3): the pooled estimate decides.
     assert overall([up, normal(0.22, 0.05)], [REPRODUCED, REPRODUCED], "higher", 0.3) == REPRODUCED
     # Untestable conditions do not enter; one left: its own verdict.

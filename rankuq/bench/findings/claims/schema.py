@@ -65,7 +65,8 @@ class Claim:
     ``scale``: d = value − reference ("absolute") or (value − reference) / reference ("relative").
     ``expect``: the paper's direction of d, "within" ± ``margin`` (equivalence, in the claim's
     scale), "no worse" (non-inferiority: d ≥ −``margin``, the paper's "better, or at most margin
-    worse") or "at least" ``floor`` (d = value − floor ≥ 0).
+    worse"), "at least" ``floor`` (d = value − floor ≥ 0) or "at most" ``floor`` (a ceiling:
+    d = value − floor ≤ 0). "higher"/"lower" read d against 0, so they take a floor of 0 only.
     ``paper_effect``: the paper's d in the same scale and sign convention (None: the paper gives no
     number); ``source`` cites the table or figure, ``quote`` quotes what the paper reports.
     ``kinds``, ``variant``, ``condition``: the conditions of the grid the claim is about.
@@ -93,6 +94,13 @@ class Claim:
     variant: str | None = "standard"
     condition: str | None = None
     preconditions: tuple[Precondition, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.floor not in (None, 0.0) and self.expect in ("higher", "lower"):
+            raise ValueError(
+                f"claim {self.id}: a floor of {self.floor:g} with expect {self.expect!r} would be judged "
+                "against 0; use expect 'at least' (a floor) or 'at most' (a ceiling)"
+            )
 
     @property
     def sanity(self) -> bool:
