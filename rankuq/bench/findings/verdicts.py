@@ -280,7 +280,7 @@ def _overall(row: Row, estimate: statistics.Estimate | None, adjusted: float) ->
 
 def in_both_directions(row: Row, measured: Sequence[Measured] | None = None) -> bool:
     """Whether the row's judged conditions (or ``measured``) disagree in direction: one's 95 % CI on
-    one side of 0 (a floor claim: of the floor), another's on the other (``statistics.overall``)."""
+    one side of 0 (a bound claim: of its bound), another's on the other (``statistics.overall``)."""
     found = judged_conditions(row) if measured is None else measured
     effects = [m.effect for m in found if m.effect is not None and math.isfinite(m.effect.d)]
     point = statistics.point_of(_expect(row.claim), _margin(row.claim))

@@ -43,7 +43,7 @@ DEFINITIONS: dict[str, str] = {
     UNTESTABLE: "a named precondition fails (the ranker is not above BM25, the shift does not degrade "
     "the model, the metric has no headroom, the selection is degenerate)",
     MIXED: "over conditions only: they disagree in direction, one condition's 95 % CI on the paper's "
-    "side of 0 (a floor claim: of the floor) and another's on the other side: no single effect "
+    "side of 0 (a floor or ceiling claim: of its bound) and another's on the other side: no single effect "
     "describes them, and the row shows the range of their d, not a pooled one. Conditions that agree "
     "in direction but differ in size (Cochran's Q, p < 0.05) keep the pooled verdict, the row giving Q "
     "and its p",
@@ -151,9 +151,8 @@ def judge(
         return INCONCLUSIVE
     if expect in BOUNDS:
         above, below = low > margin and passes, high < margin and passes
-        if above or below:
-            return REPRODUCED if above == (expect == "at least") else REFUTED
-        return INCONCLUSIVE
+        claimed, against = (above, below) if expect == "at least" else (below, above)
+        return REPRODUCED if claimed else REFUTED if against else INCONCLUSIVE
     raise ValueError(f"unknown expect {expect!r}")
 
 
