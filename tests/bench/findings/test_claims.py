@@ -19,6 +19,10 @@ from rankuq.bench.findings.claims import (
 )
 
 GRIDS = Path(__file__).parents[3] / "rankuq" / "bench" / "grids"
+# a paper 000 claim's fields apart from what a test varies
+FIELDS = dict(
+    id="x", paper=paper000.PAPER, grid="paper000", text="t", source="s", quote="q", paper_effect=None
+)
 
 
 def test_every_claim_is_declared_once_with_its_source_and_a_grid_that_exists():
@@ -52,22 +56,16 @@ def test_each_paper_module_declares_its_own_paper_s_claims_and_the_sanity_checks
 
 
 def test_a_paper_s_claim_gets_its_preconditions_by_the_rules_unless_it_names_them():
-    fields = dict(
-        id="x", paper=paper000.PAPER, grid="paper000", text="t", source="s", quote="q", paper_effect=None
-    )
-    ruled = schema.claim(**fields, method="mc_dropout", metric="RA.R@1", kinds=("cross-NS",))
+    ruled = schema.claim(**FIELDS, method="mc_dropout", metric="RA.R@1", kinds=("cross-NS",))
     assert ruled.preconditions == ("works_in_domain", "shift_hurts", "headroom", "b_selected")
-    named = schema.claim(**fields, method="bert", metric="ECE", preconditions=("works_in_domain",))
+    named = schema.claim(**FIELDS, method="bert", metric="ECE", preconditions=("works_in_domain",))
     assert named.preconditions == ("works_in_domain",)
-    assert Claim(**fields, method="bert", metric="ECE").preconditions == ()  # Claim itself: no rules
+    assert Claim(**FIELDS, method="bert", metric="ECE").preconditions == ()  # Claim itself: no rules
 
 
 def test_a_floor_other_than_0_needs_a_bound_expectation():
     """ "higher"/"lower" read d against 0: a floor of 0.036 there would judge the value against 0."""
-    fields = dict(
-        id="x", paper=paper000.PAPER, grid="paper000", text="t", source="s", quote="q", paper_effect=None
-    )
     with pytest.raises(ValueError, match="'at most'"):
-        Claim(**fields, method="bert", metric="ECE", floor=0.036, expect="lower")
-    assert Claim(**fields, method="bert", metric="ECE", floor=0.036, expect="at most").floor == 0.036
-    assert Claim(**fields, method="m", metric="moments.rho.variance", floor=0.0, expect="lower").floor == 0.0
+        Claim(**FIELDS, method="bert", metric="ECE", floor=0.036, expect="lower")
+    assert Claim(**FIELDS, method="bert", metric="ECE", floor=0.036, expect="at most").floor == 0.036
+    assert Claim(**FIELDS, method="m", metric="moments.rho.variance", floor=0.0, expect="lower").floor == 0.0
