@@ -98,13 +98,13 @@ def _range(row: Row, measured: list[Measured]) -> Shown | None:
     highest = max(kept, key=lambda m: _effect(m).d)
     effects = [_effect(m) for m in kept]
     bound = "the ceiling" if row.claim.expect == "at most" else "the floor"
-    floor = bound if row.claim.floor is not None else "0"
+    point = "0" if row.claim.floor is None else bound  # what a condition's CI lies above or below
     if in_both_directions(row, kept):
         sides = statistics.directions(effects, shift)
         above = [m.condition for m, side in zip(kept, sides, strict=True) if side > 0]
         below = [m.condition for m, side in zip(kept, sides, strict=True) if side < 0]
         why = (
-            f"they disagree in direction: the 95 % CI of {', '.join(above)} above {floor}, of "
+            f"they disagree in direction: the 95 % CI of {', '.join(above)} above {point}, of "
             f"{', '.join(below)} below it"
         )
     elif math.isfinite((together := statistics.pooled(effects)).q):

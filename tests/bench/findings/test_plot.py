@@ -109,9 +109,14 @@ def test_untestable_claims_are_hollow_grey_at_their_d_and_name_the_precondition(
 
 def test_sanity_checks_have_a_panel_of_their_own_and_a_cpu_s_counts_none(lower_ece):
     floor = replace(
-        lower_ece, id="fit-wikiqa-ap-floor", paper=None, scale="absolute", floor=0.7, expect="at least"
+        lower_ece,
+        id="fit-wikiqa-ap-floor",
+        paper=None,
+        scale="absolute",
+        floor=0.7,
+        expect="at least",
+        paper_effect=None,
     )
-    floor = replace(floor, paper_effect=None)
     cost = replace(lower_ece, id="gp-cost-gpf-overhead", grid=COST, scale="absolute", paper_effect=0.16)
     counted = Measured("a CPU", estimate(1.0, 0.1), 2.0, 1.0, verdict="descriptive", descriptive=True)
     only_counted = Row(replace(cost, id="cpu-only"), None, (counted,), statistics.NOT_MEASURED, "")

@@ -75,48 +75,38 @@ def test_a_tight_zero_is_smaller_than_reported_not_refuted(run_of, values, lower
     assert row.verdict == statistics.SMALLER
 
 
-def test_a_floor_is_judged_on_the_value_itself(run_of, values):
+@pytest.mark.parametrize(
+    ("expect", "metric", "bound", "claimed", "other", "spread", "tolerance"),
+    [
+        ("at least", "AP", 0.70, 0.75, 0.60, 0.1, 0.02),  # a floor: above it reproduces, below refutes
+        # paper 000's in-domain ECE of at most 0.036 (it was judged against 0 as "lower" with a floor,
+        # which refuted every ECE above 0)
+        ("at most", "ECE", 0.036, 0.016, 0.15, 0.01, 0.005),
+    ],
+)
+def test_a_bound_is_judged_on_the_value_itself(
+    run_of, values, expect, metric, bound, claimed, other, spread, tolerance
+):
+    """A floor or a ceiling: the value on the claimed side of the bound reproduces (d is the value
+    itself), the value on the other side refutes."""
     claim = Claim(
-        id="floor",
+        id="bound",
         paper=None,
         grid="g",
-        text="AP at least 0.70",
+        text=f"{metric} {expect} {bound}",
         source="this project",
-        quote="0.70",
+        quote=f"{bound}",
         paper_effect=None,
         method="bert",
-        metric="AP",
-        floor=0.70,
-        expect="at least",
+        metric=metric,
+        floor=bound,
+        expect=expect,
     )
-    high = run_of({("c", "bert", "AP"): [values(0.75, 0.1, s) for s in range(3)]})
-    low = run_of({("c", "bert", "AP"): [values(0.60, 0.1, s) for s in range(3)]})
-    [above], [below] = judge_all([assess(claim, [high])]), judge_all([assess(claim, [low])])
-    assert above.overall.d == pytest.approx(0.75, abs=0.02) and above.verdict == statistics.REPRODUCED
-    assert below.verdict == statistics.REFUTED
-
-
-def test_a_ceiling_is_judged_on_the_value_itself_from_the_other_side(run_of, values):
-    """Paper 000's in-domain ECE of at most 0.036: below it reproduces, above it refutes (it was judged
-    against 0 as "lower" with a floor, which refuted every ECE above 0)."""
-    claim = Claim(
-        id="ceiling",
-        paper=None,
-        grid="g",
-        text="ECE at most 0.036",
-        source="this project",
-        quote="0.036",
-        paper_effect=None,
-        method="bert",
-        metric="ECE",
-        floor=0.036,
-        expect="at most",
-    )
-    low = run_of({("c", "bert", "ECE"): [values(0.016, 0.01, s) for s in range(3)]})
-    high = run_of({("c", "bert", "ECE"): [values(0.15, 0.01, s) for s in range(3)]})
-    [below], [above] = judge_all([assess(claim, [low])]), judge_all([assess(claim, [high])])
-    assert below.overall.d == pytest.approx(0.016, abs=0.005) and below.verdict == statistics.REPRODUCED
-    assert above.verdict == statistics.REFUTED
+    on_side = run_of({("c", "bert", metric): [values(claimed, spread, s) for s in range(3)]})
+    off_side = run_of({("c", "bert", metric): [values(other, spread, s) for s in range(3)]})
+    [kept], [broken] = judge_all([assess(claim, [on_side])]), judge_all([assess(claim, [off_side])])
+    assert kept.overall.d == pytest.approx(claimed, abs=tolerance) and kept.verdict == statistics.REPRODUCED
+    assert broken.verdict == statistics.REFUTED
 
 
 def test_conditions_are_mixed_only_where_they_disagree_in_direction(run_of, values, lower_ece):
