@@ -5,7 +5,7 @@ import functools
 import os
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 Scores = np.ndarray | tuple[np.ndarray, np.ndarray]
 BatchScorer = Callable[[pd.DataFrame], Scores]
 TokenScorer = Callable[[dict[str, torch.Tensor]], Scores]  # the same, from the rows' token ids
+Batch = tuple[dict[str, torch.Tensor], torch.Tensor]  # a training batch's tokenized inputs and 0/1 labels
 BUCKET_SIZE = 64  # rows per forward pass on a CPU (a scorer call holds several)
 # Rows per forward pass on a GPU at most: the plain loop's batch of limit.json (shared/gpu/h100-2026-11-27),
 # 136k pairs/s in bf16 on an H100 against 18k at 64. Fewer where free memory cannot hold them.
@@ -210,6 +211,19 @@ class NeuralMethod(Method):
 
     def on_epoch_start(self, model: nn.Module) -> None:
         """Called by training before every epoch (e.g. to restart a posterior accumulated per epoch)."""
+
+    # Whether training calls ``refit`` after every epoch (False: the pass is skipped, nothing runs).
+    refits: ClassVar[bool] = False
+
+    def refit(self, model: nn.Module, batches: Iterable[Batch], seed: int) -> None:
+        """Called by training after every epoch, before the dev lists are scored, with every training
+        batch (eval mode, no gradient, the training's random numbers set aside): a head whose output
+        layer is a posterior over the training data (``pg_gp``) conditions it on them under the encoder
+        as the epoch left it. ``seed`` differs by epoch."""
+
+    def epoch_refit(self, model: nn.Module) -> Callable[[Iterable[Batch], int], None] | None:
+        """``refit`` of ``model``, as training's ``refit`` takes it; None where the method refits nothing."""
+        return functools.partial(self.refit, model) if self.refits else None
 
     def parameter_groups(self, model: nn.Module, head_lr: float | None = None) -> list[dict[str, Any]]:
         """The optimiser's parameter groups; a group with its own ``lr`` keeps it, the rest take the

@@ -122,12 +122,13 @@ def test_the_posterior_functions_noise_is_drawn_once_as_the_draw_seed_draws_it()
 
 def test_pg_gp_s_posterior_mean_is_solved_once_per_state_of_the_posterior(build, inputs, labels):
     method, _, model = build("pg_gp", {"S": 3, "features": 16, "chains": 2, "steps": 2})
-    model.train()
-    method.loss(model, inputs, labels)
+    with torch.no_grad():
+        method.refit(model, [(inputs, labels)], seed=0)
     head = model.head
     mean = head.mean_weights(head.cholesky())
     assert head.mean_weights(head.cholesky()) is mean
-    method.loss(model, inputs, labels)  # another batch observed: P and r change
+    with torch.no_grad():
+        method.refit(model, [(inputs, labels)] * 2, seed=0)  # another posterior: P and r change
     assert not torch.equal(head.mean_weights(head.cholesky()), mean)
 
 

@@ -74,8 +74,8 @@ def test_weight_space_posterior_is_the_function_space_predictive(build):
 
 def test_sample_and_predictive_shapes(build, inputs, labels):
     method, _params, model = build("pg_gp", {"features": 32, "chains": 4, "steps": 2, "S": 6})
-    model.train()
-    method.loss(model, inputs, labels)  # fills the posterior statistics
+    with torch.no_grad():
+        method.refit(model, [(inputs, labels)], seed=0)  # fills the posterior statistics
     with torch.inference_mode():
         draws = method.sample([model], inputs)
         _, var, probability = method.predictive([model], inputs)
@@ -104,3 +104,29 @@ def test_loss_decreases(train_steps):
 def test_bad_parameters_are_one_clear_error(raw, match):
     with pytest.raises(RankuqError, match=match):
         methods.get("pg_gp").parse(raw, "grid.yaml: methods.pg_gp")
+
+
+def test_the_posterior_is_refitted_from_every_batch_under_the_encoder_as_it_is(build, inputs, labels):
+    """After an epoch P and r hold the training batches once, as the encoder now maps them (eq. 14's
+    K is the trained kernel): what the training steps saw before is forgotten, r = Σ κᵢφᵢ."""
+    method, _, model = build("pg_gp", {"features": 32, "chains": 4, "steps": 2})
+    model.train()
+    method.loss(model, inputs, labels)  # a training step observes nothing
+    assert not model.head.precision.any() and not model.head.shift.any()
+    halves = [
+        ({k: t[:2] for k, t in inputs.items()}, labels[:2]),
+        ({k: t[2:] for k, t in inputs.items()}, labels[2:]),
+    ]
+    model.eval()
+    with torch.no_grad():
+        method.refit(model, halves, seed=5)
+        phi = model.head.features(model.encoder(**inputs)).double()
+    kappa = labels.double() - 0.5
+    torch.testing.assert_close(
+        model.head.shift.double(), kappa @ phi, rtol=1e-5, atol=1e-5
+    )  # a float32 buffer
+    precision = model.head.precision.clone()
+    assert torch.linalg.eigvalsh(precision.double()).min() > -1e-6 and precision.trace() > 0
+    with torch.no_grad():
+        method.refit(model, halves, seed=5)  # the same seed: the same posterior, not added to the last
+    assert torch.equal(model.head.precision, precision)

@@ -119,6 +119,7 @@ def main() -> None:
         on_epoch_start=lambda: method.on_epoch_start(model),
         parameter_groups=method.parameter_groups(model),
         on_epoch_end=after_epoch,
+        refit=method.epoch_refit(model),
     )
     figures = {
         "method": args.method,

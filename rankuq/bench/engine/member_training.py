@@ -73,6 +73,7 @@ def _fine_tune(
         on_epoch_end=on_epoch_end,
         shard=shard,
         parameter_groups=method.parameter_groups(model, train_config.head_lr),
+        refit=method.epoch_refit(model),
     )
 
 

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from rankuq.backbone import ModelConfig
+from rankuq.methods.base import Batch
 from rankuq.methods.losses import cross_entropy
 
 if TYPE_CHECKING:
@@ -208,6 +209,7 @@ def fine_tune(
     on_epoch_end: Callable[[TrainState], bool | None] = lambda state: None,
     shard: tuple[int, int] = (0, 1),
     parameter_groups: list[dict[str, Any]] | None = None,
+    refit: Callable[[Iterator[Batch], int], None] | None = None,
 ) -> list[float]:
     """Train in place with AdamW and a linear warm-up schedule; return the loss of every step.
 
@@ -219,6 +221,8 @@ def fine_tune(
     every worker the same number (DDP averages their gradients step by step).
     ``parameter_groups`` (the method's, default all of ``model``'s weights at ``train.lr``) may give
     some weights a learning rate of their own; the warm-up schedule scales every group alike.
+    ``refit`` (the method's, if it refits) gets every training batch after each epoch, in eval mode
+    without gradients, on every worker (all the batches, not its shard), and a seed of that epoch.
     """
     torch.manual_seed(seed)
     rng = random.Random(seed)
@@ -229,9 +233,10 @@ def fine_tune(
     groups = query_groups(pairs) if whole_queries else None
     rank, world = shard
     # Every epoch's batch order is drawn here from the seed, so a resumed run draws the same again.
-    epochs = []
+    every, epochs = [], []  # each epoch's batches, and this worker's share of them
     for _ in range(train.epochs):
         batches = length_bucketed_batches(lengths, train.batch_size, rng, groups)
+        every.append(batches)
         epochs.append(batches[rank : len(batches) - len(batches) % world : world])
     core = getattr(model, "module", model)  # the weights without DDP's wrapper: what a checkpoint holds
     # On a GPU one fused kernel updates every weight (the default there launches a few per group); on
@@ -262,6 +267,10 @@ def fine_tune(
             optimizer.zero_grad()
             steps.append(loss.detach())
         losses += torch.stack(steps).tolist() if steps else []  # one host sync per epoch
+        if refit is not None:  # before the state is kept: the dev lists and the checkpoint see it
+            model.eval()
+            with torch.no_grad(), torch.random.fork_rng():  # training draws the numbers it would unrefitted
+                refit(tokenized.batches(every[epoch]), seed * 1_000 + epoch)
         state: TrainState = {
             "epoch": epoch + 1,
             "model": core.state_dict(),

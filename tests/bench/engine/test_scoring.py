@@ -187,8 +187,11 @@ def test_gp_heads_score_prob_mean_with_the_paper_s_approximation(name, dev_shard
     inputs = encode_pairs(
         load_tokenizer(TINY_MODEL), [list(c) for c in rows["context"]], rows["text"].tolist(), 32
     )
+    labels = torch.tensor(rows["label"].to_numpy() > 0).long()
     model.train()
-    method.loss(model, inputs, torch.tensor(rows["label"].to_numpy() > 0).long())  # a posterior
+    method.loss(model, inputs, labels)  # SNGP's precision
+    with torch.no_grad():
+        method.refit(model, [(inputs, labels)], seed=0)  # PG-GP's posterior (SNGP's refit: none)
     method.save_member(model, TINY_MODEL, tmp_path / "member")
     loaded = method.load_member(TINY_MODEL, tmp_path / "member")
     with torch.inference_mode():

@@ -123,6 +123,29 @@ def test_a_data_parallel_worker_takes_its_share_of_the_batches(fit_inputs):
     assert steps == [2, 2]  # 3 batches an epoch: one each, the third left out so the ranks step together
 
 
+@pytest.mark.parametrize("shard", [(0, 1), (1, 2)])
+def test_refit_sees_every_training_row_after_each_epoch_and_changes_no_training_number(fit_inputs, shard):
+    """A method's refit (pg_gp's posterior) runs after every epoch, in eval mode without gradients, over
+    all the pairs, a data-parallel worker's too; its own random draws leave the training's untouched."""
+    model_config, tokenizer, pairs = fit_inputs
+    train = TrainConfig(epochs=2, batch_size=2)
+    seen = []
+
+    def refit(batches, seed):
+        rows = [(len(labels), torch.is_grad_enabled(), model.training) for _, labels in batches]
+        torch.randn(100)  # a Gibbs sampler's draws
+        seen.append((seed, sum(n for n, _, _ in rows), {(grad, training) for _, grad, training in rows}))
+
+    def run(refit=None):
+        nonlocal model
+        model = build_cross_encoder(model_config, 3)
+        return fine_tune(model, tokenizer, pairs, model_config, train, 3, shard=shard, refit=refit)
+
+    model = None
+    assert run(refit) == run()
+    assert seen == [(3_000, 5, {(False, False)}), (3_001, 5, {(False, False)})]
+
+
 def test_length_bucketed_batches_cover_every_row_once_with_similar_lengths():
     import random
 
