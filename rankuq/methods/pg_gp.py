@@ -37,7 +37,7 @@ from typing import Annotated, Any, cast
 import numpy as np
 import torch
 from polyagamma import random_polyagamma
-from pydantic import Field
+from pydantic import Field, field_validator
 from torch import nn
 
 from rankuq.methods.base import REGISTRY, Batch
@@ -61,6 +61,17 @@ class PGGPParams(GPParams):
     outputscale: Annotated[float, Field(gt=0, description="kernel variance σ²")] = 8.0
     chains: Annotated[int, Field(ge=1, le=10_000, description="parallel Gibbs chains N")] = 30
     steps: Annotated[int, Field(ge=1, le=100_000, description="Gibbs steps T per chain")] = 10
+
+    @field_validator("momentum")
+    @classmethod
+    def exact_sums(cls, momentum: float | None) -> float | None:
+        """The posterior is refitted from every training batch after each epoch: a moving average of
+        it (SNGP's eq. 5) would start from nothing at every refit."""
+        if momentum is not None:
+            raise ValueError(
+                "pg_gp refits its posterior from every training batch after each epoch; leave momentum unset"
+            )
+        return momentum
 
 
 class PGHead(GPHead):
