@@ -61,6 +61,7 @@ class PGGPParams(GPParams):
     outputscale: Annotated[float, Field(gt=0, description="kernel variance σ²")] = 8.0
     chains: Annotated[int, Field(ge=1, le=10_000, description="parallel Gibbs chains N")] = 30
     steps: Annotated[int, Field(ge=1, le=100_000, description="Gibbs steps T per chain")] = 10
+    momentum: float | None = Field(None, description="unset: the posterior is refitted after every epoch")
 
     @field_validator("momentum")
     @classmethod
