@@ -123,9 +123,8 @@ def test_the_posterior_is_refitted_from_every_batch_under_the_encoder_as_it_is(b
         method.refit(model, halves, seed=5)
         phi = model.head.features(model.encoder(**inputs)).double()
     kappa = labels.double() - 0.5
-    torch.testing.assert_close(
-        model.head.shift.double(), kappa @ phi, rtol=1e-5, atol=1e-5
-    )  # a float32 buffer
+    # r is a float32 buffer: equal to float32's precision
+    torch.testing.assert_close(model.head.shift.double(), kappa @ phi, rtol=1e-5, atol=1e-5)
     precision = model.head.precision.clone()
     assert torch.linalg.eigvalsh(precision.double()).min() > -1e-6 and precision.trace() > 0
     with torch.no_grad():

@@ -269,7 +269,7 @@ def fine_tune(
         losses += torch.stack(steps).tolist() if steps else []  # one host sync per epoch
         if refit is not None:  # before the state is kept: the dev lists and the checkpoint see it
             model.eval()
-            with torch.no_grad(), torch.random.fork_rng():  # training draws the numbers it would unrefitted
+            with torch.no_grad(), torch.random.fork_rng():  # the training's random numbers stay as without it
                 refit(tokenized.batches(every[epoch]), seed * 1_000 + epoch)
         state: TrainState = {
             "epoch": epoch + 1,
