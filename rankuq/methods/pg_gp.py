@@ -62,6 +62,7 @@ class PGGPParams(GPParams):
     chains: Annotated[int, Field(ge=1, le=10_000, description="parallel Gibbs chains N")] = 30
     steps: Annotated[int, Field(ge=1, le=100_000, description="Gibbs steps T per chain")] = 10
     momentum: float | None = Field(None, description="unset: the posterior is refitted after every epoch")
+    head_lr: float | None = Field(None, description="unset: the head has no weights to train")
 
     @field_validator("momentum")
     @classmethod
@@ -73,6 +74,16 @@ class PGGPParams(GPParams):
                 "pg_gp refits its posterior from every training batch after each epoch; leave momentum unset"
             )
         return momentum
+
+    @field_validator("head_lr")
+    @classmethod
+    def nothing_to_train(cls, head_lr: float | None) -> float | None:
+        """The head is fixed random features and the posterior: a rate of its own would train nothing."""
+        if head_lr is not None:
+            raise ValueError(
+                "pg_gp's head has no weights to train (its mean is the Gibbs posterior); leave head_lr unset"
+            )
+        return head_lr
 
 
 class PGHead(GPHead):

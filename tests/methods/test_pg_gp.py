@@ -100,6 +100,7 @@ def test_loss_decreases(train_steps):
         ({"steps": 0}, r"methods\.pg_gp\.steps: Input should be greater than or equal to 1"),
         ({"outputscale": -8}, r"methods\.pg_gp\.outputscale: Input should be greater than 0"),
         ({"momentum": 0.9}, r"methods\.pg_gp\.momentum: .*refits its posterior .* leave momentum unset"),
+        ({"head_lr": 1e-3}, r"methods\.pg_gp\.head_lr: .*no weights to train .* leave head_lr unset"),
     ],
 )
 def test_bad_parameters_are_one_clear_error(raw, match):
