@@ -28,13 +28,14 @@ from rankuq import methods
 from rankuq.backbone import ModelConfig, offline_minilm
 from rankuq.bench import metrics
 from rankuq.bench.predictions import frame_predictions
+from rankuq.bench.rundir.layout import RunLayout
 from rankuq.contract import read_shards
 
 METRICS = ["AP", "R@1"]
 
 
 def lists(run: Path, split: str) -> tuple[Path, pd.DataFrame]:
-    (folder,) = sorted((run / "cache").glob(f"wikiqa-{split}-*"))
+    folder = RunLayout(run).cached_lists("wikiqa", split)
     return folder, read_shards(folder).to_pandas()
 
 

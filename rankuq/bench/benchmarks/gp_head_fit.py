@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 import torch
 
 from rankuq import methods
 from rankuq.backbone import ModelConfig, encode_pairs, load_tokenizer
 from rankuq.bench.config.training import TrainConfig
 from rankuq.bench.engine.training_loop import TrainState, balanced_pairs, fine_tune
+from rankuq.bench.rundir.layout import RunLayout
+from rankuq.contract import read_shards
 from rankuq.methods.base import NeuralMethod
 from rankuq.methods.gp import GPMethod
 
@@ -39,15 +40,6 @@ if TYPE_CHECKING:
 
 MAX_LENGTH, BATCH, MAX_QUERIES = 48, 8, 200  # gp.yaml's recipe
 TASKS = ("clariq", "semeval")  # gp.yaml's in-domain conditions
-
-
-def lists(run_dir: Path, task: str, split: str) -> Path:
-    folders = sorted((run_dir / "cache").glob(f"{task}-{split}-*"))
-    if len(folders) != 1:
-        raise SystemExit(
-            f"{run_dir}/cache holds {len(folders)} {task}-{split}-* lists, not one: run gp.yaml into it"
-        )
-    return folders[0] / "part-00000.parquet"
 
 
 def recall_at_1(test: pd.DataFrame, scores: np.ndarray) -> float:
@@ -95,9 +87,10 @@ def main() -> None:
     params = json.loads(args.params)
     config = ModelConfig(max_length=args.max_length)
     tokenizer = load_tokenizer(config)
-    train = pq.read_table(lists(args.run_dir, args.task, "train"))
+    layout = RunLayout(args.run_dir)
+    train = read_shards(layout.cached_lists(args.task, "train"))
     pairs = balanced_pairs(train, args.seed, args.max_queries, 1)
-    test = pq.read_table(lists(args.run_dir, args.task, "test")).to_pandas()
+    test = read_shards(layout.cached_lists(args.task, "test")).to_pandas()
     method = methods.create(args.method, params, "gp_head_fit")
     assert isinstance(method, NeuralMethod)
     model = method.build_model(config, args.seed)

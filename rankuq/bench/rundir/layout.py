@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rankuq.contract import plain_name
+from rankuq.errors import RankuqError
 
 # A trained member's last reported metrics, beside its weights. Written last, it marks the member
 # whole: the folders of earlier versions (model.pt, training.json) are not read, but trained again.
@@ -46,6 +47,18 @@ class RunLayout:
     @property
     def cache(self) -> Path:
         return self.root / "cache"
+
+    def cached_lists(self, task: str, split: str) -> Path:
+        """The one list folder of ``task``'s ``split`` in the cache (``tasks.shards`` names it
+        ``<task>-<split>-<key>``), for a script that reads a run's lists; an error where there is not
+        exactly one."""
+        folders = sorted(self.cache.glob(f"{plain_name(task)}-{split}-*"))
+        if len(folders) != 1:
+            raise RankuqError(
+                f"{self.cache} holds {len(folders)} {task}-{split}-* list folders, not one: run (or "
+                "`--plan`) the grid whose lists you want into its own run directory"
+            )
+        return folders[0]
 
     @property
     def ray_storage(self) -> Path:

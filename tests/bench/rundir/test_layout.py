@@ -2,7 +2,10 @@
 
 import os
 
+import pytest
+
 from rankuq.bench.rundir.layout import RunLayout
+from rankuq.errors import RankuqError
 
 
 def test_the_layout_owns_every_path(tmp_path):
@@ -59,3 +62,15 @@ def test_task_and_condition_names_become_one_portable_file_name(tmp_path):
     long = "parquet:/" + "x" * 60 + "/tested.parquet"
     folder = layout.predictions(long, "bert", 0, "k").parent.parent.name
     assert len(folder) == 48 and folder.startswith("parquet+xxxx") and folder.endswith("+tested.parquet")
+
+
+def test_a_task_s_cached_lists_are_its_one_folder_or_one_clear_error(tmp_path):
+    layout = RunLayout(tmp_path)
+    with pytest.raises(RankuqError, match=r"cache holds 0 beir/scifact-test-\* list folders, not one"):
+        layout.cached_lists("beir/scifact", "test")
+    (tmp_path / "cache" / "wikiqa-test-aaaa").mkdir(parents=True)
+    (tmp_path / "cache" / "wikiqa-train-bbbb").mkdir()
+    assert layout.cached_lists("wikiqa", "test") == tmp_path / "cache" / "wikiqa-test-aaaa"
+    (tmp_path / "cache" / "wikiqa-test-cccc").mkdir()  # lists of another grid beside them
+    with pytest.raises(RankuqError, match=r"holds 2 wikiqa-test-\* list folders"):
+        layout.cached_lists("wikiqa", "test")
