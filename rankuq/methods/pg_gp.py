@@ -171,11 +171,17 @@ class PGGP(GPMethod):
     def build_head(self, dim: int) -> PGHead:
         return PGHead(dim, self.params)
 
-    def loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
+    @staticmethod
+    def batch_features(
+        model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor
+    ) -> tuple[PGHead, torch.Tensor, torch.Tensor]:
+        """The head, a training batch's random features φ and its κ = y − ½, in float64."""
         ranker, head = gp_ranker(model)
         assert isinstance(head, PGHead)
-        phi = head.features(ranker.encoder(**inputs)).double()
-        kappa = labels.double() - 0.5
+        return head, head.features(ranker.encoder(**inputs)).double(), labels.double() - 0.5
+
+    def loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
+        _, phi, kappa = self.batch_features(model, inputs, labels)
         seed = int(torch.randint(2**31, ()))  # from the global seed that training sets
         w = gibbs(phi.detach(), kappa, self.params.chains, self.params.steps, seed)
         return augmented_nll(phi, kappa, w).float()
@@ -187,13 +193,10 @@ class PGGP(GPMethod):
 
     def refit(self, model: nn.Module, batches: Iterable[Batch], seed: int) -> None:
         """P and r anew from every training batch under the encoder as it is (module docstring)."""
-        ranker, head = gp_ranker(model)
-        assert isinstance(head, PGHead)
-        head.reset_posterior()
+        gp_ranker(model)[1].reset_posterior()
         rng = np.random.default_rng(seed)
         for inputs, labels in batches:
-            phi = head.features(ranker.encoder(**inputs)).double()
-            kappa = labels.double() - 0.5
+            head, phi, kappa = self.batch_features(model, inputs, labels)
             w = gibbs(phi, kappa, self.params.chains, self.params.steps, int(rng.integers(2**31)))
             head.observe_labels(phi, w.mean(dim=0), kappa)
 
